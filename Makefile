@@ -1,0 +1,41 @@
+# The two commands: `make run` (embedded demo) and `make test` (the whole suite on
+# PostgreSQL + Redis). Both create .venv and install what they need themselves.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/aihummer
+TEST_REDIS_URL ?= redis://127.0.0.1:6379
+PYTEST_WORKERS ?= 2
+
+.PHONY: run test lint services format
+
+$(VENV)/.run-deps: requirements.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	touch $@
+
+$(VENV)/.test-deps: requirements.txt requirements-dev.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	touch $@ $(VENV)/.run-deps
+
+run: $(VENV)/.run-deps
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py seed_demo
+	$(BIN)/python manage.py runserver 127.0.0.1:8000
+
+services:
+	bin/ensure-services
+
+lint: $(VENV)/.test-deps
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	DATABASE_URL=sqlite:///:memory: $(BIN)/python manage.py makemigrations --check --dry-run
+
+test: $(VENV)/.test-deps services lint
+	DATABASE_URL=$(TEST_DATABASE_URL) AIHUMMER_TEST_REDIS_URL=$(TEST_REDIS_URL) CELERY_BROKER_URL= \
+		$(BIN)/pytest -n $(PYTEST_WORKERS)
+
+format: $(VENV)/.test-deps
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .

@@ -1,0 +1,262 @@
+"""Who is acting, and what they may do in a workspace.
+
+Every use case receives one `Actor`. `actor.require(verb, workspace)` is the only place
+that decides rights (DESIGN.md, "Actors and permissions"); services and the admin's
+`has_*_permission` methods both call it.
+"""
+
+from __future__ import annotations
+
+import getpass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from django.core.exceptions import PermissionDenied
+
+from aihummer.models import ApiKey, Membership, User, Workspace
+
+if TYPE_CHECKING:
+    from django.http import HttpRequest
+
+
+class Verb(StrEnum):
+    READ = "read"
+    PROPOSE = "propose"
+    WITHDRAW = "withdraw"
+    RUN = "run"
+    SANDBOX = "sandbox"
+    DECIDE = "decide"
+    PUBLISH = "publish"
+    MANAGE = "manage"
+
+
+VERB_PHRASES = {
+    Verb.READ: "reading",
+    Verb.PROPOSE: "proposing changes",
+    Verb.WITHDRAW: "withdrawing proposals",
+    Verb.RUN: "running agents and workflows",
+    Verb.SANDBOX: "using sandboxes",
+    Verb.DECIDE: "approving or rejecting",
+    Verb.PUBLISH: "publishing changes directly",
+    Verb.MANAGE: "managing members, keys and credentials",
+}
+
+ROLE_ORDER = [Membership.Role.VIEWER, Membership.Role.EDITOR, Membership.Role.REVIEWER, Membership.Role.ADMIN]
+
+# The least role that grants each verb.
+MINIMUM_ROLE = {
+    Verb.READ: Membership.Role.VIEWER,
+    Verb.PROPOSE: Membership.Role.EDITOR,
+    Verb.WITHDRAW: Membership.Role.EDITOR,
+    Verb.RUN: Membership.Role.EDITOR,
+    Verb.SANDBOX: Membership.Role.EDITOR,
+    Verb.DECIDE: Membership.Role.REVIEWER,
+    Verb.PUBLISH: Membership.Role.ADMIN,
+    Verb.MANAGE: Membership.Role.ADMIN,
+}
+
+# The scope an API key needs for each verb; None: no key may ever do it.
+REQUIRED_SCOPE = {
+    Verb.READ: ApiKey.Scope.READ,
+    Verb.PROPOSE: ApiKey.Scope.WRITE,
+    Verb.WITHDRAW: ApiKey.Scope.WRITE,
+    Verb.RUN: ApiKey.Scope.WRITE,
+    Verb.SANDBOX: ApiKey.Scope.WRITE,
+    Verb.DECIDE: None,
+    Verb.PUBLISH: ApiKey.Scope.PUBLISH,
+    Verb.MANAGE: None,
+}
+
+# What an agent may never do, whoever it acts for.
+AGENT_FORBIDDEN = {Verb.DECIDE, Verb.PUBLISH, Verb.MANAGE}
+
+
+def role_grants(role: str, verb: Verb) -> bool:
+    return ROLE_ORDER.index(Membership.Role(role)) >= ROLE_ORDER.index(MINIMUM_ROLE[verb])
+
+
+class Actor:
+    """A user, an API key, an agent acting on someone's behalf, or the operator's shell.
+
+    `identity` is what four eyes compares; `source` is the label a proposal records.
+    """
+
+    USER, API_KEY, AGENT, OPERATOR = "user", "api_key", "agent", "operator"
+
+    def __init__(
+        self,
+        *,
+        kind: str,
+        surface: str,
+        user: User | None = None,
+        api_key: ApiKey | None = None,
+        agent: Any = None,
+        on_behalf_of: Actor | None = None,
+        client_name: str = "",
+    ) -> None:
+        self.kind = kind
+        self.surface = surface
+        self.user = user
+        self.api_key = api_key
+        self.agent = agent
+        self.on_behalf_of = on_behalf_of
+        self.client_name = client_name
+        self._roles: dict[int, str] | None = None
+
+    # --- constructors -----------------------------------------------------------------
+    @classmethod
+    def for_user(cls, user: User, *, surface: str = "admin") -> Actor:
+        return cls(kind=cls.USER, surface=surface, user=user)
+
+    @classmethod
+    def for_request(cls, request: HttpRequest) -> Actor:
+        """The request's user as an actor, built once per request (roles cached)."""
+        actor = getattr(request, "_aihummer_actor", None)
+        if actor is None or actor.user != request.user:
+            actor = cls.for_user(request.user, surface="admin")
+            request._aihummer_actor = actor
+        return actor
+
+    @classmethod
+    def for_api_key(cls, api_key: ApiKey, *, surface: str = "api", client_name: str = "") -> Actor:
+        return cls(kind=cls.API_KEY, surface=surface, api_key=api_key, client_name=client_name)
+
+    @classmethod
+    def for_agent(cls, agent: Any, *, on_behalf_of: Actor) -> Actor:
+        return cls(kind=cls.AGENT, surface="agent", agent=agent, on_behalf_of=on_behalf_of)
+
+    @classmethod
+    def for_operator(cls, *, name: str = "") -> Actor:
+        """Someone with shell access running a management command: trusted like an
+        admin of every workspace, but never a reviewer (only identified people decide)."""
+        return cls(kind=cls.OPERATOR, surface="cli", client_name=name or getpass.getuser())
+
+    # --- identity ---------------------------------------------------------------------
+    @property
+    def identity(self) -> tuple[str, int | str]:
+        """Who is answerable: compared by four eyes (proposer ≠ reviewer)."""
+        if self.kind == self.USER:
+            return ("user", self.user.pk)
+        if self.kind == self.API_KEY:
+            if self.api_key.owner_id:
+                return ("user", self.api_key.owner_id)
+            return ("api_key", self.api_key.pk)
+        if self.kind == self.AGENT:
+            return self.on_behalf_of.identity
+        return ("operator", self.client_name)
+
+    @property
+    def person(self) -> User | None:
+        """The human behind this actor, when there is one."""
+        if self.kind == self.USER:
+            return self.user
+        if self.kind == self.API_KEY:
+            return self.api_key.owner
+        if self.kind == self.AGENT:
+            return self.on_behalf_of.person
+        return None
+
+    @property
+    def source(self) -> str:
+        """The label recorded on what this actor proposes, e.g. `mcp:ci-bot/claude`."""
+        if self.kind == self.USER:
+            return f"{self.surface}:{self.user.get_username()}"
+        if self.kind == self.API_KEY:
+            label = f"{self.surface}:{self.api_key.name}"
+            return f"{label}/{self.client_name}" if self.client_name else label
+        if self.kind == self.AGENT:
+            return f"agent:{self.agent.key}"
+        return f"cli:{self.client_name}"
+
+    def __str__(self) -> str:
+        return self.source
+
+    def __repr__(self) -> str:
+        return f"<Actor {self.source}>"
+
+    def is_same_person(self, other: Actor) -> bool:
+        return self.identity == other.identity
+
+    # --- rights -----------------------------------------------------------------------
+    def role_in(self, workspace: Workspace | int) -> str | None:
+        workspace_id = workspace if isinstance(workspace, int) else workspace.pk
+        if self.kind == self.USER:
+            if not self.user.is_active:
+                return None
+            if self.user.is_superuser:
+                return Membership.Role.ADMIN
+            return self._membership_roles().get(workspace_id)
+        if self.kind == self.OPERATOR:
+            return Membership.Role.ADMIN
+        return None
+
+    def _membership_roles(self) -> dict[int, str]:
+        # One query per actor, so an admin page checking many rows stays constant.
+        if self._roles is None:
+            self._roles = dict(Membership.objects.filter(user=self.user).values_list("workspace_id", "role"))
+        return self._roles
+
+    def refusal(self, verb: Verb, workspace: Workspace) -> str | None:
+        """Why this actor may not `verb` in `workspace`, or None when it may."""
+        verb = Verb(verb)
+        phrase = VERB_PHRASES[verb]
+        if self.kind == self.AGENT:
+            if verb in AGENT_FORBIDDEN:
+                return f"Agent '{self.agent.key}' may not do {phrase}: agents' changes always wait for a person."
+            return self.on_behalf_of.refusal(verb, workspace)
+        if self.kind == self.API_KEY:
+            return self._key_refusal(verb, workspace, phrase)
+        if self.kind == self.OPERATOR:
+            return "Only identified people approve or reject; use the admin." if verb == Verb.DECIDE else None
+        role = self.role_in(workspace)
+        name = self.user.get_username()
+        if role is None:
+            return f"{name} is not a member of workspace '{workspace.slug}'."
+        if not role_grants(role, verb):
+            needed = MINIMUM_ROLE[verb].label.lower()
+            return (
+                f"{name} is {_article(role)} {role} in workspace '{workspace.slug}'; {phrase} needs the {needed} role."
+            )
+        return None
+
+    def _key_refusal(self, verb: Verb, workspace: Workspace, phrase: str) -> str | None:
+        key = self.api_key
+        if key.is_revoked:
+            return f"API key '{key.name}' is revoked."
+        if key.workspace_id != workspace.pk:
+            return f"API key '{key.name}' does not belong to workspace '{workspace.slug}'."
+        scope = REQUIRED_SCOPE[verb]
+        if scope is None:
+            return f"API keys may not do {phrase}: only people decide and manage."
+        if scope not in key.scope_set:
+            return f"API key '{key.name}' lacks the '{scope}' scope needed for {phrase}."
+        return None
+
+    def can(self, verb: Verb, workspace: Workspace) -> bool:
+        return self.refusal(verb, workspace) is None
+
+    def require(self, verb: Verb, workspace: Workspace) -> None:
+        """Raise `PermissionDenied` naming the missing role or scope."""
+        reason = self.refusal(verb, workspace)
+        if reason is not None:
+            raise PermissionDenied(reason)
+
+    def workspace_ids(self, verb: Verb = Verb.READ) -> list[int] | None:
+        """The workspaces where this actor may `verb`; None means every workspace."""
+        verb = Verb(verb)
+        if self.kind == self.AGENT:
+            return [] if verb in AGENT_FORBIDDEN else self.on_behalf_of.workspace_ids(verb)
+        if self.kind == self.API_KEY:
+            workspace = self.api_key.workspace
+            return [workspace.pk] if self._key_refusal(verb, workspace, "") is None else []
+        if self.kind == self.OPERATOR:
+            return [] if verb == Verb.DECIDE else None
+        if not self.user.is_active:
+            return []
+        if self.user.is_superuser:
+            return None
+        return [ws for ws, role in self._membership_roles().items() if role_grants(role, verb)]
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"

@@ -1,0 +1,136 @@
+"""The admin site: open to every workspace member, not only `is_staff` users."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.contrib.admin.forms import AdminAuthenticationForm
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.http import Http404, HttpRequest, HttpResponse
+from simple_history.admin import SimpleHistoryAdmin
+
+from aihummer.actors import Actor, Verb
+from aihummer.models import Workspace
+
+
+def may_use_admin(user: object) -> bool:
+    if not getattr(user, "is_active", False):
+        return False
+    return user.is_superuser or user.memberships.exists()
+
+
+class MemberAuthenticationForm(AdminAuthenticationForm):
+    def confirm_login_allowed(self, user: object) -> None:
+        if not may_use_admin(user):
+            raise ValidationError(
+                "This account belongs to no workspace. Ask a workspace admin to add you.", code="no_workspace"
+            )
+
+
+class AiHummerAdminSite(admin.AdminSite):
+    site_header = "AiHummer"
+    site_title = "AiHummer"
+    index_title = "Control plane"
+    login_form = MemberAuthenticationForm
+
+    def has_permission(self, request: HttpRequest) -> bool:
+        if not request.user.is_authenticated:
+            return False
+        if not hasattr(request, "_aihummer_may_use_admin"):
+            request._aihummer_may_use_admin = may_use_admin(request.user)
+        return request._aihummer_may_use_admin
+
+    def actor(self, request: HttpRequest) -> Actor:
+        return Actor.for_request(request)
+
+
+class WorkspaceScopedAdmin(SimpleHistoryAdmin):
+    """A ModelAdmin whose rows and rights follow the actor's workspaces.
+
+    `workspace_path` is the lookup from the model to its Workspace (`""` for the
+    Workspace itself); the `*_verb` attributes map admin permissions onto the matrix.
+    """
+
+    workspace_path = "workspace"
+    view_verb = Verb.READ
+    add_verb = Verb.MANAGE
+    change_verb = Verb.MANAGE
+    delete_verb = Verb.MANAGE
+
+    def actor(self, request: HttpRequest) -> Actor:
+        return Actor.for_request(request)
+
+    def workspace_of(self, obj: models.Model) -> Workspace:
+        for attribute in filter(None, self.workspace_path.split("__")):
+            obj = getattr(obj, attribute)
+        return obj
+
+    def scope(self, request: HttpRequest, queryset: models.QuerySet, verb: Verb = Verb.READ) -> models.QuerySet:
+        workspace_ids = self.actor(request).workspace_ids(verb)
+        if workspace_ids is None:
+            return queryset
+        lookup = f"{self.workspace_path}__in" if self.workspace_path else "pk__in"
+        return queryset.filter(**{lookup: workspace_ids})
+
+    def get_queryset(self, request: HttpRequest) -> models.QuerySet:
+        return self.scope(request, super().get_queryset(request))
+
+    def allowed(self, request: HttpRequest, verb: Verb, obj: models.Model | None = None) -> bool:
+        actor = self.actor(request)
+        if obj is None:
+            workspace_ids = actor.workspace_ids(verb)
+            return workspace_ids is None or bool(workspace_ids)
+        return actor.can(verb, self.workspace_of(obj))
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return self.allowed(request, self.view_verb)
+
+    def has_view_permission(self, request: HttpRequest, obj: models.Model | None = None) -> bool:
+        return self.allowed(request, self.view_verb, obj)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return self.allowed(request, self.add_verb)
+
+    def has_change_permission(self, request: HttpRequest, obj: models.Model | None = None) -> bool:
+        return self.allowed(request, self.change_verb, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: models.Model | None = None) -> bool:
+        return self.allowed(request, self.delete_verb, obj)
+
+    def formfield_for_foreignkey(self, db_field: models.Field, request: HttpRequest, **kwargs: object) -> object:
+        if db_field.related_model is Workspace:
+            workspace_ids = self.actor(request).workspace_ids(self.add_verb)
+            queryset = Workspace.objects.all()
+            kwargs["queryset"] = queryset if workspace_ids is None else queryset.filter(pk__in=workspace_ids)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    # --- history views: hidden rows answer as missing ones ------------------------------
+    def history_view(self, request: HttpRequest, object_id: str, extra_context: dict | None = None) -> HttpResponse:
+        self.require_visible_history(request, object_id)
+        return super().history_view(request, object_id, extra_context)
+
+    def history_form_view(
+        self, request: HttpRequest, object_id: str, version_id: str, extra_context: dict | None = None
+    ) -> HttpResponse:
+        self.require_visible_history(request, object_id)
+        return super().history_form_view(request, object_id, version_id, extra_context)
+
+    def require_visible_history(self, request: HttpRequest, object_id: str) -> None:
+        """Raise Http404 unless the row, or its last historical record, is one this
+        request could see in the changelist. simple-history itself would answer 403,
+        which tells a stranger that the row exists."""
+        object_id = unquote(object_id)
+        try:
+            if self.get_queryset(request).filter(pk=object_id).exists():
+                return
+        except (ValueError, ValidationError):
+            raise Http404 from None
+        latest = self.model.history.filter(pk=object_id).order_by("-history_date").first()
+        if latest is None or not self.historical_record_visible(request, latest):
+            raise Http404
+
+    def historical_record_visible(self, request: HttpRequest, record: models.Model) -> bool:
+        if getattr(record, "is_sandbox", False):
+            return False
+        return self.actor(request).can(self.view_verb, self.workspace_of(record.instance))

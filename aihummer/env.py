@@ -1,0 +1,169 @@
+"""Small, strict readers of environment variables for `aihummer.settings`.
+
+Every reader raises `ImproperlyConfigured` naming the variable and the rule it broke,
+and accepts `NAME_FILE` (a path whose contents are the value) so secrets can come from
+mounted files instead of the process environment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from collections.abc import Mapping
+from pathlib import Path
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from django.core.exceptions import ImproperlyConfigured
+
+MIN_SECRET_KEY_LENGTH = 50
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+class Env:
+    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
+        self.environ = os.environ if environ is None else environ
+
+    def raw(self, name: str) -> str | None:
+        """The value of `name`, or the contents of the file `name_FILE` names."""
+        file_name = self.environ.get(f"{name}_FILE")
+        if name in self.environ and file_name:
+            raise ImproperlyConfigured(f"Set either {name} or {name}_FILE, not both.")
+        if file_name:
+            try:
+                return Path(file_name).read_text().strip()
+            except OSError as exc:
+                raise ImproperlyConfigured(f"{name}_FILE: cannot read {file_name!r} ({exc.strerror}).") from exc
+        return self.environ.get(name)
+
+    def str(self, name: str, default: str = "") -> str:
+        value = self.raw(name)
+        return default if value is None else value.strip()
+
+    def bool(self, name: str, default: bool) -> bool:
+        value = self.raw(name)
+        if value is None:
+            return default
+        lowered = value.strip().lower()
+        if lowered in _TRUE:
+            return True
+        if lowered in _FALSE:
+            return False
+        raise ImproperlyConfigured(f"{name} must be one of true/false/1/0/yes/no/on/off, not {value!r}.")
+
+    def int(self, name: str, default: int, *, minimum: int | None = None, maximum: int | None = None) -> int:
+        value = self.raw(name)
+        if value is None or not value.strip():
+            return default
+        try:
+            number = int(value.strip())
+        except ValueError as exc:
+            raise ImproperlyConfigured(f"{name} must be an integer, not {value!r}.") from exc
+        if minimum is not None and number < minimum:
+            raise ImproperlyConfigured(f"{name} must be at least {minimum}, not {number}.")
+        if maximum is not None and number > maximum:
+            raise ImproperlyConfigured(f"{name} must be at most {maximum}, not {number}.")
+        return number
+
+    def list(self, name: str, default: list[str] | None = None) -> list[str]:
+        value = self.raw(name)
+        if value is None:
+            return list(default or [])
+        return [item.strip() for item in value.split(",") if item.strip()]
+
+    def choice(self, name: str, choices: list[str], default: str) -> str:
+        value = self.str(name, default)
+        if value not in choices:
+            raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}, not {value!r}.")
+        return value
+
+
+def parse_database_url(url: str, *, pool_max_size: int = 0) -> dict:
+    """A Django DATABASES entry from `postgres://`, `postgresql://` or `sqlite:///` URLs."""
+    parts = urlsplit(url)
+    if parts.scheme == "sqlite":
+        if not parts.path or parts.path == "/":
+            raise ImproperlyConfigured("DATABASE_URL: a sqlite URL needs a path, e.g. sqlite:///var/db.sqlite3.")
+        # sqlite:///relative/path and sqlite:////absolute/path, as dj-database-url reads them.
+        return {"ENGINE": "django.db.backends.sqlite3", "NAME": unquote(parts.path[1:])}
+    if parts.scheme in {"postgres", "postgresql"}:
+        name = unquote(parts.path.lstrip("/"))
+        if not name:
+            raise ImproperlyConfigured("DATABASE_URL: a postgres URL needs a database name.")
+        options: dict = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+        if pool_max_size:
+            # Django's psycopg pool: connections are borrowed per request or task and
+            # returned, so a worker never holds one across a slow provider call.
+            options["pool"] = {"min_size": 1, "max_size": pool_max_size, "timeout": 10}
+        return {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": name,
+            "USER": unquote(parts.username or ""),
+            "PASSWORD": unquote(parts.password or ""),
+            "HOST": parts.hostname or "",
+            "PORT": str(parts.port or ""),
+            "OPTIONS": options,
+            "CONN_MAX_AGE": 0,
+        }
+    raise ImproperlyConfigured(
+        f"DATABASE_URL: unsupported scheme {parts.scheme!r}; use postgres://, postgresql:// or sqlite:///."
+    )
+
+
+def validate_vault_keys(keys: list[str]) -> list[str]:
+    """Each key must be a Fernet key (32 url-safe base64 bytes); the first encrypts."""
+    from cryptography.fernet import Fernet
+
+    for index, key in enumerate(keys, start=1):
+        try:
+            Fernet(key)
+        except ValueError as exc:
+            raise ImproperlyConfigured(
+                f"AIHUMMER_VAULT_KEYS: key #{index} is not a Fernet key (32 url-safe base64-encoded bytes)."
+            ) from exc
+    return keys
+
+
+def production_problems(*, debug: bool, secret_key: str, vault_keys: list[str], allowed_hosts: list[str]) -> list[str]:
+    """Why a production process must refuse to start; empty when it may."""
+    problems = []
+    if debug:
+        problems.append("DEBUG is on")
+    if not secret_key:
+        problems.append("SECRET_KEY is not set")
+    elif secret_key.startswith("django-insecure") or secret_key in {"changeme", "secret", "dev"}:
+        problems.append("SECRET_KEY is a default value")
+    elif len(secret_key) < MIN_SECRET_KEY_LENGTH or len(set(secret_key)) < 5:
+        problems.append(f"SECRET_KEY is shorter than {MIN_SECRET_KEY_LENGTH} characters or too uniform")
+    if not vault_keys:
+        problems.append("AIHUMMER_VAULT_KEYS is empty")
+    if not allowed_hosts:
+        problems.append("ALLOWED_HOSTS is empty")
+    elif any("*" in host for host in allowed_hosts):
+        problems.append("ALLOWED_HOSTS contains a wildcard")
+    return problems
+
+
+def load_or_create_dev_secrets(path: Path) -> dict[str, str]:
+    """Development only: a generated secret key and vault key kept across restarts.
+
+    The file is git-ignored; losing it only loses the ability to decrypt credentials
+    stored in the development database.
+    """
+    from cryptography.fernet import Fernet
+
+    data: dict[str, str] = {}
+    if path.exists():
+        data = json.loads(path.read_text())
+    missing = {
+        "secret_key": lambda: secrets.token_urlsafe(64),
+        "vault_key": lambda: Fernet.generate_key().decode(),
+    }
+    if any(key not in data for key in missing):
+        for key, make in missing.items():
+            data.setdefault(key, make())
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data, indent=2))
+        path.chmod(0o600)
+    return data

@@ -1,0 +1,30 @@
+"""The errors services raise, and their one mapping onto HTTP answers.
+
+Services raise Django's `ValidationError` (bad input, 400), an `ApplicationError`
+subclass (a legal request the current state refuses, 409) or `PermissionDenied` (403).
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+
+
+class ApplicationError(Exception):
+    """An operation the current state forbids; `message` is shown to the caller."""
+
+    status_code = 409
+
+    def __init__(self, message: str, *, extra: dict | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.extra = extra or {}
+
+
+class AlreadyDecided(ApplicationError):
+    """A proposal someone else decided first."""
+
+
+def validation_error_detail(error: DjangoValidationError) -> dict | list:
+    if hasattr(error, "error_dict"):
+        return {field: [str(m) for m in messages] for field, messages in error.message_dict.items()}
+    return {"non_field_errors": list(error.messages)}

@@ -1,0 +1,23 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
+
+from aihummer.demo import seed_workspace
+
+
+class Command(BaseCommand):
+    help = "Load the demo workspace (idempotent) and print how to log in."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--force", action="store_true", help="allow in production")
+
+    def handle(self, *args: object, **options: object) -> None:
+        if settings.IS_PRODUCTION and not options["force"]:
+            raise CommandError("Refusing to load demo data in production (use --force if you mean it).")
+        with transaction.atomic():
+            context = seed_workspace()
+        self.stdout.write(f"Demo workspace '{context.workspace.slug}' is ready. Log in at http://127.0.0.1:8000/admin/")
+        for line in context.lines:
+            self.stdout.write(line)

@@ -1,0 +1,156 @@
+"""Tenancy and identity: users, workspaces, memberships and API keys."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import timedelta
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractUser
+from django.core.validators import RegexValidator
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+from simple_history.models import HistoricalRecords
+
+KEY_VALIDATOR = RegexValidator(r"^[a-z0-9_-]+$", "Use lowercase letters, digits, '_' and '-' only.")
+API_KEY_PREFIX = "ahk"
+API_KEY_TOUCH_INTERVAL = timedelta(minutes=1)
+
+
+class TimeStampedModel(models.Model):
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        abstract = True
+
+
+class User(AbstractUser):
+    """A person: a local account or one created on first OIDC login."""
+
+    class Meta(AbstractUser.Meta):
+        swappable = "AUTH_USER_MODEL"
+
+
+class WorkspaceQuerySet(models.QuerySet):
+    def for_user(self, user: User) -> WorkspaceQuerySet:
+        """The workspaces `user` belongs to (all of them for a superuser)."""
+        if user.is_superuser:
+            return self
+        return self.filter(memberships__user=user)
+
+
+class Workspace(TimeStampedModel):
+    """A tenant: every configuration row belongs to exactly one workspace."""
+
+    slug = models.SlugField(max_length=50, unique=True, validators=[KEY_VALIDATOR])
+    name = models.CharField(max_length=200)
+    every_change_needs_review = models.BooleanField(
+        default=False,
+        help_text="When set, even members with the publish right propose changes for a second person to approve.",
+    )
+
+    objects = WorkspaceQuerySet.as_manager()
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class Membership(TimeStampedModel):
+    class Role(models.TextChoices):
+        VIEWER = "viewer", "Viewer"
+        EDITOR = "editor", "Editor"
+        REVIEWER = "reviewer", "Reviewer"
+        ADMIN = "admin", "Admin"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=20, choices=Role.choices, default=Role.VIEWER)
+
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["workspace__slug", "user__username"]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "workspace"], name="aihummer_membership_unique_user"),
+            models.CheckConstraint(
+                condition=Q(role__in=["viewer", "editor", "reviewer", "admin"]),
+                name="aihummer_membership_role_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.workspace} ({self.role})"
+
+
+class ApiKeyQuerySet(models.QuerySet):
+    def for_workspace(self, workspace: Workspace) -> ApiKeyQuerySet:
+        return self.filter(workspace=workspace)
+
+    def active(self) -> ApiKeyQuerySet:
+        return self.filter(revoked_at__isnull=True)
+
+
+class ApiKey(TimeStampedModel):
+    """A program's credential, scoped to one workspace: `ahk_<id>_<secret>`.
+
+    Only the SHA-256 digest of the secret is stored; the full key is shown once.
+    """
+
+    class Scope(models.TextChoices):
+        READ = "read", "Read"
+        WRITE = "write", "Write (propose, run, sandbox)"
+        PUBLISH = "publish", "Publish (apply changes directly)"
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="api_keys")
+    name = models.CharField(max_length=100, validators=[KEY_VALIDATOR])
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="api_keys",
+        help_text="The person answerable for this key; they may not approve what it proposes.",
+    )
+    scopes = models.CharField(max_length=50, help_text="Comma-separated: read, write, publish.")
+    secret_digest = models.CharField(max_length=64, editable=False)
+    revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    objects = ApiKeyQuerySet.as_manager()
+    # last_used_at changes on use, not by anyone's decision: it stays out of history.
+    history = HistoricalRecords(excluded_fields=["last_used_at", "secret_digest"])
+
+    class Meta:
+        ordering = ["workspace__slug", "name"]
+        verbose_name = "API key"
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "name"], name="aihummer_apikey_unique_name"),
+            models.CheckConstraint(
+                condition=Q(scopes__regex=r"^(read|write|publish)(,(read|write|publish))*$"),
+                name="aihummer_apikey_scopes_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.workspace})"
+
+    @property
+    def scope_set(self) -> frozenset[str]:
+        return frozenset(filter(None, self.scopes.split(",")))
+
+    @property
+    def is_revoked(self) -> bool:
+        return self.revoked_at is not None
+
+    @staticmethod
+    def digest(secret: str) -> str:
+        return hashlib.sha256(secret.encode()).hexdigest()
+
+    def needs_touch(self, now: timezone.datetime) -> bool:
+        return self.last_used_at is None or now - self.last_used_at >= API_KEY_TOUCH_INTERVAL

@@ -1,0 +1,194 @@
+"""AiHummer settings: environment variables only (see README, "Configuration").
+
+`AIHUMMER_ENV=development` (the default) runs on an embedded SQLite database with
+generated secrets kept in `var/dev-secrets.json`; `AIHUMMER_ENV=production` refuses to
+start until every unsafe default has been replaced, and says which.
+"""
+
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+from aihummer.env import (
+    Env,
+    load_or_create_dev_secrets,
+    parse_database_url,
+    production_problems,
+    validate_vault_keys,
+)
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+env = Env()
+
+AIHUMMER_ENV = env.choice("AIHUMMER_ENV", ["development", "production"], default="development")
+IS_PRODUCTION = AIHUMMER_ENV == "production"
+DEBUG = env.bool("DEBUG", default=not IS_PRODUCTION)
+
+if IS_PRODUCTION:
+    SECRET_KEY = env.str("SECRET_KEY")
+    AIHUMMER_VAULT_KEYS = validate_vault_keys(env.list("AIHUMMER_VAULT_KEYS"))
+    ALLOWED_HOSTS = env.list("ALLOWED_HOSTS")
+    _problems = production_problems(
+        debug=DEBUG, secret_key=SECRET_KEY, vault_keys=AIHUMMER_VAULT_KEYS, allowed_hosts=ALLOWED_HOSTS
+    )
+    if _problems:
+        raise ImproperlyConfigured("Refusing to start in production: " + "; ".join(_problems) + ".")
+else:
+    _dev_secrets = load_or_create_dev_secrets(BASE_DIR / "var" / "dev-secrets.json")
+    SECRET_KEY = env.str("SECRET_KEY") or _dev_secrets["secret_key"]
+    AIHUMMER_VAULT_KEYS = validate_vault_keys(env.list("AIHUMMER_VAULT_KEYS") or [_dev_secrets["vault_key"]])
+    ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
+
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS")
+
+INSTALLED_APPS = [
+    "aihummer.apps.AiHummerAdminConfig",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "simple_history",
+    "aihummer.apps.AiHummerConfig",
+    "sandbox",
+    "agents",
+    "workflows",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "simple_history.middleware.HistoryRequestMiddleware",
+]
+
+ROOT_URLCONF = "aihummer.urls"
+WSGI_APPLICATION = "aihummer.wsgi.application"
+ASGI_APPLICATION = "aihummer.asgi.application"
+AUTH_USER_MODEL = "aihummer.User"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database ----------------------------------------------------------------------
+DATABASE_POOL_MAX_SIZE = env.int("DATABASE_POOL_MAX_SIZE", 10 if IS_PRODUCTION else 0, minimum=0, maximum=200)
+DATABASES = {
+    "default": parse_database_url(
+        env.str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'var' / 'db.sqlite3'}"),
+        pool_max_size=DATABASE_POOL_MAX_SIZE,
+    )
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Authentication ----------------------------------------------------------------
+AUTHENTICATION_BACKENDS = ["django.contrib.auth.backends.ModelBackend"]
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "admin:login"
+
+OIDC_RP_CLIENT_ID = env.str("OIDC_RP_CLIENT_ID")
+OIDC_RP_CLIENT_SECRET = env.str("OIDC_RP_CLIENT_SECRET")
+OIDC_OP_AUTHORIZATION_ENDPOINT = env.str("OIDC_OP_AUTHORIZATION_ENDPOINT")
+OIDC_OP_TOKEN_ENDPOINT = env.str("OIDC_OP_TOKEN_ENDPOINT")
+OIDC_OP_USER_ENDPOINT = env.str("OIDC_OP_USER_ENDPOINT")
+OIDC_OP_JWKS_ENDPOINT = env.str("OIDC_OP_JWKS_ENDPOINT")
+OIDC_RP_SIGN_ALGO = env.choice("OIDC_RP_SIGN_ALGO", ["RS256", "ES256", "HS256"], default="RS256")
+OIDC_ENABLED = bool(OIDC_RP_CLIENT_ID)
+if OIDC_ENABLED:
+    _missing = [
+        name
+        for name in (
+            "OIDC_RP_CLIENT_SECRET",
+            "OIDC_OP_AUTHORIZATION_ENDPOINT",
+            "OIDC_OP_TOKEN_ENDPOINT",
+            "OIDC_OP_USER_ENDPOINT",
+        )
+        if not globals()[name]
+    ]
+    if OIDC_RP_SIGN_ALGO != "HS256" and not OIDC_OP_JWKS_ENDPOINT:
+        _missing.append("OIDC_OP_JWKS_ENDPOINT")
+    if _missing:
+        raise ImproperlyConfigured(f"OIDC_RP_CLIENT_ID is set but {', '.join(_missing)} is not.")
+    INSTALLED_APPS.append("mozilla_django_oidc")
+    AUTHENTICATION_BACKENDS.insert(0, "mozilla_django_oidc.auth.OIDCAuthenticationBackend")
+
+# --- Security ----------------------------------------------------------------------
+SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", IS_PRODUCTION)
+CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", IS_PRODUCTION)
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", False)
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", 0, minimum=0)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+if env.bool("SECURE_PROXY_SSL_HEADER", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# --- I18n, static, mail ------------------------------------------------------------
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+STATIC_URL = "static/"
+STATIC_ROOT = Path(env.str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
+
+EMAIL_BACKEND = env.str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+EMAIL_HOST = env.str("EMAIL_HOST", "localhost")
+EMAIL_PORT = env.int("EMAIL_PORT", 25, minimum=1, maximum=65535)
+EMAIL_HOST_USER = env.str("EMAIL_HOST_USER")
+EMAIL_HOST_PASSWORD = env.str("EMAIL_HOST_PASSWORD")
+EMAIL_USE_TLS = env.bool("EMAIL_USE_TLS", False)
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", "aihummer@localhost")
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", "INFO")},
+}
+
+# --- Celery ------------------------------------------------------------------------
+# Empty: no broker; `aihummer.tasks.enqueue` then runs tasks inline in the process.
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL")
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", 15 * 60, minimum=1)
+CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", 16 * 60, minimum=1)
+# Redis re-delivers an unacknowledged task after the visibility timeout: it must be
+# longer than the longest task, or a slow (acks_late) task would run twice.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT * 2}
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+# --- Product -----------------------------------------------------------------------
+AIHUMMER_SUBAGENT_MAX_DEPTH = env.int("AIHUMMER_SUBAGENT_MAX_DEPTH", 2, minimum=0, maximum=4)
+AIHUMMER_SUBAGENT_TIMEOUT_SEC = env.int("AIHUMMER_SUBAGENT_TIMEOUT_SEC", 600, minimum=1, maximum=48 * 3600)
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["aihummer.auth.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "EXCEPTION_HANDLER": "aihummer.api.api_exception_handler",
+    "UNAUTHENTICATED_USER": None,
+}

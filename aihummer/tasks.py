@@ -1,0 +1,20 @@
+"""How work leaves the request: one helper decides between a worker and inline."""
+
+from __future__ import annotations
+
+from celery import Task
+from django.conf import settings
+from django.db import transaction
+
+
+def enqueue(task: Task, *args: object, **kwargs: object) -> None:
+    """Run `task(*args, **kwargs)` once the current transaction commits.
+
+    With `CELERY_BROKER_URL` set, it goes to the broker for a worker; without one (the
+    embedded default) it runs inline in this process. Never eager mode, and never a
+    silent attempt to reach a broker nobody configured.
+    """
+    if settings.CELERY_BROKER_URL:
+        task.delay_on_commit(*args, **kwargs)
+    else:
+        transaction.on_commit(lambda: task(*args, **kwargs))

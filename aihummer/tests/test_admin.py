@@ -1,0 +1,118 @@
+import pytest
+from django.urls import reverse
+
+from aihummer.actors import Actor
+from aihummer.models import ApiKey
+from aihummer.services import api_key_authenticate, api_key_create
+
+
+@pytest.fixture
+def keys(workspace, other_workspace, ada, root):
+    acme, _ = api_key_create(workspace=workspace, name="acme-ci", scopes="read", actor=Actor.for_user(ada))
+    globex, _ = api_key_create(workspace=other_workspace, name="globex-ci", scopes="read", actor=Actor.for_user(root))
+    return acme, globex
+
+
+def test_members_log_in_without_being_staff(client, alice):
+    assert not alice.is_staff
+
+    response = client.post(reverse("admin:login"), {"username": "alice", "password": "pw-alice"})
+
+    assert response.status_code == 302
+    assert client.get(reverse("admin:index")).status_code == 200
+
+
+def test_people_in_no_workspace_cannot_log_in(client, django_user_model):
+    django_user_model.objects.create_user(username="loner", password="pw-loner")
+
+    response = client.post(reverse("admin:login"), {"username": "loner", "password": "pw-loner"})
+
+    assert response.status_code == 200
+    assert "This account belongs to no workspace" in response.content.decode()
+
+
+def test_members_see_only_their_workspace_rows(client, keys, bob, charlie):
+    acme, _ = keys
+    client.force_login(charlie)
+
+    listing = client.get(reverse("admin:aihummer_apikey_changelist")).content.decode()
+
+    assert "globex-ci" in listing and "acme-ci" not in listing
+    # Another workspace's rows answer exactly as missing ones do.
+    for view in ("change", "history"):
+        hidden = client.get(reverse(f"admin:aihummer_apikey_{view}", args=[acme.pk]))
+        missing = client.get(reverse(f"admin:aihummer_apikey_{view}", args=[acme.pk + 1000]))
+        assert hidden.status_code == missing.status_code
+        assert hidden.status_code in (302, 404)
+    record = acme.history.first()
+    assert (
+        client.get(reverse("admin:aihummer_apikey_simple_history", args=[acme.pk, record.history_id])).status_code
+        == 404
+    )
+    assert client.get(reverse("admin:aihummer_workspace_change", args=[acme.workspace_id])).status_code == 302
+
+
+def test_superuser_sees_every_workspace(client, keys, root):
+    client.force_login(root)
+
+    listing = client.get(reverse("admin:aihummer_apikey_changelist")).content.decode()
+
+    assert "globex-ci" in listing and "acme-ci" in listing
+
+
+def test_admin_creates_a_key_and_sees_it_once(client, workspace, ada):
+    client.force_login(ada)
+
+    response = client.post(
+        reverse("admin:aihummer_apikey_add"),
+        {"workspace": workspace.pk, "name": "deploy", "owner": "", "scopes": ["read", "write"]},
+        follow=True,
+    )
+
+    message = next(str(m) for m in response.context["messages"])
+    raw_key = message.rsplit(" ", 1)[1]
+    assert api_key_authenticate(raw_key).name == "deploy"
+    api_key = ApiKey.objects.get(name="deploy")
+    assert api_key.scopes == "read,write"
+    page = client.get(reverse("admin:aihummer_apikey_change", args=[api_key.pk])).content.decode()
+    assert raw_key not in page and api_key.secret_digest not in page
+
+
+def test_reviewers_cannot_create_or_revoke_keys(client, keys, bob):
+    acme, _ = keys
+    client.force_login(bob)
+
+    assert client.get(reverse("admin:aihummer_apikey_add")).status_code == 403
+    client.post(
+        reverse("admin:aihummer_apikey_changelist"),
+        {"action": "revoke_keys", "_selected_action": [acme.pk]},
+    )
+    assert not ApiKey.objects.get(pk=acme.pk).is_revoked
+
+
+def test_admin_revokes_keys_with_the_action(client, keys, ada):
+    acme, _ = keys
+    client.force_login(ada)
+
+    client.post(reverse("admin:aihummer_apikey_changelist"), {"action": "revoke_keys", "_selected_action": [acme.pk]})
+
+    assert ApiKey.objects.get(pk=acme.pk).is_revoked
+
+
+def test_a_workspace_admin_adds_a_member_by_username(client, workspace, ada, charlie):
+    client.force_login(ada)
+    url = reverse("admin:aihummer_workspace_change", args=[workspace.pk])
+    page = client.get(url)
+    data = {
+        "name": workspace.name,
+        "memberships-TOTAL_FORMS": "1",
+        "memberships-INITIAL_FORMS": "0",
+        "memberships-0-user": "charlie",
+        "memberships-0-role": "viewer",
+    }
+    assert page.status_code == 200
+
+    response = client.post(url, data)
+
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert workspace.memberships.filter(user=charlie, role="viewer").exists()

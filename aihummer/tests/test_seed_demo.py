@@ -1,0 +1,42 @@
+from django.apps import apps
+from django.core.management import call_command
+
+from aihummer.actors import Actor, Verb
+from aihummer.models import User, Workspace
+
+
+def row_counts() -> dict[str, int]:
+    return {model._meta.label: model._default_manager.count() for model in apps.get_models()}
+
+
+def test_seed_demo_twice_changes_nothing_the_second_time(db, capsys, settings, tmp_path):
+    settings.BASE_DIR = tmp_path
+    call_command("seed_demo")
+    first_output = capsys.readouterr().out
+    counts = row_counts()
+
+    call_command("seed_demo")
+    second_output = capsys.readouterr().out
+
+    assert row_counts() == counts
+    assert "shown once: ahk_" in first_output
+    assert "API key 'demo-cli' exists" in second_output
+    # The same passwords are printed again, and they work.
+    for username in ("admin", "bob", "alice"):
+        line = next(line for line in second_output.splitlines() if f" {username} " in line)
+        assert line in first_output
+        assert User.objects.get(username=username).check_password(line.split("password: ")[1])
+
+
+def test_seed_demo_gives_each_person_the_documented_rights(db, settings, tmp_path):
+    settings.BASE_DIR = tmp_path
+    call_command("seed_demo")
+    demo = Workspace.objects.get(slug="demo")
+
+    def verbs(username: str) -> set[Verb]:
+        actor = Actor.for_user(User.objects.get(username=username))
+        return {verb for verb in Verb if actor.can(verb, demo)}
+
+    assert verbs("admin") == set(Verb)
+    assert Verb.DECIDE in verbs("bob") and Verb.PUBLISH not in verbs("bob")
+    assert Verb.PROPOSE in verbs("alice") and Verb.DECIDE not in verbs("alice")

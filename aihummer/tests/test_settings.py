@@ -1,0 +1,133 @@
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from aihummer.env import Env, parse_database_url
+
+GOOD_KEY = "k7Hq2vXw9LmP4rTz8YcN1bFgJ6sDaE3uQoWiR5tVyZx0MnBh-_plenty"
+GOOD_VAULT = "xpG3k1qU7p3wY8vEo2bI6cN0dT5rS9aL4mJhF1gKzQw="
+PRODUCTION_OK = {
+    "AIHUMMER_ENV": "production",
+    "DEBUG": "false",
+    "SECRET_KEY": GOOD_KEY,
+    "AIHUMMER_VAULT_KEYS": GOOD_VAULT,
+    "ALLOWED_HOSTS": "aihummer.example.com",
+    "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/aihummer",
+}
+
+
+def start_django(environ: dict[str, str]) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in PRODUCTION_OK} | environ
+    return subprocess.run(
+        [sys.executable, "-c", "import django; django.setup(); print('started')"],
+        cwd=settings.BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_production_starts_when_everything_is_set():
+    result = start_django(PRODUCTION_OK)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "started"
+
+
+@pytest.mark.parametrize(
+    ("override", "problem"),
+    [
+        ({"DEBUG": "true"}, "DEBUG is on"),
+        ({"SECRET_KEY": ""}, "SECRET_KEY is not set"),
+        ({"SECRET_KEY": "django-insecure-" + GOOD_KEY}, "SECRET_KEY is a default value"),
+        ({"SECRET_KEY": "short-but-random-9Xq"}, "SECRET_KEY is shorter than 50 characters"),
+        ({"AIHUMMER_VAULT_KEYS": ""}, "AIHUMMER_VAULT_KEYS is empty"),
+        ({"ALLOWED_HOSTS": "*"}, "ALLOWED_HOSTS contains a wildcard"),
+        ({"ALLOWED_HOSTS": ".example.com,*.evil"}, "ALLOWED_HOSTS contains a wildcard"),
+    ],
+)
+def test_production_refuses_each_unsafe_default_and_names_it(override, problem):
+    result = start_django(PRODUCTION_OK | override)
+
+    assert result.returncode != 0
+    assert "Refusing to start in production: " in result.stderr
+    assert problem in result.stderr
+
+
+def test_production_lists_every_problem_at_once():
+    result = start_django(PRODUCTION_OK | {"DEBUG": "1", "ALLOWED_HOSTS": "*", "AIHUMMER_VAULT_KEYS": ""})
+
+    assert "DEBUG is on; AIHUMMER_VAULT_KEYS is empty; ALLOWED_HOSTS contains a wildcard." in result.stderr
+
+
+def test_a_bad_vault_key_is_named_by_position():
+    result = start_django(PRODUCTION_OK | {"AIHUMMER_VAULT_KEYS": f"{GOOD_VAULT},not-a-key"})
+
+    assert "AIHUMMER_VAULT_KEYS: key #2 is not a Fernet key" in result.stderr
+
+
+def test_secrets_can_come_from_files(tmp_path: Path):
+    (tmp_path / "secret").write_text(GOOD_KEY + "\n")
+    env = Env({"SECRET_KEY_FILE": str(tmp_path / "secret")})
+
+    assert env.str("SECRET_KEY") == GOOD_KEY
+    with pytest.raises(ImproperlyConfigured, match="Set either SECRET_KEY or SECRET_KEY_FILE"):
+        Env({"SECRET_KEY": "x", "SECRET_KEY_FILE": str(tmp_path / "secret")}).str("SECRET_KEY")
+    with pytest.raises(ImproperlyConfigured, match="SECRET_KEY_FILE: cannot read"):
+        Env({"SECRET_KEY_FILE": str(tmp_path / "missing")}).str("SECRET_KEY")
+
+
+@pytest.mark.parametrize(
+    ("environ", "call", "message"),
+    [
+        ({"DEBUG": "maybe"}, lambda e: e.bool("DEBUG", False), "DEBUG must be one of true/false"),
+        ({"N": "x"}, lambda e: e.int("N", 1), "N must be an integer, not 'x'"),
+        ({"N": "9"}, lambda e: e.int("N", 1, maximum=4), "N must be at most 4, not 9"),
+        (
+            {"AIHUMMER_ENV": "prod"},
+            lambda e: e.choice("AIHUMMER_ENV", ["development", "production"], "development"),
+            "AIHUMMER_ENV must be one of development, production, not 'prod'",
+        ),
+    ],
+)
+def test_bad_values_are_refused_with_the_variable_named(environ, call, message):
+    with pytest.raises(ImproperlyConfigured, match=message):
+        call(Env(environ))
+
+
+def test_database_urls():
+    postgres = parse_database_url("postgresql://u:p%40ss@db.internal:6543/app?sslmode=require", pool_max_size=5)
+    sqlite = parse_database_url("sqlite:////srv/aihummer/db.sqlite3")
+
+    assert (postgres["NAME"], postgres["USER"], postgres["PASSWORD"], postgres["HOST"], postgres["PORT"]) == (
+        "app",
+        "u",
+        "p@ss",
+        "db.internal",
+        "6543",
+    )
+    assert postgres["OPTIONS"] == {"sslmode": "require", "pool": {"min_size": 1, "max_size": 5, "timeout": 10}}
+    assert sqlite == {"ENGINE": "django.db.backends.sqlite3", "NAME": "/srv/aihummer/db.sqlite3"}
+    with pytest.raises(ImproperlyConfigured, match="unsupported scheme 'mysql'"):
+        parse_database_url("mysql://x/y")
+
+
+def test_development_keeps_its_generated_secrets_across_restarts():
+    env = {"AIHUMMER_ENV": "development", "DATABASE_URL": "sqlite:///:memory:"}
+    script = "from django.conf import settings as s; print(s.SECRET_KEY, s.AIHUMMER_VAULT_KEYS[0])"
+
+    def run() -> str:
+        environ = {k: v for k, v in os.environ.items() if k not in ("SECRET_KEY", "AIHUMMER_VAULT_KEYS")} | env
+        command = [sys.executable, "-c", f"import django; django.setup(); {script}"]
+        return subprocess.run(
+            command, cwd=settings.BASE_DIR, env=environ, capture_output=True, text=True, check=True
+        ).stdout
+
+    assert run() == run()
+    assert len(run().split()[0]) >= 50

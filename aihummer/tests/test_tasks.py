@@ -1,0 +1,76 @@
+"""`enqueue`: inline without a broker, through Redis to a real worker with one."""
+
+import time
+
+import pytest
+from celery import shared_task
+from celery.contrib.testing.worker import start_worker
+from django.db import transaction
+
+from aihummer.celery import app
+from aihummer.models import Workspace
+from aihummer.tasks import enqueue
+
+
+@shared_task(name="aihummer.tests.workspace_create_for_test")
+def workspace_create_for_test(slug: str) -> None:
+    Workspace.objects.create(slug=slug, name=slug)
+
+
+def wait_for(condition, seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.fixture
+def worker_on_redis(settings, redis_url):
+    """A real Celery worker (threads pool) on this xdist worker's own Redis database."""
+    settings.CELERY_BROKER_URL = redis_url
+    app.conf.broker_url = redis_url
+    try:
+        with start_worker(app, pool="threads", concurrency=2, perform_ping_check=False, loglevel="WARNING"):
+            yield
+    finally:
+        app.pool.force_close_all()
+        app._pool = None
+        app.conf.broker_url = None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_without_a_broker_enqueue_runs_inline_after_commit(settings):
+    settings.CELERY_BROKER_URL = ""
+
+    with transaction.atomic():
+        enqueue(workspace_create_for_test, "inline")
+        assert not Workspace.objects.filter(slug="inline").exists()  # not before commit
+
+    assert Workspace.objects.filter(slug="inline").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_with_a_broker_enqueue_reaches_a_real_worker_after_commit(worker_on_redis):
+    with transaction.atomic():
+        enqueue(workspace_create_for_test, "via-worker")
+        time.sleep(0.3)
+        assert not Workspace.objects.filter(slug="via-worker").exists()
+
+    assert wait_for(lambda: Workspace.objects.filter(slug="via-worker").exists())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_rolled_back_transaction_sends_nothing(settings):
+    settings.CELERY_BROKER_URL = ""
+
+    def enqueue_then_fail() -> None:
+        with transaction.atomic():
+            enqueue(workspace_create_for_test, "never")
+            raise RuntimeError("rollback")
+
+    with pytest.raises(RuntimeError):
+        enqueue_then_fail()
+
+    assert not Workspace.objects.filter(slug="never").exists()

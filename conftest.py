@@ -1,0 +1,84 @@
+"""Personas shared by every test: alice proposes, bob reviews, charlie is elsewhere.
+
+- workspace `acme`: alice (editor), bob (reviewer), ada (admin), vic (viewer)
+- workspace `globex`: charlie (editor)
+- root: a superuser, member of nothing
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from django.conf import settings
+
+from aihummer.actors import Actor
+from aihummer.models import Membership, User, Workspace
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    engine = settings.DATABASES["default"]["ENGINE"]
+    if engine != "django.db.backends.postgresql":
+        raise pytest.UsageError(
+            "The test suite runs on PostgreSQL, not "
+            f"{engine}: run `make test`, or set DATABASE_URL=postgres://postgres@127.0.0.1:5432/aihummer."
+        )
+
+
+def make_member(workspace: Workspace, username: str, role: str) -> User:
+    user = User.objects.create_user(username=username, email=f"{username}@example.com", password="pw-" + username)
+    Membership.objects.create(user=user, workspace=workspace, role=role)
+    return user
+
+
+@pytest.fixture
+def workspace(db: None) -> Workspace:
+    return Workspace.objects.create(slug="acme", name="Acme")
+
+
+@pytest.fixture
+def other_workspace(db: None) -> Workspace:
+    return Workspace.objects.create(slug="globex", name="Globex")
+
+
+@pytest.fixture
+def alice(workspace: Workspace) -> User:
+    return make_member(workspace, "alice", Membership.Role.EDITOR)
+
+
+@pytest.fixture
+def bob(workspace: Workspace) -> User:
+    return make_member(workspace, "bob", Membership.Role.REVIEWER)
+
+
+@pytest.fixture
+def ada(workspace: Workspace) -> User:
+    return make_member(workspace, "ada", Membership.Role.ADMIN)
+
+
+@pytest.fixture
+def vic(workspace: Workspace) -> User:
+    return make_member(workspace, "vic", Membership.Role.VIEWER)
+
+
+@pytest.fixture
+def charlie(other_workspace: Workspace) -> User:
+    return make_member(other_workspace, "charlie", Membership.Role.EDITOR)
+
+
+@pytest.fixture
+def root(db: None) -> User:
+    return User.objects.create_superuser(username="root", email="root@example.com", password="pw-root")
+
+
+@pytest.fixture
+def actor_of():
+    return lambda user: Actor.for_user(user)
+
+
+@pytest.fixture
+def redis_url() -> str:
+    """A Redis database of this xdist worker's own, so parallel workers never share queues."""
+    base = os.environ.get("AIHUMMER_TEST_REDIS_URL", "redis://127.0.0.1:6379")
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    return f"{base}/{1 + int(worker.removeprefix('gw') or 0)}"
