@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from django.contrib import admin
+from django import forms
+from django.contrib import admin, messages
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.admin.utils import unquote
-from django.core.exceptions import ValidationError
-from django.db import models
-from django.http import Http404, HttpRequest, HttpResponse
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import models, transaction
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.urls import reverse
 from simple_history.admin import SimpleHistoryAdmin
 
 from aihummer.actors import Actor, Verb
+from aihummer.exceptions import ApplicationError
 from aihummer.models import Workspace
 
 
@@ -98,6 +101,46 @@ class WorkspaceScopedAdmin(SimpleHistoryAdmin):
     def has_delete_permission(self, request: HttpRequest, obj: models.Model | None = None) -> bool:
         return self.allowed(request, self.delete_verb, obj)
 
+    def get_form(self, request: HttpRequest, obj: models.Model | None = None, **kwargs: object) -> type:
+        form = super().get_form(request, obj, **kwargs)
+        if issubclass(form, ServiceModelForm):
+            form = type(form.__name__, (form,), {"actor": self.actor(request)})
+        return form
+
+    def get_actions(self, request: HttpRequest) -> dict:
+        # Bulk delete goes straight to the queryset, past the services' rules and
+        # history stamps: deletes happen one row at a time, through the service.
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
+
+    def save_model(self, request: HttpRequest, obj: models.Model, form: forms.ModelForm, change: bool) -> None:
+        if isinstance(form, ServiceModelForm):
+            # The service already wrote the row while the form validated.
+            obj.__dict__.update(form.result.__dict__)
+        else:
+            super().save_model(request, obj, form, change)
+
+    def deletion_refusal(self, request: HttpRequest, obj: models.Model) -> str | None:
+        """Why `obj` may not be deleted now (shown instead of deleting), or None."""
+        return None
+
+    def delete_model(self, request: HttpRequest, obj: models.Model) -> None:
+        super().delete_model(request, obj)
+
+    def delete_view(self, request: HttpRequest, object_id: str, extra_context: dict | None = None) -> HttpResponse:
+        obj = self.get_object(request, unquote(object_id))
+        if obj is not None and self.has_delete_permission(request, obj):
+            refusal = self.deletion_refusal(request, obj)
+            if refusal:
+                messages.error(request, refusal)
+                return HttpResponseRedirect(
+                    reverse(
+                        f"{self.admin_site.name}:{obj._meta.app_label}_{obj._meta.model_name}_change", args=[obj.pk]
+                    )
+                )
+        return super().delete_view(request, object_id, extra_context)
+
     def formfield_for_foreignkey(self, db_field: models.Field, request: HttpRequest, **kwargs: object) -> object:
         if db_field.related_model is Workspace:
             workspace_ids = self.actor(request).workspace_ids(self.add_verb)
@@ -134,3 +177,34 @@ class WorkspaceScopedAdmin(SimpleHistoryAdmin):
         if getattr(record, "is_sandbox", False):
             return False
         return self.actor(request).can(self.view_verb, self.workspace_of(record.instance))
+
+
+class ServiceModelForm(forms.ModelForm):
+    """A ModelForm whose write is a service call, made while the form validates, so
+    the service's ValidationError lands on the form's fields instead of a 500.
+
+    The admin runs the whole change view in one transaction, so if anything after
+    validation fails, the service's write is rolled back with it. Subclasses define
+    `call_service()`; `actor` is set by `WorkspaceScopedAdmin.get_form`.
+    """
+
+    actor: Actor | None = None
+    result: models.Model | None = None
+
+    def call_service(self) -> models.Model:
+        raise NotImplementedError
+
+    def _post_clean(self) -> None:
+        super()._post_clean()
+        if self.errors:
+            return
+        try:
+            with transaction.atomic():
+                self.result = self.call_service()
+        except ValidationError as exc:
+            self._update_errors(exc)
+        except (ApplicationError, PermissionDenied) as exc:
+            self.add_error(None, str(exc))
+
+    def changed_values(self, fields: tuple[str, ...]) -> dict:
+        return {field: self.cleaned_data[field] for field in fields if field in self.changed_data}

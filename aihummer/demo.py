@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -71,3 +72,11 @@ def seed_workspace() -> DemoContext:
         )
         context.lines.append(f"  API key 'demo-cli' (read,write, owned by alice), shown once: {raw_key}")
     return context
+
+
+def demo_seeders() -> list[Callable[[DemoContext], None]]:
+    """Each app's demo data, in dependency order (imported here, not at module load,
+    because apps import aihummer, never the reverse)."""
+    from agents.demo import seed_agents
+
+    return [seed_agents]

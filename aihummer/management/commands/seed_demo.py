@@ -4,7 +4,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
-from aihummer.demo import seed_workspace
+from aihummer.demo import demo_seeders, seed_workspace
 
 
 class Command(BaseCommand):
@@ -18,6 +18,8 @@ class Command(BaseCommand):
             raise CommandError("Refusing to load demo data in production (use --force if you mean it).")
         with transaction.atomic():
             context = seed_workspace()
+            for seed in demo_seeders():
+                seed(context)
         self.stdout.write(f"Demo workspace '{context.workspace.slug}' is ready. Log in at http://127.0.0.1:8000/admin/")
         for line in context.lines:
             self.stdout.write(line)

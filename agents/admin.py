@@ -1,0 +1,339 @@
+from __future__ import annotations
+
+import json
+
+from django import forms
+from django.contrib import admin
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import models
+from django.db.models import Count
+from django.http import HttpRequest
+from django.utils.html import format_html
+
+from agents.models import Agent, AgentSection, AgentSkill, Credential, Preset, PromptVersion, Skill
+from agents.rendering import render_prefix
+from agents.services import (
+    AGENT_FIELDS,
+    PRESET_FIELDS,
+    agent_create,
+    agent_delete,
+    agent_dependents,
+    agent_update,
+    credential_create,
+    credential_delete,
+    credential_update,
+    preset_activate,
+    preset_create,
+    preset_delete,
+    preset_dependents,
+    preset_update,
+    skill_create,
+)
+from aihummer.actors import Verb
+from aihummer.admin_site import ServiceModelForm, WorkspaceScopedAdmin
+from aihummer.exceptions import ApplicationError
+
+
+def pretty_json(value: object) -> str:
+    return format_html("<pre style='white-space:pre-wrap'>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False))
+
+
+# --- credentials ----------------------------------------------------------------------
+class CredentialForm(ServiceModelForm):
+    secret = forms.CharField(
+        widget=forms.PasswordInput(render_value=False),
+        required=False,
+        strip=False,
+        help_text="Write-only: stored encrypted, never shown again. Leave empty to keep the current secret.",
+    )
+
+    class Meta:
+        model = Credential
+        fields = ["workspace", "key", "name"]
+
+    def call_service(self) -> Credential:
+        data = self.cleaned_data
+        if self.instance.pk is None:
+            return credential_create(
+                workspace=data["workspace"], key=data["key"], name=data["name"], secret=data["secret"], actor=self.actor
+            )
+        return credential_update(credential=self.instance, name=data["name"], secret=data["secret"], actor=self.actor)
+
+
+@admin.register(Credential)
+class CredentialAdmin(WorkspaceScopedAdmin):
+    form = CredentialForm
+    list_display = ["key", "name", "workspace", "secret_status", "preset_count", "updated_at"]
+    list_filter = ["workspace"]
+    list_select_related = ["workspace"]
+    search_fields = ["key", "name"]
+    history_list_display = ["fingerprint"]
+
+    def get_queryset(self, request: HttpRequest) -> models.QuerySet:
+        return super().get_queryset(request).defer("ciphertext").annotate(preset_count=Count("presets"))
+
+    @admin.display(description="secret")
+    def secret_status(self, obj: Credential) -> str:
+        return f"set · {obj.fingerprint}"
+
+    @admin.display(description="presets", ordering="preset_count")
+    def preset_count(self, obj: Credential) -> int:
+        return obj.preset_count
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Credential | None = None) -> list[str]:
+        return ["workspace", "key", "secret_status"] if obj else []
+
+    def deletion_refusal(self, request: HttpRequest, obj: Credential) -> str | None:
+        users = sorted(Preset.all_objects.filter(credential=obj).values_list("key", flat=True))
+        return f"Credential '{obj.key}' is used by presets: {', '.join(users)}." if users else None
+
+    def delete_model(self, request: HttpRequest, obj: Credential) -> None:
+        credential_delete(credential=obj, actor=self.actor(request))
+
+
+# --- presets --------------------------------------------------------------------------
+class PresetForm(ServiceModelForm):
+    class Meta:
+        model = Preset
+        fields = ["workspace", "key", *PRESET_FIELDS]
+
+    def call_service(self) -> Preset:
+        data = self.cleaned_data
+        if self.instance.pk is None:
+            fields = {field: data[field] for field in PRESET_FIELDS if field in data}
+            return preset_create(workspace=data["workspace"], key=data["key"], actor=self.actor, **fields)
+        return preset_update(preset=self.instance, actor=self.actor, **self.changed_values(PRESET_FIELDS))
+
+
+@admin.register(Preset)
+class PresetAdmin(WorkspaceScopedAdmin):
+    form = PresetForm
+    add_verb = change_verb = delete_verb = Verb.PUBLISH
+    list_display = ["key", "name", "workspace", "provider_name", "model", "is_active", "agent_count"]
+    list_filter = ["workspace", "provider_name", "is_active"]
+    list_select_related = ["workspace"]
+    search_fields = ["key", "name", "model"]
+    actions = ["make_default"]
+
+    def get_queryset(self, request: HttpRequest) -> models.QuerySet:
+        return super().get_queryset(request).annotate(agent_count=Count("agents"))
+
+    @admin.display(description="agents", ordering="agent_count")
+    def agent_count(self, obj: Preset) -> int:
+        return obj.agent_count
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Preset | None = None) -> list[str]:
+        return ["workspace", "key", "is_active"] if obj else ["is_active"]
+
+    def formfield_for_foreignkey(self, db_field: models.Field, request: HttpRequest, **kwargs: object) -> object:
+        if db_field.name == "credential":
+            workspace_ids = self.actor(request).workspace_ids(self.add_verb)
+            queryset = Credential.objects.defer("ciphertext")
+            kwargs["queryset"] = queryset if workspace_ids is None else queryset.filter(workspace_id__in=workspace_ids)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def has_publish_permission(self, request: HttpRequest) -> bool:
+        return self.allowed(request, Verb.PUBLISH)
+
+    @admin.action(description="Make the selected preset the workspace's default", permissions=["publish"])
+    def make_default(self, request: HttpRequest, queryset: models.QuerySet) -> None:
+        for preset in queryset:
+            try:
+                preset_activate(preset=preset, actor=self.actor(request))
+                self.message_user(request, f"'{preset.key}' is now the default of workspace '{preset.workspace}'.")
+            except (ApplicationError, PermissionDenied, ValidationError) as exc:
+                self.message_user(request, f"{preset.key}: {exc}", level="error")
+
+    def deletion_refusal(self, request: HttpRequest, obj: Preset) -> str | None:
+        dependents = preset_dependents(obj)
+        return f"Preset '{obj.key}' is used by {', '.join(dependents)}." if dependents else None
+
+    def delete_model(self, request: HttpRequest, obj: Preset) -> None:
+        preset_delete(preset=obj, actor=self.actor(request))
+
+
+# --- shared skills --------------------------------------------------------------------
+class SkillForm(ServiceModelForm):
+    class Meta:
+        model = Skill
+        fields = ["workspace", "key", "title", "body"]
+
+    def call_service(self) -> Skill:
+        data = self.cleaned_data
+        return skill_create(
+            workspace=data["workspace"], key=data["key"], title=data["title"], body=data["body"], actor=self.actor
+        )
+
+
+@admin.register(Skill)
+class SkillAdmin(WorkspaceScopedAdmin):
+    form = SkillForm
+    add_verb = Verb.PROPOSE
+    list_display = ["key", "title", "workspace", "updated_at"]
+    list_filter = ["workspace"]
+    list_select_related = ["workspace"]
+    search_fields = ["key", "title", "body"]
+
+    def has_change_permission(self, request: HttpRequest, obj: Skill | None = None) -> bool:
+        # Editing a shared skill changes agents, so it goes through proposals.
+        return False
+
+
+# --- agents ---------------------------------------------------------------------------
+class ReadOnlyInline(admin.TabularInline):
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: models.Model | None = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: models.Model | None = None) -> bool:
+        return False
+
+
+class AgentSectionInline(ReadOnlyInline):
+    model = AgentSection
+    fields = readonly_fields = ["position", "key", "title", "body", "enabled"]
+
+
+class AgentSkillInline(ReadOnlyInline):
+    model = AgentSkill
+    fields = readonly_fields = ["position", "key", "title", "body", "shared"]
+
+
+class AgentForm(ServiceModelForm):
+    class Meta:
+        model = Agent
+        fields = ["workspace", "key", *AGENT_FIELDS]
+
+    def call_service(self) -> Agent:
+        data = self.cleaned_data
+        if self.instance.pk is None:
+            return agent_create(
+                workspace=data["workspace"],
+                key=data["key"],
+                name=data["name"],
+                description=data["description"],
+                preset=data["preset"],
+                actor=self.actor,
+            )
+        return agent_update(agent=self.instance, actor=self.actor, **self.changed_values(AGENT_FIELDS))
+
+
+@admin.register(Agent)
+class AgentAdmin(WorkspaceScopedAdmin):
+    form = AgentForm
+    add_verb = change_verb = delete_verb = Verb.PUBLISH
+    list_display = ["key", "name", "workspace", "preset", "is_active", "live_version_number", "updated_at"]
+    list_filter = ["workspace", "is_active"]
+    list_select_related = ["workspace", "preset", "live_version"]
+    search_fields = ["key", "name", "description"]
+    autocomplete_fields = ["preset"]
+    inlines = [AgentSectionInline, AgentSkillInline]
+    profile_fields = [
+        "live_version_number",
+        "is_builtin",
+        "identity_name",
+        "role",
+        "language",
+        "goals_list",
+        "persona",
+        "system_prompt",
+        "onboarding",
+        "allowed_tool_names",
+        "runtime_policy_json",
+        "rendered_prompt",
+    ]
+
+    def get_queryset(self, request: HttpRequest) -> models.QuerySet:
+        return super().get_queryset(request).select_related("live_version")
+
+    def get_fieldsets(self, request: HttpRequest, obj: Agent | None = None) -> list:
+        if obj is None:
+            return [(None, {"fields": ["workspace", "key", *AGENT_FIELDS]})]
+        return [
+            (None, {"fields": ["workspace", "key", *AGENT_FIELDS]}),
+            ("What the agent is told (live version, read-only)", {"fields": self.profile_fields}),
+        ]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Agent | None = None) -> list[str]:
+        return ["workspace", "key", *self.profile_fields] if obj else []
+
+    def get_inlines(self, request: HttpRequest, obj: Agent | None) -> list:
+        return self.inlines if obj else []
+
+    @admin.display(description="live version")
+    def live_version_number(self, obj: Agent) -> str:
+        return f"v{obj.live_version.number}" if obj.live_version else "—"
+
+    @admin.display(description="goals")
+    def goals_list(self, obj: Agent) -> str:
+        return "; ".join(obj.goals) or "—"
+
+    @admin.display(description="runtime policy")
+    def runtime_policy_json(self, obj: Agent) -> str:
+        return pretty_json(obj.runtime_policy)
+
+    @admin.display(description="rendered system prompt (first turn)")
+    def rendered_prompt(self, obj: Agent) -> str:
+        prefix = render_prefix(obj.live_version.snapshot, first_turn=True) if obj.live_version else ""
+        return format_html("<pre style='white-space:pre-wrap;max-width:60em'>{}</pre>", prefix)
+
+    def deletion_refusal(self, request: HttpRequest, obj: Agent) -> str | None:
+        if obj.is_builtin:
+            return f"Agent '{obj.key}' is built in and cannot be deleted; disable it instead."
+        dependents = agent_dependents(obj)
+        return f"Agent '{obj.key}' is used: {'; '.join(dependents)}." if dependents else None
+
+    def delete_model(self, request: HttpRequest, obj: Agent) -> None:
+        agent_delete(agent=obj, actor=self.actor(request))
+
+
+# --- versions (read-only here; the review desk builds on it) ---------------------------
+@admin.register(PromptVersion)
+class PromptVersionAdmin(WorkspaceScopedAdmin):
+    add_verb = change_verb = delete_verb = Verb.MANAGE
+    list_display = ["agent", "number", "status", "source", "reason", "created_at", "reviewed_by"]
+    list_filter = ["workspace", "status"]
+    list_select_related = ["agent", "reviewed_by"]
+    search_fields = ["agent__key", "source", "reason"]
+    readonly_fields = [
+        "workspace",
+        "agent",
+        "number",
+        "status",
+        "source",
+        "reason",
+        "proposed_by",
+        "base_version",
+        "reviewed_by",
+        "reviewed_at",
+        "review_note",
+        "content_hash",
+        "rendered_prompt",
+        "snapshot_json",
+        "created_at",
+    ]
+    exclude = ["snapshot", "proposer_identity"]
+
+    def get_queryset(self, request: HttpRequest) -> models.QuerySet:
+        return super().get_queryset(request).defer("snapshot")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: PromptVersion | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: PromptVersion | None = None) -> bool:
+        return False
+
+    @admin.display(description="snapshot")
+    def snapshot_json(self, obj: PromptVersion) -> str:
+        return pretty_json(obj.snapshot)
+
+    @admin.display(description="rendered system prompt (first turn)")
+    def rendered_prompt(self, obj: PromptVersion) -> str:
+        return format_html(
+            "<pre style='white-space:pre-wrap;max-width:60em'>{}</pre>", render_prefix(obj.snapshot, first_turn=True)
+        )

@@ -1,0 +1,124 @@
+"""Demo agents for the embedded default: two presets, a shared skill, three agents
+with real-looking French G3 profiles. Idempotent: existing rows are left alone."""
+
+from __future__ import annotations
+
+from agents.models import Agent, Preset, Skill
+from agents.services import agent_create, preset_create, skill_as_snapshot_entry, skill_create
+from aihummer.demo import DemoContext
+
+HOUSE_STYLE = {
+    "key": "style-maison",
+    "title": "Style maison",
+    "body": (
+        "Écris en français clair, phrases courtes, voix active. Pas de jargon sans définition. "
+        "Cite tes sources quand tu affirmes un fait. Termine par une question si une décision reste à prendre."
+    ),
+}
+
+DEMO_AGENTS = [
+    {
+        "key": "redacteur",
+        "name": "Rédacteur",
+        "description": "Rédige des brouillons d'articles et de notes internes.",
+        "identity": {
+            "name": "Camille",
+            "role": "Rédactrice de l'équipe communication",
+            "persona": "Curieuse, précise, attentive au lecteur pressé. Elle préfère un exemple concret à une abstraction.",
+            "language": "fr",
+            "goals": ["Produire un premier jet publiable", "Respecter le style maison"],
+        },
+        "sections": [
+            ("methode", "Méthode", "Commence par un plan en trois points, puis rédige chaque partie en 150 mots au plus."),
+            ("sources", "Sources", "N'invente jamais de chiffre. Signale [à vérifier] toute donnée sans source."),
+            ("format", "Format", "Titre, chapeau de deux phrases, intertitres, conclusion actionnable."),
+        ],
+        "onboarding": "Présente-toi en une phrase et demande le public visé et la longueur souhaitée.",
+    },
+    {
+        "key": "critique",
+        "name": "Critique",
+        "description": "Relit un texte et en donne une évaluation argumentée.",
+        "identity": {
+            "name": "Hugo",
+            "role": "Relecteur exigeant",
+            "persona": "Direct mais bienveillant. Il justifie chaque remarque et propose toujours une correction.",
+            "language": "fr",
+            "goals": ["Repérer les erreurs factuelles", "Améliorer la clarté"],
+        },
+        "sections": [
+            ("grille", "Grille d'évaluation", "Note sur 5 : exactitude, clarté, structure, ton. Une phrase par critère."),
+            ("priorites", "Priorités", "Classe tes remarques de la plus grave à la plus légère ; trois au maximum."),
+            ("limites", "Limites", "Ne réécris pas tout le texte : propose des corrections ciblées."),
+        ],
+        "onboarding": "Demande quel type de texte tu relis et pour quel public.",
+    },
+    {
+        "key": "support",
+        "name": "Support client",
+        "description": "Répond aux questions des clients sur le produit.",
+        "identity": {
+            "name": "Inès",
+            "role": "Conseillère support niveau 1",
+            "persona": "Patiente, chaleureuse, rassurante. Elle reformule la demande avant de répondre.",
+            "language": "fr",
+            "goals": ["Résoudre au premier contact", "Escalader ce qui dépasse le niveau 1"],
+        },
+        "sections": [
+            ("accueil", "Accueil", "Salue le client par son nom s'il est connu, reformule sa demande en une phrase."),
+            ("escalade", "Escalade", "Remboursements, données personnelles, incidents de sécurité : transmets à un humain."),
+            ("cloture", "Clôture", "Vérifie que la réponse convient et rappelle comment nous recontacter."),
+        ],
+        "onboarding": "Souhaite la bienvenue et demande le numéro de commande si la question porte sur une commande.",
+    },
+]
+
+
+def demo_snapshot(spec: dict, shared_skill: Skill) -> dict:
+    return {
+        "identity": spec["identity"],
+        "sections": [{"key": k, "title": t, "body": b} for k, t, b in spec["sections"]],
+        "onboarding": spec["onboarding"],
+        "skills": [skill_as_snapshot_entry(shared_skill)],
+        "runtime_policy": {},
+        "allowed_tool_names": [],
+    }
+
+
+def seed_agents(context: DemoContext) -> None:
+    workspace, operator = context.workspace, context.operator
+    if not Preset.all_objects.filter(workspace=workspace, key="echo").exists():
+        preset_create(
+            workspace=workspace,
+            actor=operator,
+            key="echo",
+            name="Echo (hors ligne)",
+            provider_name="echo",
+            model="echo-1",
+            is_active=True,
+        )
+    if not Preset.all_objects.filter(workspace=workspace, key="gemini-flash").exists():
+        preset_create(
+            workspace=workspace,
+            actor=operator,
+            key="gemini-flash",
+            name="Gemini 2.5 Flash",
+            provider_name="gemini",
+            model="gemini-2.5-flash",
+            temperature=0.7,
+        )
+    skill = Skill.objects.filter(workspace=workspace, key=HOUSE_STYLE["key"]).first() or skill_create(
+        workspace=workspace, actor=operator, **HOUSE_STYLE
+    )
+    for spec in DEMO_AGENTS:
+        if Agent.all_objects.filter(workspace=workspace, key=spec["key"]).exists():
+            continue
+        agent_create(
+            workspace=workspace,
+            actor=operator,
+            key=spec["key"],
+            name=spec["name"],
+            description=spec["description"],
+            snapshot=demo_snapshot(spec, skill),
+        )
+    context.lines.append(f"  {Agent.objects.filter(workspace=workspace).count()} agents, default preset 'echo'.")

@@ -1,0 +1,310 @@
+"""Agents and what they are told: credentials, presets, shared skills, agents with
+their G3 profile projection, and the immutable prompt versions behind it."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import F, Q
+from simple_history.models import HistoricalRecords
+
+from aihummer.models import KEY_VALIDATOR, TimeStampedModel, Workspace
+from sandbox.models import SandboxedModel, SandboxQuerySet, VisibleManager
+
+
+class Credential(TimeStampedModel):
+    """A secret (an API key for a provider), encrypted at rest and never shown again."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="credentials")
+    key = models.CharField(max_length=50, validators=[KEY_VALIDATOR])
+    name = models.CharField(max_length=200, blank=True)
+    ciphertext = models.TextField(editable=False)
+    fingerprint = models.CharField(max_length=8, editable=False)
+
+    # The ciphertext stays out of history: old ciphertexts would outlive key rotation.
+    history = HistoricalRecords(excluded_fields=["ciphertext"])
+
+    class Meta:
+        ordering = ["workspace__slug", "key"]
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "key"], name="agents_credential_unique_key"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key} (set, {self.fingerprint})"
+
+    def __repr__(self) -> str:
+        return f"<Credential {self.key}: set, fingerprint {self.fingerprint}>"
+
+
+class PresetQuerySet(SandboxQuerySet):
+    def for_workspace(self, workspace: Workspace) -> PresetQuerySet:
+        return self.filter(workspace=workspace)
+
+    def active(self) -> PresetQuerySet:
+        return self.filter(is_active=True)
+
+
+class Preset(SandboxedModel, TimeStampedModel):
+    """A model configuration; the active preset is the workspace's default."""
+
+    class Provider(models.TextChoices):
+        OPENAI = "openai", "OpenAI or compatible"
+        ANTHROPIC = "anthropic", "Anthropic"
+        GEMINI = "gemini", "Google Gemini"
+        ECHO = "echo", "Echo (offline)"
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="presets")
+    key = models.CharField(max_length=50, validators=[KEY_VALIDATOR])
+    name = models.CharField(max_length=200)
+    provider_name = models.CharField("provider", max_length=20, choices=Provider.choices)
+    base_url = models.URLField(
+        blank=True, help_text="OpenAI-compatible servers only (Ollama, vLLM, LM Studio…); empty: the vendor's API."
+    )
+    model = models.CharField(max_length=100)
+    temperature = models.FloatField(default=1.0, validators=[MinValueValidator(0.0), MaxValueValidator(2.0)])
+    top_p = models.FloatField(default=0.95, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)])
+    max_output_tokens = models.PositiveIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(1)], help_text="Empty: the model's own maximum."
+    )
+    timeout_seconds = models.PositiveIntegerField(default=60, validators=[MinValueValidator(1), MaxValueValidator(600)])
+    streaming_enabled = models.BooleanField(default=False)
+    credential = models.ForeignKey(
+        Credential, null=True, blank=True, on_delete=models.PROTECT, related_name="presets", help_text="The API key."
+    )
+    is_active = models.BooleanField(
+        "default", default=False, help_text="The workspace's default preset, used by agents without their own."
+    )
+
+    objects = VisibleManager.from_queryset(PresetQuerySet)()
+    all_objects = models.Manager.from_queryset(PresetQuerySet)()
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["workspace__slug", "key"]
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "key"], name="agents_preset_unique_key"),
+            models.UniqueConstraint(
+                fields=["workspace"], condition=Q(is_active=True), name="agents_preset_one_active_per_workspace"
+            ),
+            models.CheckConstraint(
+                condition=~Q(is_sandbox=True, is_active=True), name="agents_preset_sandbox_never_active"
+            ),
+            models.CheckConstraint(
+                condition=Q(provider_name__in=["openai", "anthropic", "gemini", "echo"]),
+                name="agents_preset_provider_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(temperature__gte=0, temperature__lte=2), name="agents_preset_temperature_range"
+            ),
+            models.CheckConstraint(condition=Q(top_p__gte=0, top_p__lte=1), name="agents_preset_top_p_range"),
+            models.CheckConstraint(
+                condition=Q(timeout_seconds__gte=1, timeout_seconds__lte=600), name="agents_preset_timeout_range"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key} ({self.provider_name}:{self.model})"
+
+    def clean(self) -> None:
+        from agents.catalog import validate_model
+
+        if self.provider_name in self.Provider.values and self.model:
+            info = validate_model(self.provider_name, self.model, base_url=self.base_url)
+            if info and self.max_output_tokens and self.max_output_tokens > info.max_output_tokens:
+                raise ValidationError(
+                    {"max_output_tokens": f"{self.model} answers with at most {info.max_output_tokens} tokens."}
+                )
+        if self.is_sandbox and self.is_active:
+            raise ValidationError({"is_active": "A sandbox preset is never the workspace's default."})
+
+
+class Skill(TimeStampedModel):
+    """A shared skill: a block of instructions several agents can carry (by value)."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="skills")
+    key = models.CharField(max_length=50, validators=[KEY_VALIDATOR])
+    title = models.CharField(max_length=200)
+    body = models.TextField()
+
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["workspace__slug", "key"]
+        constraints = [models.UniqueConstraint(fields=["workspace", "key"], name="agents_skill_unique_key")]
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class AgentQuerySet(SandboxQuerySet):
+    def for_workspace(self, workspace: Workspace) -> AgentQuerySet:
+        return self.filter(workspace=workspace)
+
+
+class Agent(SandboxedModel, TimeStampedModel):
+    """An agent. The profile fields below are a projection of its live version's
+    snapshot, written only when a version goes live."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="agents")
+    key = models.CharField(max_length=50, validators=[KEY_VALIDATOR])
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    preset = models.ForeignKey(
+        Preset,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="agents",
+        help_text="Empty: the workspace's default preset at run time.",
+    )
+    is_active = models.BooleanField("enabled", default=True)
+    is_builtin = models.BooleanField(default=False, editable=False)
+    live_version = models.OneToOneField(
+        "PromptVersion",
+        null=True,
+        blank=True,
+        # RESTRICT, not PROTECT: deleting the agent may delete its live version with it.
+        on_delete=models.RESTRICT,
+        related_name="live_for",
+        editable=False,
+    )
+
+    # Projection of the live snapshot (agents.snapshot); never edited directly.
+    identity_name = models.CharField(max_length=200, blank=True, editable=False)
+    role = models.CharField(max_length=500, blank=True, editable=False)
+    persona = models.TextField(blank=True, editable=False)
+    language = models.CharField(max_length=35, blank=True, editable=False)
+    goals = models.JSONField(default=list, blank=True, editable=False)
+    system_prompt = models.TextField(null=True, blank=True, editable=False)
+    onboarding = models.TextField(blank=True, editable=False)
+    allowed_tool_names = models.JSONField(default=list, blank=True, editable=False)
+    runtime_policy = models.JSONField(
+        default=dict,
+        blank=True,
+        editable=False,
+        help_text="session, memory_flush and interaction are stored and validated only, until conversations exist.",
+    )
+
+    objects = VisibleManager.from_queryset(AgentQuerySet)()
+    all_objects = models.Manager.from_queryset(AgentQuerySet)()
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["workspace__slug", "key"]
+        constraints = [models.UniqueConstraint(fields=["workspace", "key"], name="agents_agent_unique_key")]
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class AgentSection(TimeStampedModel):
+    """One named, ordered block of an agent's profile (projection of the live snapshot)."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="sections")
+    key = models.CharField(max_length=50, validators=[KEY_VALIDATOR])
+    title = models.CharField(max_length=200, blank=True)
+    body = models.TextField(blank=True)
+    position = models.PositiveIntegerField()
+    enabled = models.BooleanField(default=True)
+
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["agent", "position"]
+        constraints = [models.UniqueConstraint(fields=["agent", "key"], name="agents_agentsection_unique_key")]
+
+    def __str__(self) -> str:
+        return f"{self.agent.key}/{self.key}"
+
+
+class AgentSkill(TimeStampedModel):
+    """A skill as the live snapshot carries it: copied by value, shared or the agent's own."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="skills")
+    key = models.CharField(max_length=50, validators=[KEY_VALIDATOR])
+    title = models.CharField(max_length=200, blank=True)
+    body = models.TextField(blank=True)
+    shared = models.BooleanField(default=False)
+    position = models.PositiveIntegerField()
+
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["agent", "position"]
+        constraints = [models.UniqueConstraint(fields=["agent", "key"], name="agents_agentskill_unique_key")]
+
+    def __str__(self) -> str:
+        return f"{self.agent.key}/{self.key}"
+
+
+class PromptVersionQuerySet(SandboxQuerySet):
+    def pending(self) -> PromptVersionQuerySet:
+        return self.filter(status=PromptVersion.Status.PENDING)
+
+    def for_workspace(self, workspace: Workspace) -> PromptVersionQuerySet:
+        return self.filter(workspace=workspace)
+
+
+class PromptVersion(SandboxedModel, TimeStampedModel):
+    """An immutable snapshot of what an agent is told, numbered per agent."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        APPROVED = "approved", "Approved"
+        REJECTED = "rejected", "Rejected"
+        WITHDRAWN = "withdrawn", "Withdrawn"
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="prompt_versions")
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    snapshot = models.JSONField()
+    content_hash = models.CharField(max_length=64)
+    source = models.CharField(max_length=200, help_text="Who proposed it, through what: admin:alice, mcp:ci/claude…")
+    reason = models.TextField(blank=True)
+    proposed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # Four eyes compares this: the proposing person, or the key when no person owns it.
+    proposer_identity = models.CharField(max_length=120)
+    base_version = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+", help_text="Live when proposed."
+    )
+    reviewed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    review_note = models.TextField(blank=True)
+
+    objects = VisibleManager.from_queryset(PromptVersionQuerySet)()
+    all_objects = models.Manager.from_queryset(PromptVersionQuerySet)()
+    # The snapshot never changes, so history records only the decision fields.
+    history = HistoricalRecords(excluded_fields=["snapshot"])
+
+    class Meta:
+        ordering = ["agent", "-number"]
+        constraints = [
+            models.UniqueConstraint(fields=["agent", "number"], name="agents_promptversion_unique_number"),
+            models.CheckConstraint(
+                condition=Q(status__in=["pending", "approved", "rejected", "withdrawn"]),
+                name="agents_promptversion_status_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(status="pending", reviewed_at__isnull=True)
+                | (~Q(status="pending") & Q(reviewed_at__isnull=False)),
+                name="agents_promptversion_decided_iff_reviewed_at",
+            ),
+            models.CheckConstraint(condition=Q(number__gte=1), name="agents_promptversion_number_positive"),
+            models.CheckConstraint(condition=~Q(base_version=F("id")), name="agents_promptversion_base_not_self"),
+        ]
+        indexes = [models.Index(fields=["workspace", "status"], name="agents_pv_workspace_status")]
+
+    def __str__(self) -> str:
+        return f"{self.agent.key} v{self.number} ({self.status})"
+
+    @property
+    def is_pending(self) -> bool:
+        return self.status == self.Status.PENDING

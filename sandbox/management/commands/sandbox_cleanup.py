@@ -1,0 +1,22 @@
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from aihummer.actors import Actor
+from aihummer.models import Workspace
+from sandbox.services import sandbox_cleanup
+
+
+class Command(BaseCommand):
+    help = "Delete every sandbox row of a workspace (runs, workflows, agents, presets); debug logs are kept."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--workspace", required=True, help="workspace slug")
+
+    def handle(self, *args: object, **options: str) -> None:
+        workspace = Workspace.objects.filter(slug=options["workspace"]).first()
+        if workspace is None:
+            raise CommandError(f"No workspace '{options['workspace']}'.")
+        counts = sandbox_cleanup(workspace=workspace, actor=Actor.for_operator())
+        summary = ", ".join(f"{count} {name}(s)" for name, count in counts.items())
+        self.stdout.write(f"Deleted from '{workspace.slug}': {summary}.")
