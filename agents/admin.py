@@ -93,6 +93,10 @@ class CredentialAdmin(WorkspaceScopedAdmin):
 
 # --- presets --------------------------------------------------------------------------
 class PresetForm(ServiceModelForm):
+    base_url = forms.URLField(
+        required=False, assume_scheme="https", help_text=Preset._meta.get_field("base_url").help_text
+    )
+
     class Meta:
         model = Preset
         fields = ["workspace", "key", *PRESET_FIELDS]

@@ -3,9 +3,11 @@ with real-looking French G3 profiles. Idempotent: existing rows are left alone."
 
 from __future__ import annotations
 
-from agents.models import Agent, Preset, Skill
-from agents.services import agent_create, preset_create, skill_as_snapshot_entry, skill_create
+from agents.models import Agent, Preset, PromptVersion, Skill
+from agents.services import agent_create, preset_create, prompt_version_propose, skill_as_snapshot_entry, skill_create
+from aihummer.actors import Actor
 from aihummer.demo import DemoContext
+from aihummer.models import ApiKey
 
 HOUSE_STYLE = {
     "key": "style-maison",
@@ -29,7 +31,11 @@ DEMO_AGENTS = [
             "goals": ["Produire un premier jet publiable", "Respecter le style maison"],
         },
         "sections": [
-            ("methode", "Méthode", "Commence par un plan en trois points, puis rédige chaque partie en 150 mots au plus."),
+            (
+                "methode",
+                "Méthode",
+                "Commence par un plan en trois points, puis rédige chaque partie en 150 mots au plus.",
+            ),
             ("sources", "Sources", "N'invente jamais de chiffre. Signale [à vérifier] toute donnée sans source."),
             ("format", "Format", "Titre, chapeau de deux phrases, intertitres, conclusion actionnable."),
         ],
@@ -47,7 +53,11 @@ DEMO_AGENTS = [
             "goals": ["Repérer les erreurs factuelles", "Améliorer la clarté"],
         },
         "sections": [
-            ("grille", "Grille d'évaluation", "Note sur 5 : exactitude, clarté, structure, ton. Une phrase par critère."),
+            (
+                "grille",
+                "Grille d'évaluation",
+                "Note sur 5 : exactitude, clarté, structure, ton. Une phrase par critère.",
+            ),
             ("priorites", "Priorités", "Classe tes remarques de la plus grave à la plus légère ; trois au maximum."),
             ("limites", "Limites", "Ne réécris pas tout le texte : propose des corrections ciblées."),
         ],
@@ -66,7 +76,11 @@ DEMO_AGENTS = [
         },
         "sections": [
             ("accueil", "Accueil", "Salue le client par son nom s'il est connu, reformule sa demande en une phrase."),
-            ("escalade", "Escalade", "Remboursements, données personnelles, incidents de sécurité : transmets à un humain."),
+            (
+                "escalade",
+                "Escalade",
+                "Remboursements, données personnelles, incidents de sécurité : transmets à un humain.",
+            ),
             ("cloture", "Clôture", "Vérifie que la réponse convient et rappelle comment nous recontacter."),
         ],
         "onboarding": "Souhaite la bienvenue et demande le numéro de commande si la question porte sur une commande.",
@@ -122,3 +136,66 @@ def seed_agents(context: DemoContext) -> None:
             snapshot=demo_snapshot(spec, skill),
         )
     context.lines.append(f"  {Agent.objects.filter(workspace=workspace).count()} agents, default preset 'echo'.")
+
+
+def seed_proposals(context: DemoContext) -> None:
+    """A few pending proposals from different sources, one of them stale, so a
+    reviewer has something to look at. Skipped once any proposal exists."""
+    workspace = context.workspace
+    if PromptVersion.all_objects.filter(workspace=workspace).exclude(number=1).exists():
+        return
+    agents = {agent.key: agent for agent in Agent.objects.filter(workspace=workspace)}
+    alice = Actor.for_user(context.people["alice"])
+    admin = Actor.for_user(context.people["admin"])
+    api_key = ApiKey.objects.get(workspace=workspace, name="demo-cli")
+
+    # Stale: alice proposes against critique v1, then an admin publishes v3 directly.
+    critique_sections = agents["critique"].live_version.snapshot["sections"]
+    prompt_version_propose(
+        agent=agents["critique"],
+        actor=alice,
+        reason="Limiter la note à trois critères",
+        changes={
+            "sections": [
+                {**critique_sections[0], "body": "Note sur 5 : exactitude, clarté, ton."},
+                *critique_sections[1:],
+            ]
+        },
+    )
+    prompt_version_propose(
+        agent=agents["critique"],
+        actor=admin,
+        mode="live",
+        reason="Objectif ajouté après la revue trimestrielle",
+        changes={"identity": {"goals": ["Repérer les erreurs factuelles", "Améliorer la clarté", "Rester bref"]}},
+    )
+    redacteur_sections = agents["redacteur"].live_version.snapshot["sections"]
+    prompt_version_propose(
+        agent=agents["redacteur"],
+        actor=alice,
+        reason="Les brouillons étaient trop longs",
+        changes={
+            "sections": [
+                *redacteur_sections,
+                {"key": "longueur", "title": "Longueur", "body": "800 mots au plus, sauf demande contraire."},
+            ]
+        },
+    )
+    prompt_version_propose(
+        agent=agents["support"],
+        actor=Actor.for_api_key(api_key, surface="api"),
+        reason="Synchronisé depuis le guide support v2",
+        changes={"onboarding": "Souhaite la bienvenue, présente-toi et demande le numéro de commande ou de ticket."},
+    )
+    prompt_version_propose(
+        agent=agents["support"],
+        actor=Actor.for_agent(agents["support"], on_behalf_of=alice),
+        reason="Les clients trouvent mes réponses trop formelles.",
+        changes={
+            "identity": {
+                "persona": "Patiente et chaleureuse, un ton simple et direct. Elle reformule la demande avant de répondre."
+            }
+        },
+    )
+    pending = PromptVersion.objects.filter(workspace=workspace, status=PromptVersion.Status.PENDING).count()
+    context.lines.append(f"  {pending} proposals wait for review (one of them stale): log in as bob to decide.")

@@ -7,17 +7,19 @@ need PUBLISH (or SANDBOX for sandbox rows, which no person ever sees).
 
 from __future__ import annotations
 
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.mail import send_mass_mail
 from django.db import IntegrityError, models, transaction
 from django.utils import timezone
 
 from agents import vault
 from agents.models import Agent, AgentSection, AgentSkill, Credential, Preset, PromptVersion, Skill
-from agents.snapshot import content_hash, is_empty_prompt, normalize_snapshot
+from agents.snapshot import SNAPSHOT_KEYS, apply_changes, content_hash, is_empty_prompt, normalize_snapshot
 from aihummer.actors import Actor, Verb
-from aihummer.exceptions import ApplicationError
+from aihummer.exceptions import AlreadyDecided, ApplicationError, NotFound
 from aihummer.history import stamp
-from aihummer.models import Workspace
+from aihummer.models import Membership, User, Workspace
+from aihummer.tasks import enqueue
 
 MAX_SECRET_CHARS = 10_000
 PRESET_FIELDS = (
@@ -438,3 +440,285 @@ def _sync_projection(
 def agent_snapshot(agent: Agent) -> dict:
     """The live snapshot of `agent`."""
     return agent.live_version.snapshot
+
+
+# --- the approval queue ---------------------------------------------------------------
+class IdenticalToLive(ApplicationError):
+    """A proposal that would change nothing: nothing is recorded."""
+
+
+class StaleProposal(ApplicationError):
+    """The live version moved since the proposal was made; approval needs confirmation."""
+
+
+PROPOSAL_MODES = ("pending", "live")
+# What an agent may never change about itself, whoever it acts for.
+AGENT_SELF_EDIT_FORBIDDEN = ("allowed_tool_names", "runtime_policy")
+
+
+def _require_visible(actor: Actor, workspace: Workspace, noun: str = "agent") -> None:
+    # Another workspace's row answers exactly as a missing one.
+    if not actor.belongs_to(workspace):
+        raise NotFound(f"Unknown {noun}.")
+
+
+def _identity_label(actor: Actor) -> str:
+    return ":".join(map(str, actor.identity))
+
+
+def prompt_version_propose(
+    *, agent: Agent, changes: dict, actor: Actor, reason: str = "", mode: str = "pending"
+) -> PromptVersion:
+    """Record a change to what `agent` is told: the only way a snapshot changes.
+
+    `changes` maps snapshot keys to their whole new value (`identity` merges per field;
+    `sections` is the full ordered list). `pending` leaves the live agent untouched
+    until a person approves; `live` applies at once and needs the publish right. A
+    sandbox agent's changes apply at once (nobody could review a hidden row). A change
+    identical to live records nothing (IdenticalToLive); one identical to the
+    proposer's own open proposal returns that proposal.
+    """
+    if mode not in PROPOSAL_MODES:
+        raise ValidationError({"mode": f"Unknown mode '{mode}'; use pending or live."})
+    _require_visible(actor, agent.workspace)
+    actor.require(Verb.SANDBOX if agent.is_sandbox else Verb.PROPOSE, agent.workspace)
+    applies_now = agent.is_sandbox or mode == "live"
+    if mode == "live" and not agent.is_sandbox:
+        actor.require(Verb.PUBLISH, agent.workspace)
+        if agent.workspace.every_change_needs_review:
+            raise PermissionDenied(
+                f"Workspace '{agent.workspace.slug}' requires a second person for every change: "
+                "propose it (mode pending)."
+            )
+    with transaction.atomic():
+        # The agent's row lock serialises proposals and decisions on one agent.
+        agent = Agent.all_objects.select_for_update(of=("self",)).select_related("live_version").get(pk=agent.pk)
+        live = agent.live_version
+        snapshot = apply_changes(live.snapshot, changes)
+        if is_empty_prompt(snapshot):
+            raise ValidationError(
+                {"snapshot": "The agent would be told nothing: give an identity, sections or a prompt."}
+            )
+        if actor.kind == Actor.AGENT:
+            touched = [key for key in AGENT_SELF_EDIT_FORBIDDEN if snapshot[key] != live.snapshot[key]]
+            if touched:
+                raise PermissionDenied(
+                    f"An agent may not change its own {' or '.join(touched)}: a person must propose that."
+                )
+        digest = content_hash(snapshot)
+        if digest == live.content_hash:
+            raise IdenticalToLive(f"Identical to live version {live.number}; nothing recorded.")
+        if not applies_now:
+            duplicate = (
+                PromptVersion.all_objects.pending()
+                .filter(agent=agent, content_hash=digest, proposer_identity=_identity_label(actor))
+                .first()
+            )
+            if duplicate is not None:
+                return duplicate
+        status = PromptVersion.Status.APPROVED if applies_now else PromptVersion.Status.PENDING
+        version = version_record(
+            agent=agent, snapshot=snapshot, actor=actor, status=status, reason=reason, base_version=live
+        )
+        if applies_now:
+            version.review_note = "applied directly" if not agent.is_sandbox else "sandbox: applied directly"
+            version.save(update_fields=["review_note", "updated_at"])
+            version_go_live(agent=agent, version=version, actor=actor)
+        else:
+            _notify(version, "proposed")
+    return version
+
+
+def prompt_version_approve(
+    *, version: PromptVersion, actor: Actor, note: str = "", confirm_stale: bool = False
+) -> PromptVersion:
+    """Approve a pending proposal and put it live. The reviewer is never the proposer;
+    a stale proposal (the live version moved since) needs `confirm_stale=True`."""
+    return _decide(version=version, actor=actor, note=note, confirm_stale=confirm_stale, approve=True)
+
+
+def prompt_version_reject(*, version: PromptVersion, actor: Actor, note: str) -> PromptVersion:
+    """Reject a pending proposal; it is never applied. A note saying why is required."""
+    if not isinstance(note, str) or not note.strip():
+        raise ValidationError({"note": "Say why you reject it: the proposer reads this note."})
+    return _decide(version=version, actor=actor, note=note, confirm_stale=True, approve=False)
+
+
+def _decide(*, version: PromptVersion, actor: Actor, note: str, confirm_stale: bool, approve: bool) -> PromptVersion:
+    _require_visible(actor, version.workspace, "version")
+    actor.require(Verb.DECIDE, version.workspace)
+    with transaction.atomic():
+        # Agent first, then version, always in this order: two reviewers deciding at
+        # once serialise on the agent, and the second sees the first's decision.
+        agent = Agent.all_objects.select_for_update().get(pk=version.agent_id)
+        version = PromptVersion.all_objects.select_for_update().get(pk=version.pk)
+        _require_pending(version)
+        if _identity_label(actor) == version.proposer_identity:
+            raise PermissionDenied("You proposed this version: another person must decide it (four eyes).")
+        if approve and not confirm_stale and agent.live_version_id != version.base_version_id:
+            reverted = [f"v{v.number}" for v in prompt_version_reverts(version)]
+            raise StaleProposal(
+                f"Version {version.number} was proposed against v{version.base_version.number}, but the live version "
+                f"moved since; approving would revert {', '.join(reverted) or 'later changes'}. Confirm to approve.",
+                extra={"reverts": reverted},
+            )
+        version.status = PromptVersion.Status.APPROVED if approve else PromptVersion.Status.REJECTED
+        version.reviewed_by = actor.person
+        version.reviewed_at = timezone.now()
+        version.review_note = note.strip()
+        stamp(version, actor=actor, reason=version.status)
+        version.save(update_fields=["status", "reviewed_by", "reviewed_at", "review_note", "updated_at"])
+        if approve:
+            version_go_live(agent=agent, version=version, actor=actor)
+        _notify(version, "decided")
+    return version
+
+
+def prompt_version_withdraw(*, version: PromptVersion, actor: Actor) -> PromptVersion:
+    """The proposer takes back their pending proposal."""
+    _require_visible(actor, version.workspace, "version")
+    actor.require(Verb.WITHDRAW, version.workspace)
+    with transaction.atomic():
+        Agent.all_objects.select_for_update().get(pk=version.agent_id)
+        version = PromptVersion.all_objects.select_for_update().get(pk=version.pk)
+        _require_pending(version)
+        if _identity_label(actor) != version.proposer_identity:
+            raise PermissionDenied("Only the proposer may withdraw a proposal; reviewers reject it instead.")
+        version.status = PromptVersion.Status.WITHDRAWN
+        version.reviewed_at = timezone.now()
+        stamp(version, actor=actor, reason="withdrawn")
+        version.save(update_fields=["status", "reviewed_at", "updated_at"])
+    return version
+
+
+def _require_pending(version: PromptVersion) -> None:
+    if version.is_pending:
+        return
+    by = f" by {version.reviewed_by.get_username()}" if version.reviewed_by else ""
+    raise AlreadyDecided(
+        f"Version {version.number} of '{version.agent.key}' was already {version.status}{by} "
+        f"at {version.reviewed_at:%Y-%m-%d %H:%M:%S} UTC."
+    )
+
+
+def prompt_version_reverts(version: PromptVersion) -> list[PromptVersion]:
+    """The versions that went live after `version` was proposed: approving it would
+    undo them. Empty when the proposal is not stale."""
+    if version.agent.live_version_id == version.base_version_id:
+        return []
+    return list(
+        PromptVersion.all_objects.filter(
+            agent_id=version.agent_id, status=PromptVersion.Status.APPROVED, reviewed_at__gt=version.created_at
+        )
+        .exclude(pk=version.pk)
+        .order_by("reviewed_at")
+    )
+
+
+def prompt_version_restore(
+    *, version: PromptVersion, actor: Actor, reason: str = "", mode: str = "pending"
+) -> PromptVersion:
+    """Propose (or, with publish and `live`, apply) an old snapshot as a new version.
+    History is never rewritten: the old version stays as it was."""
+    _require_visible(actor, version.workspace, "version")
+    changes = {key: version.snapshot[key] for key in SNAPSHOT_KEYS}
+    label = f"restore of v{version.number}"
+    return prompt_version_propose(
+        agent=version.agent, changes=changes, actor=actor, reason=f"{label}: {reason}" if reason else label, mode=mode
+    )
+
+
+def agent_clone(*, version: PromptVersion, actor: Actor, key: str, name: str, description: str = "") -> Agent:
+    """A new agent from any version of another (policy, tools and skills included),
+    with its own version 1."""
+    _require_visible(actor, version.workspace, "version")
+    source = version.agent
+    return agent_create(
+        workspace=source.workspace,
+        actor=actor,
+        key=key,
+        name=name,
+        description=description or source.description,
+        preset=source.preset,
+        snapshot=version.snapshot,
+        is_sandbox=source.is_sandbox,
+        reason=f"clone of {source.key} v{version.number}",
+    )
+
+
+def skill_update(
+    *, skill: Skill, actor: Actor, title: str | None = None, body: str | None = None, reason: str = ""
+) -> list[PromptVersion]:
+    """Edit a shared skill and propose the new text to every agent that carries it,
+    one proposal each, so no live agent changes without review. Returns them."""
+    _require_visible(actor, skill.workspace, "skill")
+    actor.require(Verb.PROPOSE, skill.workspace)
+    with transaction.atomic():
+        skill = Skill.objects.select_for_update().get(pk=skill.pk)
+        skill.title = skill.title if title is None else title
+        skill.body = skill.body if body is None else body
+        skill.full_clean(validate_unique=False, validate_constraints=False)
+        stamp(skill, actor=actor, reason=reason or "updated")
+        skill.save()
+        entry = skill_as_snapshot_entry(skill)
+        # all_objects: sandbox agents carry shared skills too (their changes apply at once).
+        carriers = Agent.all_objects.filter(
+            workspace_id=skill.workspace_id, skills__key=skill.key, skills__shared=True
+        ).order_by("pk")
+        proposals = []
+        for agent in carriers.select_related("live_version", "workspace"):
+            skills = [
+                entry if s["key"] == skill.key and s["shared"] else s for s in agent.live_version.snapshot["skills"]
+            ]
+            try:
+                proposals.append(
+                    prompt_version_propose(
+                        agent=agent,
+                        changes={"skills": skills},
+                        actor=actor,
+                        reason=reason or f"shared skill '{skill.key}' updated",
+                    )
+                )
+            except IdenticalToLive:
+                continue
+    return proposals
+
+
+def _notify(version: PromptVersion, event: str) -> None:
+    from agents.tasks import prompt_version_notify_task
+
+    enqueue(prompt_version_notify_task, version.pk, event)
+
+
+def prompt_version_notify(*, version_id: int, event: str) -> int:
+    """E-mail the workspace's reviewers (but not the proposer) about a new proposal,
+    or the proposer about a decision. Returns the number of messages sent."""
+    version = PromptVersion.all_objects.select_related("agent", "workspace", "proposed_by", "reviewed_by").get(
+        pk=version_id
+    )
+    if event == "proposed":
+        reviewers = User.objects.filter(
+            is_active=True,
+            memberships__workspace_id=version.workspace_id,
+            memberships__role__in=[Membership.Role.REVIEWER, Membership.Role.ADMIN],
+        ).exclude(email="")
+        if version.proposed_by_id:
+            reviewers = reviewers.exclude(pk=version.proposed_by_id)
+        subject = f"[AiHummer] {version.agent.key} v{version.number} waits for review"
+        body = (
+            f"{version.source} proposed a change to '{version.agent.key}' in '{version.workspace.slug}'.\n\n"
+            f"Reason: {version.reason or '—'}"
+        )
+        recipients = list(reviewers.order_by("pk").values_list("email", flat=True))
+    elif event == "decided":
+        proposer = version.proposed_by
+        if proposer is None or not proposer.email:
+            return 0
+        decided_by = version.reviewed_by.get_username() if version.reviewed_by else "someone"
+        subject = f"[AiHummer] {version.agent.key} v{version.number} was {version.status}"
+        body = f"{decided_by} {version.status} your proposal.\n\nNote: {version.review_note or '—'}"
+        recipients = [proposer.email]
+    else:
+        raise ValueError(f"Unknown notification event {event!r}.")
+    messages = [(subject, body, None, [email]) for email in recipients]
+    return send_mass_mail(messages, fail_silently=False) if messages else 0

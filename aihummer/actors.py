@@ -232,6 +232,15 @@ class Actor:
             return f"API key '{key.name}' lacks the '{scope}' scope needed for {phrase}."
         return None
 
+    def belongs_to(self, workspace: Workspace) -> bool:
+        """Whether `workspace` exists for this actor at all (whatever it may do there);
+        outside it, rows answer as missing ones."""
+        if self.kind == self.AGENT:
+            return self.on_behalf_of.belongs_to(workspace)
+        if self.kind == self.API_KEY:
+            return self.api_key.workspace_id == workspace.pk and not self.api_key.is_revoked
+        return self.role_in(workspace) is not None
+
     def can(self, verb: Verb, workspace: Workspace) -> bool:
         return self.refusal(verb, workspace) is None
 

@@ -77,6 +77,6 @@ def seed_workspace() -> DemoContext:
 def demo_seeders() -> list[Callable[[DemoContext], None]]:
     """Each app's demo data, in dependency order (imported here, not at module load,
     because apps import aihummer, never the reverse)."""
-    from agents.demo import seed_agents
+    from agents.demo import seed_agents, seed_proposals
 
-    return [seed_agents]
+    return [seed_agents, seed_proposals]

@@ -28,3 +28,9 @@ def validation_error_detail(error: DjangoValidationError) -> dict | list:
     if hasattr(error, "error_dict"):
         return {field: [str(m) for m in messages] for field, messages in error.message_dict.items()}
     return {"non_field_errors": list(error.messages)}
+
+
+class NotFound(ApplicationError):
+    """A row the actor cannot see: answered exactly like one that does not exist."""
+
+    status_code = 404

@@ -1,0 +1,11 @@
+"""Celery tasks of the agents app: thin wrappers that take ids and call services."""
+
+from celery import shared_task
+
+
+@shared_task(name="agents.prompt_version_notify")
+def prompt_version_notify_task(version_id: int, event: str) -> int:
+    """E-mail reviewers about a proposal, or its proposer about a decision."""
+    from agents.services import prompt_version_notify
+
+    return prompt_version_notify(version_id=version_id, event=event)
