@@ -8,9 +8,11 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import models
 from django.db.models import Count
 from django.http import HttpRequest
+from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils.html import format_html
 
-from agents.models import Agent, AgentSection, AgentSkill, Credential, Preset, PromptVersion, Skill
+from agents.models import Agent, AgentSection, AgentSkill, AgentTurn, Credential, Preset, PromptVersion, Skill
 from agents.rendering import render_prefix
 from agents.services import (
     AGENT_FIELDS,
@@ -341,3 +343,90 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
         return format_html(
             "<pre style='white-space:pre-wrap;max-width:60em'>{}</pre>", render_prefix(obj.snapshot, first_turn=True)
         )
+
+
+# --- turns and their debug logs (read-only) -------------------------------------------
+@admin.register(AgentTurn)
+class AgentTurnAdmin(WorkspaceScopedAdmin):
+    list_display = ["__str__", "agent_key", "version_number", "status", "dry_run", "model", "cost_usd", "started_at"]
+    list_filter = ["workspace", "status", "dry_run"]
+    list_select_related = ["workspace"]
+    search_fields = ["agent_key", "message", "answer", "actor_source"]
+    readonly_fields = [
+        "workspace",
+        "agent_link",
+        "version_number",
+        "parent",
+        "depth",
+        "actor_source",
+        "dry_run",
+        "status",
+        "provider_name",
+        "model",
+        "message_text",
+        "answer_text",
+        "error",
+        "model_calls",
+        "input_tokens",
+        "cached_input_tokens",
+        "output_tokens",
+        "cost_usd",
+        "prefix_hash",
+        "started_at",
+        "finished_at",
+        "calls",
+    ]
+    fieldsets = [
+        (None, {"fields": ["workspace", "agent_link", "version_number", "parent", "depth", "actor_source", "dry_run"]}),
+        ("Outcome", {"fields": ["status", "message_text", "answer_text", "error"]}),
+        (
+            "Usage",
+            {
+                "fields": [
+                    "provider_name",
+                    "model",
+                    "model_calls",
+                    "input_tokens",
+                    "cached_input_tokens",
+                    "output_tokens",
+                    "cost_usd",
+                    "prefix_hash",
+                    "started_at",
+                    "finished_at",
+                ]
+            },
+        ),
+        ("Model calls", {"fields": ["calls"]}),
+    ]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: AgentTurn | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: AgentTurn | None = None) -> bool:
+        return False
+
+    @admin.display(description="agent")
+    def agent_link(self, obj: AgentTurn) -> str:
+        if obj.agent_id is None:
+            return f"{obj.agent_key} (deleted)"
+        url = reverse("admin:agents_agent_change", args=[obj.agent_id])
+        return format_html('<a href="{}">{}</a>', url, obj.agent_key)
+
+    @admin.display(description="message")
+    def message_text(self, obj: AgentTurn) -> str:
+        return format_html("<pre style='white-space:pre-wrap'>{}</pre>", obj.message)
+
+    @admin.display(description="answer")
+    def answer_text(self, obj: AgentTurn) -> str:
+        return format_html("<pre style='white-space:pre-wrap'>{}</pre>", obj.answer)
+
+    @admin.display(description="")
+    def calls(self, obj: AgentTurn) -> str:
+        logs = list(obj.debug_logs.all())
+        for log in logs:
+            log.parameters_json = json.dumps(log.parameters, indent=2, ensure_ascii=False)
+            log.response_json = json.dumps(log.response, indent=2, ensure_ascii=False)
+        return render_to_string("admin/agents/debug_logs.html", {"logs": logs})

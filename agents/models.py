@@ -308,3 +308,106 @@ class PromptVersion(SandboxedModel, TimeStampedModel):
     @property
     def is_pending(self) -> bool:
         return self.status == self.Status.PENDING
+
+
+class AgentTurnQuerySet(SandboxQuerySet):
+    def for_workspace(self, workspace: Workspace) -> AgentTurnQuerySet:
+        return self.filter(workspace=workspace)
+
+
+class AgentTurn(SandboxedModel):
+    """One agent turn: a message in, tool calls, an answer out. An execution record:
+    no history, and it outlives the agent it describes (nullable link, copied keys)."""
+
+    class Status(models.TextChoices):
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="agent_turns")
+    agent = models.ForeignKey(Agent, null=True, blank=True, on_delete=models.SET_NULL, related_name="turns")
+    agent_key = models.CharField(max_length=50)
+    version = models.ForeignKey(PromptVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="turns")
+    version_number = models.PositiveIntegerField(null=True, blank=True)
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children")
+    depth = models.PositiveSmallIntegerField(default=0)
+    actor_source = models.CharField(max_length=200)
+    started_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    dry_run = models.BooleanField(default=False, help_text="Side-effect tools were recorded, not executed.")
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.RUNNING)
+    provider_name = models.CharField(max_length=20, blank=True)
+    model = models.CharField(max_length=100, blank=True)
+    message = models.TextField()
+    answer = models.TextField(blank=True)
+    error = models.TextField(blank=True)
+    model_calls = models.PositiveIntegerField(default=0)
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    cached_input_tokens = models.PositiveIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    prefix_hash = models.CharField(max_length=64, blank=True)
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = VisibleManager.from_queryset(AgentTurnQuerySet)()
+    all_objects = models.Manager.from_queryset(AgentTurnQuerySet)()
+
+    class Meta:
+        ordering = ["-started_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=["running", "succeeded", "failed"]), name="agents_agentturn_status_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.agent_key} turn {self.pk} ({self.status})"
+
+    @property
+    def latency_ms(self) -> int | None:
+        if self.finished_at is None:
+            return None
+        return int((self.finished_at - self.started_at).total_seconds() * 1000)
+
+
+class DebugLog(SandboxedModel):
+    """One model call of a turn, as sent and as answered: secrets redacted, bodies
+    bounded. Kept when the agent or turn's subject is deleted."""
+
+    turn = models.ForeignKey(AgentTurn, on_delete=models.CASCADE, related_name="debug_logs")
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="debug_logs")
+    agent_key = models.CharField(max_length=50)
+    sequence = models.PositiveIntegerField()
+    provider_name = models.CharField(max_length=20)
+    model = models.CharField(max_length=100)
+    system_prompt = models.TextField(blank=True)
+    messages = models.JSONField(default=list)
+    tools_offered = models.JSONField(default=list)
+    parameters = models.JSONField(default=dict)
+    response = models.JSONField(default=dict)
+    tool_calls = models.JSONField(
+        default=list, help_text="Requested calls and what became of each (ran, dry run, refused)."
+    )
+    finish_reason = models.CharField(max_length=30, blank=True)
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    cached_input_tokens = models.PositiveIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    latency_ms = models.PositiveIntegerField(default=0)
+    prefix_hash = models.CharField(max_length=64)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = VisibleManager.from_queryset(SandboxQuerySet)()
+    all_objects = models.Manager.from_queryset(SandboxQuerySet)()
+
+    class Meta:
+        ordering = ["turn", "sequence"]
+        constraints = [
+            models.UniqueConstraint(fields=["turn", "sequence"], name="agents_debuglog_unique_sequence"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.agent_key} call {self.sequence} of turn {self.turn_id}"

@@ -186,6 +186,8 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 AIHUMMER_SUBAGENT_MAX_DEPTH = env.int("AIHUMMER_SUBAGENT_MAX_DEPTH", 2, minimum=0, maximum=4)
 AIHUMMER_SUBAGENT_TIMEOUT_SEC = env.int("AIHUMMER_SUBAGENT_TIMEOUT_SEC", 600, minimum=1, maximum=48 * 3600)
 AIHUMMER_MODEL_CATALOG_EXTRA = env.str("AIHUMMER_MODEL_CATALOG_EXTRA")  # path to a JSON file of extra models
+AIHUMMER_TURN_TIMEOUT_SEC = env.int("AIHUMMER_TURN_TIMEOUT_SEC", 900, minimum=1, maximum=48 * 3600)
+AIHUMMER_DEBUG_MAX_CHARS = env.int("AIHUMMER_DEBUG_MAX_CHARS", 20_000, minimum=1_000, maximum=1_000_000)
 # Bounds on what an agent is told (checked by agents.snapshot when a snapshot is validated).
 AIHUMMER_MAX_SECTIONS = env.int("AIHUMMER_MAX_SECTIONS", 40, minimum=1, maximum=500)
 AIHUMMER_MAX_SKILLS = env.int("AIHUMMER_MAX_SKILLS", 30, minimum=0, maximum=500)

@@ -1,0 +1,435 @@
+"""The agent runtime: one turn = render the snapshot, call the model, run the tools it
+asks for, feed the results back, until a final answer or the iteration limit.
+
+Every model call is recorded as a DebugLog. Nothing here holds a database transaction
+across a provider call: rows are written before and after, each in autocommit.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import replace
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import connection
+from django.db.models import F
+from django.utils import timezone
+
+from agents import catalog, vault
+from agents.debug import redact
+from agents.models import Agent, AgentTurn, DebugLog, Preset, PromptVersion
+from agents.policy import RuntimePolicy, parse_runtime_policy
+from agents.providers import get_provider
+from agents.providers.base import Message, ModelRequest, ModelResponse, ProviderError, ToolCall, Usage
+from agents.rendering import render_system_prompt
+from agents.services import preset_resolve
+from agents.tools import REGISTRY, ToolError, TurnContext, available_tools
+from aihummer.actors import Actor, Verb
+
+logger = logging.getLogger(__name__)
+CHARS_PER_TOKEN = 4
+
+
+class TurnFailed(Exception):
+    """Ends a turn with this message as its error (a clear, expected failure)."""
+
+
+def estimate_tokens(text: str) -> int:
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+# --- entry points ---------------------------------------------------------------------
+def agent_turn_run(
+    *,
+    agent: Agent,
+    message: str,
+    actor: Actor,
+    version: PromptVersion | None = None,
+    context: dict | None = None,
+    dry_run: bool = False,
+) -> AgentTurn:
+    """Run one turn of `agent` (its live version, or `version`) on `message`.
+
+    Returns the finished AgentTurn: `succeeded` with an answer, or `failed` with an
+    error that says what to fix. Refuses (PermissionDenied) before anything runs when
+    the actor may not run agents here.
+    """
+    actor.require(Verb.SANDBOX if agent.is_sandbox else Verb.RUN, agent.workspace)
+    if version is not None and version.agent_id != agent.pk:
+        raise ValidationError({"version": f"Version {version.pk} is not a version of agent '{agent.key}'."})
+    if not isinstance(message, str) or not message.strip():
+        raise ValidationError({"message": "Give a message for the agent."})
+    deadline = time.monotonic() + settings.AIHUMMER_TURN_TIMEOUT_SEC
+    return _run_turn(
+        agent=agent,
+        version=version or agent.live_version,
+        message=message,
+        actor=actor,
+        context=context,
+        dry_run=dry_run,
+        parent=None,
+        depth=0,
+        depth_limit=settings.AIHUMMER_SUBAGENT_MAX_DEPTH,
+        deadline=deadline,
+    )
+
+
+def agent_run_test(*, agent: Agent, message: str, actor: Actor, version: PromptVersion | None = None) -> AgentTurn:
+    """Try an agent (live or any stored version) without side effects: self-edit and
+    delegate calls are recorded in the debug log, not executed."""
+    return agent_turn_run(agent=agent, message=message, actor=actor, version=version, dry_run=True)
+
+
+# --- the loop -------------------------------------------------------------------------
+def _run_turn(
+    *,
+    agent: Agent,
+    version: PromptVersion,
+    message: str,
+    actor: Actor,
+    context: dict | None,
+    dry_run: bool,
+    parent: AgentTurn | None,
+    depth: int,
+    depth_limit: int,
+    deadline: float,
+) -> AgentTurn:
+    turn = AgentTurn.all_objects.create(
+        workspace_id=agent.workspace_id,
+        agent=agent,
+        agent_key=agent.key,
+        version=version,
+        version_number=version.number,
+        parent=parent,
+        depth=depth,
+        actor_source=actor.source,
+        started_by=actor.person,
+        dry_run=dry_run,
+        message=message,
+        is_sandbox=agent.is_sandbox,
+    )
+    status, answer, error = AgentTurn.Status.FAILED, "", ""
+    try:
+        answer = _loop(turn, agent, version, message, actor, context, dry_run, depth, depth_limit, deadline)
+        status = AgentTurn.Status.SUCCEEDED
+    except TurnFailed as exc:
+        error = str(exc)
+    except Exception as exc:  # a bug must still leave a readable, finished turn
+        logger.exception("Turn %s of agent %s failed unexpectedly", turn.pk, agent.key)
+        error = f"Internal error ({type(exc).__name__}); it was logged."
+    turn.refresh_from_db()  # totals were summed in the database, call by call
+    turn.status, turn.answer, turn.error, turn.finished_at = status, answer, error, timezone.now()
+    turn.save(update_fields=["status", "answer", "error", "finished_at"])
+    return turn
+
+
+def _loop(
+    turn: AgentTurn,
+    agent: Agent,
+    version: PromptVersion,
+    message: str,
+    actor: Actor,
+    context: dict | None,
+    dry_run: bool,
+    depth: int,
+    depth_limit: int,
+    deadline: float,
+) -> str:
+    snapshot = version.snapshot
+    policy = parse_runtime_policy(snapshot["runtime_policy"])
+    preset = preset_resolve(agent=agent)
+    if preset is None:
+        raise TurnFailed(
+            f"Agent '{agent.key}' has no preset and workspace '{agent.workspace.slug}' has no default preset."
+        )
+    api_key = _api_key(preset)
+    provider = get_provider(preset.provider_name)
+    model_info = catalog.get_model(preset.provider_name, preset.model)
+    rendered = render_system_prompt(snapshot, first_turn=True, today=timezone.localdate(), context=context)
+    tools = available_tools(snapshot["allowed_tool_names"])
+    tool_context = TurnContext(
+        agent=agent,
+        version=version,
+        actor=actor,
+        turn=turn,
+        policy=policy,
+        depth=depth,
+        deadline=deadline,
+        dry_run=dry_run,
+        depth_limit=min(depth_limit, policy.children.max_depth),
+    )
+    AgentTurn.all_objects.filter(pk=turn.pk).update(
+        provider_name=preset.provider_name, model=preset.model, prefix_hash=rendered.prefix_hash
+    )
+    messages: list[Message] = [Message(role="user", content=message)]
+    for sequence in range(1, policy.max_iterations + 1):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TurnFailed("The turn ran out of time before a final answer.")
+        prepared, dropped = prepare_messages(messages, policy, rendered.text, model_info)
+        volatile = rendered.volatile
+        if dropped:
+            volatile += f"\n[{dropped} earlier tool exchange(s) were dropped to fit runtime_policy.context.]"
+        request = ModelRequest(
+            model=preset.model,
+            system_prefix=rendered.prefix,
+            system_volatile=volatile.strip(),
+            messages=tuple(prepared),
+            tools=tuple(tool.spec() for tool in tools),
+            temperature=preset.temperature,
+            top_p=preset.top_p,
+            max_output_tokens=preset.max_output_tokens,
+            timeout_seconds=min(preset.timeout_seconds, remaining),
+            reasoning_effort=policy.app.reasoning_effort,
+            service_tier=policy.app.service_tier,
+            base_url=preset.base_url,
+            stream=preset.streaming_enabled,
+            api_key=api_key,
+        )
+        log, response = _call_model(turn, provider, request, sequence, rendered.prefix_hash, model_info, [api_key])
+        if response is None:
+            raise TurnFailed(log.error)
+        if not response.tool_calls:
+            return response.text
+        messages.append(Message(role="assistant", content=response.text, tool_calls=response.tool_calls))
+        results = _run_tools(tool_context, response.tool_calls, {tool.name for tool in tools})
+        messages.extend(result for result, _ in results)
+        log.tool_calls = redact([outcome for _, outcome in results], [api_key])
+        log.save(update_fields=["tool_calls"])
+    raise TurnFailed(
+        f"Stopped after {policy.max_iterations} model calls without a final answer "
+        f"(runtime_policy.max_iterations = {policy.max_iterations})."
+    )
+
+
+def _api_key(preset: Preset) -> str:
+    if preset.provider_name == Preset.Provider.ECHO:
+        return ""
+    if preset.credential is None:
+        raise TurnFailed(f"Preset '{preset.key}' has no credential: set its API key in the admin.")
+    try:
+        return vault.decrypt(preset.credential.ciphertext)
+    except vault.VaultError as exc:
+        raise TurnFailed(f"Credential '{preset.credential.key}': {exc}") from None
+
+
+def _call_model(
+    turn: AgentTurn,
+    provider: object,
+    request: ModelRequest,
+    sequence: int,
+    prefix_hash: str,
+    model_info: catalog.ModelInfo | None,
+    secrets: list[str],
+) -> tuple[DebugLog, ModelResponse | None]:
+    started = time.monotonic()
+    response, error = None, ""
+    try:
+        response = provider.complete(request)
+    except ProviderError as exc:
+        error = f"Provider error ({exc.kind}): {exc.message}"
+    latency_ms = int((time.monotonic() - started) * 1000)
+    usage = response.usage if response else Usage()
+    cost = catalog.cost_usd(
+        model_info,
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cached_input_tokens=usage.cached_input_tokens,
+    )
+    log = DebugLog.all_objects.create(
+        turn=turn,
+        workspace_id=turn.workspace_id,
+        agent_key=turn.agent_key,
+        sequence=sequence,
+        provider_name=turn.provider_name or getattr(provider, "name", ""),
+        model=request.model,
+        system_prompt=redact(request.system_text, secrets),
+        messages=redact([_message_dict(m) for m in request.messages], secrets),
+        tools_offered=[
+            {"name": t.name, "description": t.description, "parameters": t.parameters} for t in request.tools
+        ],
+        parameters=request.parameters(),
+        response=redact(response.raw if response else {}, secrets),
+        finish_reason=response.finish_reason if response else "error",
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cached_input_tokens=usage.cached_input_tokens,
+        cost_usd=cost,
+        latency_ms=latency_ms,
+        prefix_hash=prefix_hash,
+        error=redact(error, secrets),
+        is_sandbox=turn.is_sandbox,
+    )
+    # F() sums: child turns running in threads update their own rows, never these.
+    AgentTurn.all_objects.filter(pk=turn.pk).update(
+        model_calls=F("model_calls") + 1,
+        input_tokens=F("input_tokens") + usage.input_tokens,
+        output_tokens=F("output_tokens") + usage.output_tokens,
+        cached_input_tokens=F("cached_input_tokens") + usage.cached_input_tokens,
+        cost_usd=F("cost_usd") + cost,
+    )
+    return log, response
+
+
+def _message_dict(message: Message) -> dict:
+    data = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        data["tool_calls"] = [{"id": c.id, "name": c.name, "arguments": c.raw_arguments} for c in message.tool_calls]
+    if message.tool_call_id:
+        data["tool_call_id"] = message.tool_call_id
+        data["tool_name"] = message.tool_name
+    return data
+
+
+# --- tools ----------------------------------------------------------------------------
+def _run_tools(context: TurnContext, calls: tuple[ToolCall, ...], offered: set[str]) -> list[tuple[Message, dict]]:
+    """Run each requested call (delegations in a bounded pool); every outcome, even
+    a refusal, goes back to the model as a tool result, never as an exception."""
+    delegations = [call for call in calls if call.name == "delegate" and call.name in offered and not context.dry_run]
+    outcomes: dict[str, tuple[Message, dict]] = {}
+    if len(delegations) > 1:
+        workers = min(context.policy.children.max_concurrent, len(delegations))
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"turn{context.turn.pk}") as pool:
+            futures = {
+                call.id: pool.submit(_in_own_connection, _run_tool, context, call, offered) for call in delegations
+            }
+            for call_id, future in futures.items():
+                try:
+                    outcomes[call_id] = future.result(timeout=max(context.deadline - time.monotonic(), 0.001))
+                except FutureTimeout:
+                    call = next(c for c in delegations if c.id == call_id)
+                    outcomes[call_id] = _tool_result(call, "The delegated agent did not answer in time.", "timeout")
+    return [outcomes.get(call.id) or _run_tool(context, call, offered) for call in calls]
+
+
+def _in_own_connection(function: object, *args: object) -> object:
+    try:
+        return function(*args)
+    finally:
+        connection.close()  # a pool thread's connection must not outlive its task
+
+
+def _run_tool(context: TurnContext, call: ToolCall, offered: set[str]) -> tuple[Message, dict]:
+    if call.name not in offered:
+        return _tool_result(call, f"Unknown tool '{call.name}': use only the tools you were given.", "refused")
+    tool = REGISTRY[call.name]()
+    if call.arguments is None:
+        return _tool_result(call, f"Malformed arguments for '{call.name}': send a JSON object.", "refused")
+    try:
+        arguments = tool.parse(call.arguments)
+        if tool.has_side_effects and context.dry_run:
+            return _tool_result(call, f"[dry run] '{call.name}' was recorded, not executed.", "dry_run")
+        return _tool_result(call, tool.run(context, arguments), "ran")
+    except ToolError as exc:
+        return _tool_result(call, str(exc), "refused")
+
+
+def _tool_result(call: ToolCall, text: str, outcome: str) -> tuple[Message, dict]:
+    message = Message(
+        role="tool", content=text, tool_call_id=call.id, tool_name=call.name, is_error=outcome in ("refused", "timeout")
+    )
+    record = {"id": call.id, "name": call.name, "arguments": call.raw_arguments, "outcome": outcome, "result": text}
+    return message, record
+
+
+def delegate_to(context: TurnContext, *, agent_key: str, message: str) -> str:
+    """Run a child agent in-process within `runtime_policy.children` and the global
+    limits; its answer (or why it failed) is the tool's result."""
+    children = context.policy.children
+    child_depth = context.depth + 1
+    if child_depth > context.depth_limit:
+        raise ToolError(
+            f"Delegation refused: depth {child_depth} exceeds the limit of {context.depth_limit} "
+            "(runtime_policy.children.max_depth and AIHUMMER_SUBAGENT_MAX_DEPTH)."
+        )
+    if context.delegations >= children.max_per_parent:
+        raise ToolError(
+            f"Delegation refused: at most {children.max_per_parent} per turn (runtime_policy.children.max_per_parent)."
+        )
+    if children.allowed_agents and agent_key not in children.allowed_agents:
+        raise ToolError(f"Delegation refused: '{agent_key}' is not in runtime_policy.children.allowed_agents.")
+    # all_objects: a sandbox parent delegates to sandbox agents; a real one never does.
+    child = (
+        Agent.all_objects.select_related("live_version", "workspace", "preset")
+        .filter(workspace_id=context.agent.workspace_id, key=agent_key, is_active=True)
+        .filter(is_sandbox__in=[False, context.agent.is_sandbox])
+        .first()
+    )
+    if child is None:
+        raise ToolError(f"Delegation refused: no enabled agent '{agent_key}' in this workspace.")
+    context.delegations += 1
+    timeout = min(children.timeout_seconds, settings.AIHUMMER_SUBAGENT_TIMEOUT_SEC)
+    deadline = min(context.deadline, time.monotonic() + timeout)
+    child_turn = _run_turn(
+        agent=child,
+        version=child.live_version,
+        message=message,
+        actor=context.actor,
+        context=None,
+        dry_run=context.dry_run,
+        parent=context.turn,
+        depth=child_depth,
+        depth_limit=context.depth_limit,
+        deadline=deadline,
+    )
+    if child_turn.status != AgentTurn.Status.SUCCEEDED:
+        raise ToolError(f"Agent '{agent_key}' failed: {child_turn.error}")
+    return child_turn.answer
+
+
+# --- context budget and pruning -------------------------------------------------------
+def prepare_messages(
+    messages: list[Message], policy: RuntimePolicy, system_text: str, model_info: catalog.ModelInfo | None
+) -> tuple[list[Message], int]:
+    """The messages to send: older tool results trimmed (`pruning`), then the oldest
+    tool exchanges dropped until the history fits its share of the budget (`context`).
+    The user's text is never touched. Returns them and how many exchanges were dropped."""
+    pruned = prune_tool_results(messages, policy)
+    context = policy.context
+    window = min(context.max_tokens, model_info.context_window) if model_info else context.max_tokens
+    input_budget = window - context.reserve_tokens
+    fixed = estimate_tokens(system_text) + estimate_tokens(pruned[0].content)
+    if fixed > input_budget:
+        raise TurnFailed(
+            f"The system prompt and message need about {fixed} tokens, but runtime_policy.context allows "
+            f"{input_budget} (max_tokens {window} minus reserve_tokens {context.reserve_tokens})."
+        )
+    history_budget = min(int(input_budget * context.history_share), input_budget - fixed)
+    exchanges = _exchanges(pruned[1:])
+    dropped = 0
+    while exchanges and sum(estimate_tokens(m.content) + 8 for ex in exchanges for m in ex) > history_budget:
+        exchanges.pop(0)
+        dropped += 1
+    return [pruned[0], *(m for exchange in exchanges for m in exchange)], dropped
+
+
+def prune_tool_results(messages: list[Message], policy: RuntimePolicy) -> list[Message]:
+    """Tool results older than the last `keep_last_tool_results` are cut to
+    `max_tool_result_chars` and marked with the placeholder."""
+    pruning = policy.pruning
+    if not pruning.enabled:
+        return list(messages)
+    tool_indexes = [i for i, m in enumerate(messages) if m.role == "tool"]
+    keep = set(tool_indexes[-pruning.keep_last_tool_results :]) if pruning.keep_last_tool_results else set()
+    return [
+        replace(m, content=f"{m.content[: pruning.max_tool_result_chars]}\n{pruning.placeholder}")
+        if m.role == "tool" and i not in keep and len(m.content) > pruning.max_tool_result_chars
+        else m
+        for i, m in enumerate(messages)
+    ]
+
+
+def _exchanges(history: list[Message]) -> list[list[Message]]:
+    """Group an assistant message with the tool results that answer it."""
+    groups: list[list[Message]] = []
+    for message in history:
+        if message.role == "tool" and groups:
+            groups[-1].append(message)
+        else:
+            groups.append([message])
+    return groups

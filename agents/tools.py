@@ -1,0 +1,188 @@
+"""Tools an agent may call during a turn.
+
+A tool is one small class: a name, a description, a pydantic model for its arguments
+(whose JSON Schema is what the model is shown) and `run()`. Only tools listed in the
+snapshot's `allowed_tool_names` *and* registered here are offered or run. Tools with
+side effects run dry in try-it turns: recorded in the debug log, not executed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from django.core.exceptions import PermissionDenied, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ValidationError as PydanticValidationError
+
+from agents.policy import pydantic_error_messages
+from agents.providers.base import ToolSpec
+from aihummer.actors import Actor
+from aihummer.exceptions import ApplicationError
+
+if TYPE_CHECKING:
+    from agents.models import Agent, AgentTurn, PromptVersion
+    from agents.policy import RuntimePolicy
+
+REGISTRY: dict[str, type[Tool]] = {}
+
+
+class ToolError(Exception):
+    """A tool call that could not be carried out; the message goes back to the model."""
+
+
+@dataclass
+class TurnContext:
+    """What a tool sees of the turn that calls it."""
+
+    agent: Agent
+    version: PromptVersion
+    actor: Actor
+    turn: AgentTurn
+    policy: RuntimePolicy
+    depth: int
+    deadline: float
+    dry_run: bool
+    depth_limit: int = 0
+    delegations: int = 0
+
+
+class Tool:
+    name: ClassVar[str]
+    description: ClassVar[str]
+    Arguments: ClassVar[type[BaseModel]]
+    has_side_effects: ClassVar[bool] = False
+
+    @classmethod
+    def spec(cls) -> ToolSpec:
+        return ToolSpec(name=cls.name, description=cls.description, parameters=cls.Arguments.model_json_schema())
+
+    def parse(self, arguments: dict) -> BaseModel:
+        try:
+            return self.Arguments.model_validate(arguments)
+        except PydanticValidationError as exc:
+            raise ToolError("Invalid arguments: " + "; ".join(pydantic_error_messages(exc))) from None
+
+    def run(self, context: TurnContext, arguments: BaseModel) -> str:
+        raise NotImplementedError
+
+
+def register(tool: type[Tool]) -> type[Tool]:
+    REGISTRY[tool.name] = tool
+    return tool
+
+
+def available_tools(allowed_tool_names: list[str]) -> list[type[Tool]]:
+    return [REGISTRY[name] for name in allowed_tool_names if name in REGISTRY]
+
+
+class _Arguments(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# --- self-edit ------------------------------------------------------------------------
+QUEUED = (
+    "Your proposal is queued for human review as version {number}. Your live instructions do not change until "
+    "a reviewer approves it; continue with the current ones."
+)
+
+
+class SelfEditTool(Tool):
+    """Proposes a change to the calling agent's own prompt, always as pending."""
+
+    has_side_effects = True
+
+    def changes(self, context: TurnContext, arguments: BaseModel) -> dict:
+        raise NotImplementedError
+
+    def run(self, context: TurnContext, arguments: BaseModel) -> str:
+        from agents.services import IdenticalToLive, prompt_version_propose
+
+        try:
+            version = prompt_version_propose(
+                agent=context.agent,
+                changes=self.changes(context, arguments),
+                actor=Actor.for_agent(context.agent, on_behalf_of=context.actor),
+                reason=arguments.reason,
+            )
+        except IdenticalToLive:
+            return "Nothing to propose: this is already what your live instructions say."
+        except ValidationError as exc:
+            raise ToolError("Proposal refused: " + "; ".join(exc.messages)) from None
+        except (PermissionDenied, ApplicationError) as exc:
+            raise ToolError(f"Proposal refused: {exc}") from None
+        return QUEUED.format(number=version.number)
+
+
+@register
+class ProposeSectionEdit(SelfEditTool):
+    name = "propose_section_edit"
+    description = (
+        "Propose a new text for one section of your own instructions (or a new section). A human reviews it; "
+        "nothing changes until then."
+    )
+
+    class Arguments(_Arguments):
+        section_key: str = Field(pattern=r"^[a-z0-9_-]{1,50}$", description="Key of the section to change or add.")
+        body: str = Field(min_length=1, description="The complete new text of the section.")
+        title: str | None = Field(None, max_length=200, description="A title, for a new section.")
+        reason: str = Field(min_length=1, max_length=1000, description="Why this change would help.")
+
+    def changes(self, context: TurnContext, arguments: BaseModel) -> dict:
+        sections = [dict(s) for s in context.agent.live_version.snapshot["sections"]]
+        existing = next((s for s in sections if s["key"] == arguments.section_key), None)
+        if existing is None:
+            sections.append(
+                {
+                    "key": arguments.section_key,
+                    "title": arguments.title or arguments.section_key,
+                    "body": arguments.body,
+                }
+            )
+        else:
+            existing["body"] = arguments.body
+            existing["title"] = arguments.title or existing["title"]
+        return {"sections": sections}
+
+
+@register
+class ProposeOnboardingEdit(SelfEditTool):
+    name = "propose_onboarding_edit"
+    description = "Propose a new onboarding text (what you say on a first turn). A human reviews it."
+
+    class Arguments(_Arguments):
+        onboarding: str = Field(description="The complete new onboarding text.")
+        reason: str = Field(min_length=1, max_length=1000)
+
+    def changes(self, context: TurnContext, arguments: BaseModel) -> dict:
+        return {"onboarding": arguments.onboarding}
+
+
+@register
+class ProposePersonaEdit(SelfEditTool):
+    name = "propose_persona_edit"
+    description = "Propose a new persona (how you come across). A human reviews it."
+
+    class Arguments(_Arguments):
+        persona: str = Field(min_length=1, description="The complete new persona text.")
+        reason: str = Field(min_length=1, max_length=1000)
+
+    def changes(self, context: TurnContext, arguments: BaseModel) -> dict:
+        return {"identity": {"persona": arguments.persona}}
+
+
+# --- delegate -------------------------------------------------------------------------
+@register
+class Delegate(Tool):
+    name = "delegate"
+    description = "Ask another agent of your workspace to handle a task; you get its answer back."
+    has_side_effects = True
+
+    class Arguments(_Arguments):
+        agent: str = Field(pattern=r"^[a-z0-9_-]{1,50}$", description="Key of the agent to delegate to.")
+        message: str = Field(min_length=1, description="What you ask of it, with everything it needs to know.")
+
+    def run(self, context: TurnContext, arguments: BaseModel) -> str:
+        from agents.runtime import delegate_to
+
+        return delegate_to(context, agent_key=arguments.agent, message=arguments.message)
