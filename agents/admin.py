@@ -3,7 +3,7 @@ from __future__ import annotations
 import json
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import models
 from django.db.models import Count
@@ -12,7 +12,8 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.html import format_html
 
-from agents.models import Agent, AgentSection, AgentSkill, AgentTurn, Credential, Preset, PromptVersion, Skill
+from agents.admin_review import AgentDeskMixin, PromptVersionAdmin  # noqa: F401 (registers the queue)
+from agents.models import Agent, AgentSection, AgentSkill, AgentTurn, Credential, Preset, Skill
 from agents.rendering import render_prefix
 from agents.services import (
     AGENT_FIELDS,
@@ -30,6 +31,7 @@ from agents.services import (
     preset_dependents,
     preset_update,
     skill_create,
+    skill_update,
 )
 from aihummer.actors import Verb
 from aihummer.admin_site import ServiceModelForm, WorkspaceScopedAdmin
@@ -166,23 +168,31 @@ class SkillForm(ServiceModelForm):
 
     def call_service(self) -> Skill:
         data = self.cleaned_data
-        return skill_create(
-            workspace=data["workspace"], key=data["key"], title=data["title"], body=data["body"], actor=self.actor
-        )
+        if self.instance.pk is None:
+            return skill_create(
+                workspace=data["workspace"], key=data["key"], title=data["title"], body=data["body"], actor=self.actor
+            )
+        # Agents carry skills by value: the edit reaches them as one proposal each.
+        self.proposals = skill_update(skill=self.instance, title=data["title"], body=data["body"], actor=self.actor)
+        return Skill.objects.get(pk=self.instance.pk)
 
 
 @admin.register(Skill)
 class SkillAdmin(WorkspaceScopedAdmin):
     form = SkillForm
-    add_verb = Verb.PROPOSE
+    add_verb = change_verb = Verb.PROPOSE
     list_display = ["key", "title", "workspace", "updated_at"]
     list_filter = ["workspace"]
     list_select_related = ["workspace"]
     search_fields = ["key", "title", "body"]
 
-    def has_change_permission(self, request: HttpRequest, obj: Skill | None = None) -> bool:
-        # Editing a shared skill changes agents, so it goes through proposals.
-        return False
+    def get_readonly_fields(self, request: HttpRequest, obj: Skill | None = None) -> list[str]:
+        return ["workspace", "key"] if obj else []
+
+    def save_model(self, request: HttpRequest, obj: Skill, form: SkillForm, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        for proposal in getattr(form, "proposals", []):
+            messages.info(request, f"Proposed to {proposal.agent.key} as v{proposal.number} ({proposal.status}).")
 
 
 # --- agents ---------------------------------------------------------------------------
@@ -227,7 +237,7 @@ class AgentForm(ServiceModelForm):
 
 
 @admin.register(Agent)
-class AgentAdmin(WorkspaceScopedAdmin):
+class AgentAdmin(AgentDeskMixin, WorkspaceScopedAdmin):
     form = AgentForm
     add_verb = change_verb = delete_verb = Verb.PUBLISH
     list_display = ["key", "name", "workspace", "preset", "is_active", "live_version_number", "updated_at"]
@@ -293,56 +303,6 @@ class AgentAdmin(WorkspaceScopedAdmin):
 
     def delete_model(self, request: HttpRequest, obj: Agent) -> None:
         agent_delete(agent=obj, actor=self.actor(request))
-
-
-# --- versions (read-only here; the review desk builds on it) ---------------------------
-@admin.register(PromptVersion)
-class PromptVersionAdmin(WorkspaceScopedAdmin):
-    add_verb = change_verb = delete_verb = Verb.MANAGE
-    list_display = ["agent", "number", "status", "source", "reason", "created_at", "reviewed_by"]
-    list_filter = ["workspace", "status"]
-    list_select_related = ["agent", "reviewed_by"]
-    search_fields = ["agent__key", "source", "reason"]
-    readonly_fields = [
-        "workspace",
-        "agent",
-        "number",
-        "status",
-        "source",
-        "reason",
-        "proposed_by",
-        "base_version",
-        "reviewed_by",
-        "reviewed_at",
-        "review_note",
-        "content_hash",
-        "rendered_prompt",
-        "snapshot_json",
-        "created_at",
-    ]
-    exclude = ["snapshot", "proposer_identity"]
-
-    def get_queryset(self, request: HttpRequest) -> models.QuerySet:
-        return super().get_queryset(request).defer("snapshot")
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: PromptVersion | None = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: PromptVersion | None = None) -> bool:
-        return False
-
-    @admin.display(description="snapshot")
-    def snapshot_json(self, obj: PromptVersion) -> str:
-        return pretty_json(obj.snapshot)
-
-    @admin.display(description="rendered system prompt (first turn)")
-    def rendered_prompt(self, obj: PromptVersion) -> str:
-        return format_html(
-            "<pre style='white-space:pre-wrap;max-width:60em'>{}</pre>", render_prefix(obj.snapshot, first_turn=True)
-        )
 
 
 # --- turns and their debug logs (read-only) -------------------------------------------

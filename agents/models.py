@@ -278,6 +278,9 @@ class PromptVersion(SandboxedModel, TimeStampedModel):
     )
     reviewed_at = models.DateTimeField(null=True, blank=True)
     review_note = models.TextField(blank=True)
+    # Computed once against base_version when recorded (the snapshot never changes),
+    # so the queue shows sizes without loading two snapshots per row.
+    diff_stats = models.JSONField(default=dict, editable=False)
 
     objects = VisibleManager.from_queryset(PromptVersionQuerySet)()
     all_objects = models.Manager.from_queryset(PromptVersionQuerySet)()
@@ -308,6 +311,11 @@ class PromptVersion(SandboxedModel, TimeStampedModel):
     @property
     def is_pending(self) -> bool:
         return self.status == self.Status.PENDING
+
+    @property
+    def is_stale(self) -> bool:
+        """Pending, and the live version moved since it was proposed."""
+        return self.is_pending and self.agent.live_version_id != self.base_version_id
 
 
 class AgentTurnQuerySet(SandboxQuerySet):

@@ -13,6 +13,7 @@ from django.db import IntegrityError, models, transaction
 from django.utils import timezone
 
 from agents import vault
+from agents.diff import diff_stats
 from agents.models import Agent, AgentSection, AgentSkill, Credential, Preset, PromptVersion, Skill
 from agents.snapshot import SNAPSHOT_KEYS, apply_changes, content_hash, is_empty_prompt, normalize_snapshot
 from aihummer.actors import Actor, Verb
@@ -387,6 +388,7 @@ def version_record(
         reviewed_by=actor.person if decided else None,
         reviewed_at=timezone.now() if decided else None,
         is_sandbox=agent.is_sandbox,
+        diff_stats=diff_stats(base_version.snapshot if base_version else None, snapshot),
     )
     stamp(version, actor=actor, reason=status)
     version.save()

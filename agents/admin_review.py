@@ -1,0 +1,501 @@
+"""The review desk: the approval queue (PromptVersion changelist), the review page,
+bulk decisions, and on each agent: propose a change, its versions, restore, clone.
+
+Every view re-checks rights through the actor and calls the same services as every
+other surface; these views only parse forms and show results.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.contrib import admin, messages
+from django.contrib.admin import RelatedOnlyFieldListFilter
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import models
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils import timezone
+from django.utils.html import format_html
+from django.utils.timesince import timesince
+
+from agents.diff import snapshot_diff, word_diff
+from agents.forms import (
+    BulkDecisionForm,
+    CloneForm,
+    DecisionForm,
+    ProposeForm,
+    SectionFormSet,
+    SkillFormSet,
+    TryItForm,
+    formset_initial,
+)
+from agents.models import PromptVersion
+from agents.rendering import render_prefix
+from agents.runtime import agent_run_test
+from agents.selectors import agent_get, agent_versions, prompt_version_get
+from agents.services import (
+    IdenticalToLive,
+    agent_clone,
+    prompt_version_approve,
+    prompt_version_propose,
+    prompt_version_reject,
+    prompt_version_restore,
+    prompt_version_reverts,
+)
+from aihummer.actors import Actor, Verb
+from aihummer.admin_site import WorkspaceScopedAdmin
+from aihummer.exceptions import ApplicationError, NotFound
+
+STATUS_COLOURS = {"pending": "#b7791f", "approved": "#2f855a", "rejected": "#c53030", "withdrawn": "#718096"}
+
+
+def status_badge(status: str) -> str:
+    return format_html(
+        '<span class="aih-badge" style="background:{}">{}</span>', STATUS_COLOURS.get(status, "#718096"), status
+    )
+
+
+# --- queue filters --------------------------------------------------------------------
+class StatusFilter(admin.SimpleListFilter):
+    """Pending by default: the queue is what waits for a decision."""
+
+    title = "status"
+    parameter_name = "status"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+        return [*PromptVersion.Status.choices, ("all", "All")]
+
+    def queryset(self, request: HttpRequest, queryset: models.QuerySet) -> models.QuerySet:
+        value = self.value() or PromptVersion.Status.PENDING
+        return queryset if value == "all" else queryset.filter(status=value)
+
+    def choices(self, changelist: object) -> object:
+        selected = self.value() or PromptVersion.Status.PENDING
+        for value, label in self.lookup_choices:
+            yield {
+                "selected": selected == value,
+                "query_string": changelist.get_query_string({self.parameter_name: value}),
+                "display": label,
+            }
+
+
+class SourceKindFilter(admin.SimpleListFilter):
+    title = "source"
+    parameter_name = "source"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+        return [
+            ("admin", "People (admin)"),
+            ("api", "API keys"),
+            ("mcp", "MCP clients"),
+            ("agent", "Agents"),
+            ("cli", "CLI"),
+        ]
+
+    def queryset(self, request: HttpRequest, queryset: models.QuerySet) -> models.QuerySet:
+        return queryset.filter(source__startswith=f"{self.value()}:") if self.value() else queryset
+
+
+class AgeFilter(admin.SimpleListFilter):
+    title = "age"
+    parameter_name = "age"
+    AGES = {"1h": timedelta(hours=1), "1d": timedelta(days=1), "7d": timedelta(days=7)}
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+        return [("1h", "Last hour"), ("1d", "Last day"), ("7d", "Last week"), ("old", "Older than a week")]
+
+    def queryset(self, request: HttpRequest, queryset: models.QuerySet) -> models.QuerySet:
+        now = timezone.now()
+        if self.value() in self.AGES:
+            return queryset.filter(created_at__gte=now - self.AGES[self.value()])
+        if self.value() == "old":
+            return queryset.filter(created_at__lt=now - self.AGES["7d"])
+        return queryset
+
+
+# --- the queue and the review page ----------------------------------------------------
+@admin.register(PromptVersion)
+class PromptVersionAdmin(WorkspaceScopedAdmin):
+    add_verb = change_verb = delete_verb = Verb.MANAGE
+    list_display = ["review_link", "workspace", "source", "short_reason", "age", "stale", "size", "status_badge"]
+    list_display_links = None
+    list_filter = [
+        StatusFilter,
+        ("workspace", RelatedOnlyFieldListFilter),
+        ("agent", RelatedOnlyFieldListFilter),
+        SourceKindFilter,
+        AgeFilter,
+    ]
+    search_fields = ["agent__key", "agent__name", "source", "reason"]
+    ordering = ["created_at"]
+    actions = ["approve_selected", "reject_selected"]
+    list_per_page = 50
+
+    def get_queryset(self, request: HttpRequest) -> models.QuerySet:
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("agent", "workspace", "proposed_by", "reviewed_by", "base_version")
+            .defer("snapshot", "base_version__snapshot")
+        )
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: PromptVersion | None = None) -> bool:
+        return False  # versions are read-only everywhere; decisions go through the review page
+
+    def has_delete_permission(self, request: HttpRequest, obj: PromptVersion | None = None) -> bool:
+        return False
+
+    def has_approve_permission(self, request: HttpRequest) -> bool:
+        return self.allowed(request, Verb.DECIDE)
+
+    # columns
+    @admin.display(description="proposal", ordering="agent__key")
+    def review_link(self, obj: PromptVersion) -> str:
+        url = reverse("admin:agents_promptversion_review", args=[obj.pk])
+        return format_html('<a href="{}">{} v{}</a>', url, obj.agent.key, obj.number)
+
+    @admin.display(description="reason")
+    def short_reason(self, obj: PromptVersion) -> str:
+        return obj.reason if len(obj.reason) <= 80 else f"{obj.reason[:79]}…"
+
+    @admin.display(description="age", ordering="created_at")
+    def age(self, obj: PromptVersion) -> str:
+        return timesince(obj.created_at)
+
+    @admin.display(description="stale", boolean=True)
+    def stale(self, obj: PromptVersion) -> bool | None:
+        return obj.is_stale if obj.is_pending else None
+
+    @admin.display(description="size")
+    def size(self, obj: PromptVersion) -> str:
+        stats = obj.diff_stats or {}
+        return f"{stats.get('changes', 0)} change(s), +{stats.get('added_chars', 0)}/-{stats.get('removed_chars', 0)}"
+
+    @admin.display(description="status", ordering="status")
+    def status_badge(self, obj: PromptVersion) -> str:
+        return status_badge(obj.status)
+
+    # views
+    def get_urls(self) -> list:
+        review = self.admin_site.admin_view(self.review_view)
+        return [path("<path:object_id>/review/", review, name="agents_promptversion_review"), *super().get_urls()]
+
+    def change_view(self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: dict | None = None):
+        # One page per version: the review page, which shows everything and decides.
+        if self.get_queryset(request).filter(pk=unquote(object_id)).exists():
+            return redirect("admin:agents_promptversion_review", object_id)
+        return super().change_view(request, object_id, form_url, extra_context)
+
+    def review_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        actor = self.actor(request)
+        try:
+            version = prompt_version_get(actor=actor, pk=unquote(object_id))
+        except (NotFound, ValueError, ValidationError):
+            raise Http404 from None
+        decision_form, try_form, trials = DecisionForm(), TryItForm(), None
+        if request.method == "POST" and "_try" in request.POST:
+            try_form = TryItForm(request.POST)
+            if try_form.is_valid():
+                trials = self._try_both(request, actor, version, try_form.cleaned_data["message"])
+        elif request.method == "POST":
+            decision_form = DecisionForm(request.POST)
+            if decision_form.is_valid():
+                response = self._decide(request, actor, version, decision_form)
+                if response is not None:
+                    return response
+        return TemplateResponse(
+            request,
+            "admin/agents/promptversion/review.html",
+            self._review_context(request, actor, version, decision_form, try_form, trials),
+        )
+
+    def _decide(
+        self, request: HttpRequest, actor: Actor, version: PromptVersion, form: DecisionForm
+    ) -> HttpResponse | None:
+        note, approve = form.cleaned_data["note"], "_approve" in request.POST
+        try:
+            if approve:
+                decided = prompt_version_approve(
+                    version=version, actor=actor, note=note, confirm_stale=form.cleaned_data["confirm_stale"]
+                )
+            else:
+                decided = prompt_version_reject(version=version, actor=actor, note=note)
+        except ValidationError as exc:
+            for message in exc.messages:
+                form.add_error("note", message)
+            return None
+        except (ApplicationError, PermissionDenied) as exc:
+            messages.error(request, str(exc))
+            return None
+        self.log_change(request, decided, f"{decided.status} v{decided.number}" + (f": {note}" if note else ""))
+        messages.success(request, f"{decided.agent.key} v{decided.number} {decided.status}.")
+        return redirect("admin:agents_promptversion_changelist")
+
+    def _try_both(self, request: HttpRequest, actor: Actor, version: PromptVersion, message: str) -> dict | None:
+        agent = version.agent
+        try:
+            return {
+                "proposal": agent_run_test(agent=agent, message=message, actor=actor, version=version),
+                "live": agent_run_test(agent=agent, message=message, actor=actor, version=agent.live_version),
+            }
+        except (PermissionDenied, ValidationError) as exc:
+            messages.error(request, " ".join(getattr(exc, "messages", [str(exc)])))
+            return None
+
+    def _review_context(
+        self,
+        request: HttpRequest,
+        actor: Actor,
+        version: PromptVersion,
+        decision_form: DecisionForm,
+        try_form: TryItForm,
+        trials: dict | None,
+    ) -> dict:
+        agent, live = version.agent, version.agent.live_version
+        stale = version.is_stale
+        reverts = prompt_version_reverts(version) if stale else []
+        same_person = ":".join(map(str, actor.identity)) == version.proposer_identity
+        decide_refusal = actor.refusal(Verb.DECIDE, version.workspace) or (
+            "You proposed this version: another person must decide it (four eyes)." if same_person else None
+        )
+        before_prompt = render_prefix(live.snapshot, first_turn=True)
+        after_prompt = render_prefix(version.snapshot, first_turn=True)
+        return {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": f"Review {agent.key} v{version.number}",
+            "version": version,
+            "agent": agent,
+            "live": live,
+            "is_live": live.pk == version.pk,
+            "stale": stale,
+            "reverts": reverts,
+            "diff": snapshot_diff(live.snapshot, version.snapshot),
+            "base_diff": snapshot_diff(version.base_version.snapshot, version.snapshot) if stale else None,
+            "prompt_words": word_diff(before_prompt, after_prompt),
+            "prompt_changed": before_prompt != after_prompt,
+            "status_badge": status_badge(version.status),
+            "decision_form": decision_form,
+            "decide_refusal": decide_refusal,
+            "try_form": try_form,
+            "trials": trials,
+            "can_try": actor.can(Verb.RUN, version.workspace),
+        }
+
+    # bulk actions
+    @admin.action(description="Approve selected proposals", permissions=["approve"])
+    def approve_selected(self, request: HttpRequest, queryset: models.QuerySet) -> HttpResponse | None:
+        return self._bulk_decide(request, queryset, approve=True)
+
+    @admin.action(description="Reject selected proposals (one note for all)", permissions=["approve"])
+    def reject_selected(self, request: HttpRequest, queryset: models.QuerySet) -> HttpResponse | None:
+        return self._bulk_decide(request, queryset, approve=False)
+
+    def _bulk_decide(self, request: HttpRequest, queryset: models.QuerySet, *, approve: bool) -> HttpResponse | None:
+        form = BulkDecisionForm(request.POST if "apply" in request.POST else None)
+        if form.is_valid():
+            actor = self.actor(request)
+            note = form.cleaned_data["note"]
+            if not approve and not note.strip():
+                form.add_error("note", "Say why you reject them: the proposers read this note.")
+            else:
+                self._report(request, actor, queryset, approve, note, form.cleaned_data["confirm_stale"])
+                return None
+        return TemplateResponse(
+            request,
+            "admin/agents/promptversion/bulk_decide.html",
+            {
+                **self.admin_site.each_context(request),
+                "opts": self.model._meta,
+                "title": "Approve proposals" if approve else "Reject proposals",
+                "approve": approve,
+                "form": form,
+                "versions": queryset.order_by("pk"),
+                "action": "approve_selected" if approve else "reject_selected",
+                "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+            },
+        )
+
+    def _report(
+        self,
+        request: HttpRequest,
+        actor: Actor,
+        queryset: models.QuerySet,
+        approve: bool,
+        note: str,
+        confirm_stale: bool,
+    ) -> None:
+        done = 0
+        for version in queryset.order_by("pk"):
+            label = f"{version.agent.key} v{version.number}"
+            try:
+                if approve:
+                    prompt_version_approve(version=version, actor=actor, note=note, confirm_stale=confirm_stale)
+                else:
+                    prompt_version_reject(version=version, actor=actor, note=note)
+            except (ApplicationError, PermissionDenied, ValidationError) as exc:
+                reason = " ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
+                messages.warning(request, f"{label}: refused. {reason}")
+                continue
+            done += 1
+            self.log_change(request, version, "approved" if approve else f"rejected: {note}")
+            messages.success(request, f"{label}: {'approved' if approve else 'rejected'}.")
+        if not done:
+            messages.error(request, "Nothing was decided.")
+
+
+# --- on each agent: propose, versions, restore, clone ---------------------------------
+class AgentDeskMixin:
+    """Views added to the agent admin; `self` is an AgentAdmin."""
+
+    change_form_template = "admin/agents/agent/change_form.html"
+
+    def get_urls(self) -> list:
+        wrap = self.admin_site.admin_view
+        return [
+            path("<path:object_id>/propose/", wrap(self.propose_view), name="agents_agent_propose"),
+            path("<path:object_id>/versions/", wrap(self.versions_view), name="agents_agent_versions"),
+            path(
+                "<path:object_id>/versions/<int:number>/restore/", wrap(self.restore_view), name="agents_agent_restore"
+            ),
+            path("<path:object_id>/versions/<int:number>/clone/", wrap(self.clone_view), name="agents_agent_clone"),
+            *super().get_urls(),
+        ]
+
+    def _agent(self, request: HttpRequest, object_id: str):
+        try:
+            return agent_get(actor=self.actor(request), pk=unquote(object_id))
+        except (NotFound, ValueError, ValidationError):
+            raise Http404 from None
+
+    def _context(self, request: HttpRequest, agent: object, title: str, **extra: object) -> dict:
+        return {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": title,
+            "agent": agent,
+            **extra,
+        }
+
+    def propose_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        actor = self.actor(request)
+        agent = self._agent(request, object_id)
+        actor.require(Verb.PROPOSE, agent.workspace)
+        snapshot = agent.live_version.snapshot
+        can_publish = actor.can(Verb.PUBLISH, agent.workspace) and not agent.workspace.every_change_needs_review
+        form_kwargs = {"current_tools": snapshot["allowed_tool_names"], "can_publish": can_publish}
+        if request.method == "POST":
+            form = ProposeForm(request.POST, **form_kwargs)
+            sections = SectionFormSet(request.POST, prefix="sections")
+            skills = SkillFormSet(request.POST, prefix="skills")
+            if form.is_valid() and sections.is_valid() and skills.is_valid():
+                response = self._propose(request, actor, agent, form, sections, skills)
+                if response is not None:
+                    return response
+        else:
+            form = ProposeForm(initial=ProposeForm.initial_from(snapshot), **form_kwargs)
+            sections = SectionFormSet(initial=formset_initial(snapshot["sections"], ordered=True), prefix="sections")
+            skills = SkillFormSet(initial=formset_initial(snapshot["skills"], ordered=False), prefix="skills")
+        context = self._context(
+            request, agent, f"Propose a change to {agent.key}", form=form, sections=sections, skills=skills
+        )
+        return TemplateResponse(request, "admin/agents/agent/propose.html", context)
+
+    def _propose(self, request, actor, agent, form, sections, skills) -> HttpResponse | None:
+        mode = "live" if form.cleaned_data.get("apply_now") else "pending"
+        try:
+            version = prompt_version_propose(
+                agent=agent,
+                changes=form.changes(sections, skills),
+                actor=actor,
+                reason=form.cleaned_data["reason"],
+                mode=mode,
+            )
+        except IdenticalToLive as exc:
+            form.add_error(None, str(exc))
+            return None
+        except ValidationError as exc:
+            for field, field_messages in exc.message_dict.items():
+                target = field if field in form.fields and field != "reason" else None
+                for message in field_messages:
+                    form.add_error(target, f"{field}: {message}" if target is None else message)
+            return None
+        except (ApplicationError, PermissionDenied) as exc:
+            form.add_error(None, str(exc))
+            return None
+        self.log_change(request, agent, f"proposed v{version.number} ({version.status})")
+        if version.status == PromptVersion.Status.APPROVED:
+            messages.success(request, f"Applied: {agent.key} v{version.number} is live.")
+            return redirect("admin:agents_agent_change", agent.pk)
+        messages.success(request, f"Proposed as {agent.key} v{version.number}; it waits for a reviewer.")
+        return redirect("admin:agents_promptversion_review", version.pk)
+
+    def versions_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        actor = self.actor(request)
+        agent = self._agent(request, object_id)
+        versions = list(agent_versions(agent=agent))
+        for version in versions:
+            version.badge = status_badge(version.status)
+        context = self._context(
+            request,
+            agent,
+            f"Versions of {agent.key}",
+            versions=versions,
+            can_propose=actor.can(Verb.PROPOSE, agent.workspace),
+            can_publish=actor.can(Verb.PUBLISH, agent.workspace) and not agent.workspace.every_change_needs_review,
+            can_clone=actor.can(Verb.PUBLISH, agent.workspace),
+        )
+        return TemplateResponse(request, "admin/agents/agent/versions.html", context)
+
+    def _version(self, agent: object, number: int) -> PromptVersion:
+        version = PromptVersion.objects.filter(agent=agent, number=number).first()
+        if version is None:
+            raise Http404
+        return version
+
+    def restore_view(self, request: HttpRequest, object_id: str, number: int) -> HttpResponse:
+        agent = self._agent(request, object_id)
+        if request.method != "POST":
+            return redirect("admin:agents_agent_versions", agent.pk)
+        version = self._version(agent, number)
+        mode = "live" if request.POST.get("apply_now") else "pending"
+        try:
+            restored = prompt_version_restore(
+                version=version, actor=self.actor(request), reason=request.POST.get("reason", ""), mode=mode
+            )
+        except (ApplicationError, PermissionDenied, ValidationError) as exc:
+            messages.error(
+                request,
+                " ".join(getattr(exc, "messages", [str(exc)])) if isinstance(exc, ValidationError) else str(exc),
+            )
+            return redirect("admin:agents_agent_versions", agent.pk)
+        self.log_change(request, agent, f"restore of v{number} as v{restored.number} ({restored.status})")
+        messages.success(request, f"v{number} restored as v{restored.number} ({restored.status}).")
+        return redirect("admin:agents_agent_versions", agent.pk)
+
+    def clone_view(self, request: HttpRequest, object_id: str, number: int) -> HttpResponse:
+        agent = self._agent(request, object_id)
+        version = self._version(agent, number)
+        form = CloneForm(request.POST or None, initial={"key": f"{agent.key}-copy", "name": f"{agent.name} (copy)"})
+        if request.method == "POST" and form.is_valid():
+            try:
+                clone = agent_clone(version=version, actor=self.actor(request), **form.cleaned_data)
+            except ValidationError as exc:
+                for field, field_messages in exc.message_dict.items():
+                    for message in field_messages:
+                        form.add_error(field if field in form.fields else None, message)
+            except (ApplicationError, PermissionDenied) as exc:
+                form.add_error(None, str(exc))
+            else:
+                self.log_addition(request, clone, f"clone of {agent.key} v{number}")
+                messages.success(request, f"Cloned {agent.key} v{number} as {clone.key}.")
+                return HttpResponseRedirect(reverse("admin:agents_agent_change", args=[clone.pk]))
+        context = self._context(request, agent, f"Clone {agent.key} v{number}", form=form, version=version)
+        return TemplateResponse(request, "admin/agents/agent/clone.html", context)

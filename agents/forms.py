@@ -1,0 +1,150 @@
+"""Forms of the review desk: decide, try, propose, clone, bulk decisions."""
+
+from __future__ import annotations
+
+import json
+
+from django import forms
+from django.core.exceptions import ValidationError
+
+from agents.policy import validate_runtime_policy
+from agents.tools import REGISTRY
+
+
+class DecisionForm(forms.Form):
+    note = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="Optional when approving, required to reject.",
+    )
+    confirm_stale = forms.BooleanField(
+        required=False, label="I understand that approving reverts the versions listed above."
+    )
+
+
+class TryItForm(forms.Form):
+    message = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), max_length=20_000)
+
+
+class BulkDecisionForm(forms.Form):
+    note = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
+    confirm_stale = forms.BooleanField(required=False, label="Also approve stale proposals (reverting later versions).")
+
+
+class CloneForm(forms.Form):
+    key = forms.RegexField(regex=r"^[a-z0-9_-]{1,50}$", max_length=50, help_text="Lowercase letters, digits, _ and -.")
+    name = forms.CharField(max_length=200)
+
+
+class SectionForm(forms.Form):
+    key = forms.RegexField(regex=r"^[a-z0-9_-]{1,50}$", max_length=50)
+    title = forms.CharField(max_length=200, required=False)
+    body = forms.CharField(widget=forms.Textarea(attrs={"rows": 4, "cols": 80}), required=False, strip=False)
+    enabled = forms.BooleanField(required=False, initial=True)
+
+
+class SkillForm(forms.Form):
+    key = forms.RegexField(regex=r"^[a-z0-9_-]{1,50}$", max_length=50)
+    title = forms.CharField(max_length=200, required=False)
+    body = forms.CharField(widget=forms.Textarea(attrs={"rows": 3, "cols": 80}), required=False, strip=False)
+    shared = forms.BooleanField(required=False, help_text="Copied from a shared skill.")
+
+
+SectionFormSet = forms.formset_factory(SectionForm, extra=1, can_order=True, can_delete=True)
+SkillFormSet = forms.formset_factory(SkillForm, extra=1, can_delete=True)
+
+
+class ProposeForm(forms.Form):
+    """Everything an agent is told, in one form; becomes the `changes` of a proposal."""
+
+    identity_name = forms.CharField(label="name (identity)", max_length=200, required=False)
+    role = forms.CharField(max_length=500, required=False)
+    language = forms.CharField(max_length=35, required=False)
+    goals = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False, help_text="One goal per line.")
+    persona = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False, strip=False)
+    system_prompt = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 4}),
+        required=False,
+        strip=False,
+        help_text="A plain prompt that replaces identity, sections and onboarding (skills are kept). Empty: none.",
+    )
+    onboarding = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False, strip=False)
+    allowed_tool_names = forms.MultipleChoiceField(label="tools", required=False, widget=forms.CheckboxSelectMultiple)
+    runtime_policy = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 10, "style": "font-family:monospace"}),
+        help_text="JSON; {} resets to the defaults. session, memory_flush and interaction are stored and validated "
+        "only, until conversations exist.",
+    )
+    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), max_length=2000, help_text="Why this change?")
+    apply_now = forms.BooleanField(
+        required=False, label="Apply at once (publish right): no review.", help_text="Leave unticked to propose it."
+    )
+
+    def __init__(self, *args: object, current_tools: list[str] = (), can_publish: bool = False, **kwargs: object):
+        super().__init__(*args, **kwargs)
+        names = sorted(set(REGISTRY) | set(current_tools))
+        self.fields["allowed_tool_names"].choices = [(name, name) for name in names]
+        if not can_publish:
+            del self.fields["apply_now"]
+
+    def clean_runtime_policy(self) -> dict:
+        try:
+            data = json.loads(self.cleaned_data["runtime_policy"] or "{}")
+        except json.JSONDecodeError as exc:
+            raise ValidationError(f"Not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.") from exc
+        try:
+            return validate_runtime_policy(data)
+        except ValidationError as exc:
+            raise ValidationError(exc.messages) from exc
+
+    @staticmethod
+    def initial_from(snapshot: dict) -> dict:
+        identity = snapshot["identity"]
+        return {
+            "identity_name": identity["name"],
+            "role": identity["role"],
+            "language": identity["language"],
+            "goals": "\n".join(identity["goals"]),
+            "persona": identity["persona"],
+            "system_prompt": snapshot["system_prompt"] or "",
+            "onboarding": snapshot["onboarding"],
+            "allowed_tool_names": snapshot["allowed_tool_names"],
+            "runtime_policy": json.dumps(snapshot["runtime_policy"], indent=2),
+        }
+
+    def changes(self, sections: forms.BaseFormSet, skills: forms.BaseFormSet) -> dict:
+        data = self.cleaned_data
+        return {
+            "identity": {
+                "name": data["identity_name"],
+                "role": data["role"],
+                "language": data["language"],
+                "persona": data["persona"],
+                "goals": [line.strip() for line in data["goals"].splitlines() if line.strip()],
+            },
+            "system_prompt": data["system_prompt"] or None,
+            "onboarding": data["onboarding"],
+            "allowed_tool_names": data["allowed_tool_names"],
+            "runtime_policy": data["runtime_policy"],
+            "sections": [
+                {"key": f["key"], "title": f["title"], "body": f["body"], "enabled": f["enabled"]}
+                for f in _kept_in_order(sections)
+            ],
+            "skills": [
+                {"key": f["key"], "title": f["title"], "body": f["body"], "shared": f["shared"]}
+                for f in _kept_in_order(skills)
+            ],
+        }
+
+
+def _kept_in_order(formset: forms.BaseFormSet) -> list[dict]:
+    """The formset's rows as the person left them: ordered, without deleted or blank ones."""
+    if formset.can_order:
+        kept = formset.ordered_forms  # excludes deleted and untouched extra forms
+    else:
+        kept = [f for i, f in enumerate(formset.forms) if i < formset.initial_form_count() or f.has_changed()]
+    return [f.cleaned_data for f in kept if f.cleaned_data and not f.cleaned_data.get("DELETE")]
+
+
+def formset_initial(items: list[dict], *, ordered: bool) -> list[dict]:
+    return [{**item, "ORDER": index + 1} if ordered else dict(item) for index, item in enumerate(items)]

@@ -1,0 +1,64 @@
+"""Read queries for the review desk, each scoped to what the actor may see."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+
+from agents.models import Agent, PromptVersion
+from aihummer.actors import Actor, Verb
+from aihummer.exceptions import NotFound
+
+
+def _scoped(queryset: QuerySet, actor: Actor, verb: Verb = Verb.READ) -> QuerySet:
+    workspace_ids = actor.workspace_ids(verb)
+    return queryset if workspace_ids is None else queryset.filter(workspace_id__in=workspace_ids)
+
+
+def prompt_version_queue(*, actor: Actor) -> QuerySet:
+    """Versions the actor may see, with what a queue row shows, in a constant number
+    of queries: agent (for the stale flag), workspace, proposer and reviewer."""
+    return (
+        _scoped(PromptVersion.objects.all(), actor)
+        .select_related("agent", "workspace", "proposed_by", "reviewed_by", "base_version")
+        .defer("snapshot", "base_version__snapshot")
+    )
+
+
+def prompt_version_pending_count(*, actor: Actor) -> int:
+    """How many proposals wait for this actor's decision."""
+    return _scoped(PromptVersion.objects.pending(), actor, Verb.DECIDE).count()
+
+
+def prompt_version_get(*, actor: Actor, pk: int | str) -> PromptVersion:
+    """One version with its agent, live version and base, or NotFound (for a row of
+    another workspace or a sandbox row alike)."""
+    version = (
+        _scoped(PromptVersion.objects.all(), actor)
+        .select_related(
+            "agent__live_version", "agent__workspace", "workspace", "base_version", "proposed_by", "reviewed_by"
+        )
+        .filter(pk=pk)
+        .first()
+    )
+    if version is None:
+        raise NotFound("Unknown version.")
+    return version
+
+
+def agent_get(*, actor: Actor, pk: int | str) -> Agent:
+    agent = (
+        _scoped(Agent.objects.all(), actor).select_related("live_version", "workspace", "preset").filter(pk=pk).first()
+    )
+    if agent is None:
+        raise NotFound("Unknown agent.")
+    return agent
+
+
+def agent_versions(*, agent: Agent) -> QuerySet:
+    """An agent's versions, newest first, for its history page."""
+    return (
+        PromptVersion.objects.filter(agent=agent)
+        .select_related("proposed_by", "reviewed_by", "base_version")
+        .defer("snapshot", "base_version__snapshot")
+        .order_by("-number")
+    )
