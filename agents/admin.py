@@ -7,10 +7,12 @@ from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import models
 from django.db.models import Count
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.decorators import method_decorator
 from django.utils.html import format_html
+from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 
 from agents.admin_review import AgentDeskMixin, PromptVersionAdmin  # noqa: F401 (registers the queue)
 from agents.models import Agent, AgentSection, AgentSkill, AgentTurn, Credential, Preset, Skill
@@ -55,6 +57,7 @@ class CredentialForm(ServiceModelForm):
         model = Credential
         fields = ["workspace", "key", "name"]
 
+    @method_decorator(sensitive_variables("data"))
     def call_service(self) -> Credential:
         data = self.cleaned_data
         if self.instance.pk is None:
@@ -67,6 +70,11 @@ class CredentialForm(ServiceModelForm):
 @admin.register(Credential)
 class CredentialAdmin(WorkspaceScopedAdmin):
     form = CredentialForm
+
+    @method_decorator(sensitive_post_parameters("secret"))
+    def changeform_view(self, *args: object, **kwargs: object) -> HttpResponse:
+        return super().changeform_view(*args, **kwargs)
+
     list_display = ["key", "name", "workspace", "secret_status", "preset_count", "updated_at"]
     list_filter = ["workspace"]
     list_select_related = ["workspace"]

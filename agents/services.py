@@ -11,6 +11,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.mail import send_mass_mail
 from django.db import IntegrityError, models, transaction
 from django.utils import timezone
+from django.views.decorators.debug import sensitive_variables
 
 from agents import vault
 from agents.diff import diff_stats
@@ -86,6 +87,7 @@ def _write_verb(is_sandbox: bool) -> Verb:
     return Verb.SANDBOX if is_sandbox else Verb.PUBLISH
 
 
+@sensitive_variables("secret")
 def _clean_secret(secret: object) -> str:
     if not isinstance(secret, str) or not secret.strip():
         raise ValidationError({"secret": "Give the secret; it cannot be empty."})
@@ -95,6 +97,7 @@ def _clean_secret(secret: object) -> str:
 
 
 # --- credentials ----------------------------------------------------------------------
+@sensitive_variables("secret")
 def credential_create(*, workspace: Workspace, key: str, secret: str, actor: Actor, name: str = "") -> Credential:
     """Encrypt and store a secret; it is never shown again, only its fingerprint."""
     actor.require(Verb.MANAGE, workspace)
@@ -107,9 +110,19 @@ def credential_create(*, workspace: Workspace, key: str, secret: str, actor: Act
     return credential
 
 
+@sensitive_variables("secret")
 def credential_update(*, credential: Credential, actor: Actor, name: str | None = None, secret: str = "") -> Credential:
     """Rename a credential and/or replace its secret (the old secret is gone for good)."""
     actor.require(Verb.MANAGE, credential.workspace)
+    with transaction.atomic():
+        # Compare with the row as stored, not with the caller's copy (an admin form
+        # has already written the new name onto it).
+        credential = Credential.objects.select_for_update().get(pk=credential.pk)
+        return _credential_write(credential=credential, actor=actor, name=name, secret=secret)
+
+
+@sensitive_variables("secret")
+def _credential_write(*, credential: Credential, actor: Actor, name: str | None, secret: str) -> Credential:
     fields = ["updated_at"]
     if name is not None and name != credential.name:
         credential.name = name

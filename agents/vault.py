@@ -12,6 +12,7 @@ import hashlib
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from django.views.decorators.debug import sensitive_variables
 
 
 class VaultError(Exception):
@@ -25,6 +26,7 @@ def _multifernet() -> MultiFernet:
     return MultiFernet([Fernet(key) for key in keys])
 
 
+@sensitive_variables("plaintext")
 def encrypt(plaintext: str) -> str:
     return _multifernet().encrypt(plaintext.encode()).decode()
 
@@ -44,6 +46,7 @@ def rotate(ciphertext: str) -> str:
         raise VaultError("This credential was encrypted with a key that is no longer configured.") from exc
 
 
+@sensitive_variables("plaintext", "salted")
 def fingerprint(plaintext: str) -> str:
     """Eight hex characters of a salted hash: enough to tell two secrets apart, too
     little to test guesses against (the salt is the deployment's secret key)."""

@@ -157,6 +157,9 @@ class WorkspaceScopedAdmin(SimpleHistoryAdmin):
         self, request: HttpRequest, object_id: str, version_id: str, extra_context: dict | None = None
     ) -> HttpResponse:
         self.require_visible_history(request, object_id)
+        if request.method == "POST":
+            # History is read, never replayed: reverting would skip the services.
+            raise PermissionDenied("Reverting from history is disabled; make the change through the usual form.")
         return super().history_form_view(request, object_id, version_id, extra_context)
 
     def require_visible_history(self, request: HttpRequest, object_id: str) -> None:
@@ -207,4 +210,10 @@ class ServiceModelForm(forms.ModelForm):
             self.add_error(None, str(exc))
 
     def changed_values(self, fields: tuple[str, ...]) -> dict:
-        return {field: self.cleaned_data[field] for field in fields if field in self.changed_data}
+        """The submitted values that differ from the row as stored now."""
+        stored = type(self.instance)._base_manager.get(pk=self.instance.pk)
+        return {
+            field: self.cleaned_data[field]
+            for field in fields
+            if field in self.cleaned_data and self.cleaned_data[field] != getattr(stored, field)
+        }

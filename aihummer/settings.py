@@ -162,6 +162,8 @@ EMAIL_HOST_PASSWORD = env.str("EMAIL_HOST_PASSWORD")
 EMAIL_USE_TLS = env.bool("EMAIL_USE_TLS", False)
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", "aihummer@localhost")
 
+DEFAULT_EXCEPTION_REPORTER_FILTER = "aihummer.error_reports.AlwaysSafeExceptionReporterFilter"
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -188,11 +190,15 @@ AIHUMMER_SUBAGENT_TIMEOUT_SEC = env.int("AIHUMMER_SUBAGENT_TIMEOUT_SEC", 600, mi
 AIHUMMER_MODEL_CATALOG_EXTRA = env.str("AIHUMMER_MODEL_CATALOG_EXTRA")  # path to a JSON file of extra models
 AIHUMMER_TURN_TIMEOUT_SEC = env.int("AIHUMMER_TURN_TIMEOUT_SEC", 900, minimum=1, maximum=48 * 3600)
 AIHUMMER_DEBUG_MAX_CHARS = env.int("AIHUMMER_DEBUG_MAX_CHARS", 20_000, minimum=1_000, maximum=1_000_000)
+AIHUMMER_PROVIDER_MAX_RETRIES = env.int("AIHUMMER_PROVIDER_MAX_RETRIES", 2, minimum=0, maximum=10)
 # Bounds on what an agent is told (checked by agents.snapshot when a snapshot is validated).
 AIHUMMER_MAX_SECTIONS = env.int("AIHUMMER_MAX_SECTIONS", 40, minimum=1, maximum=500)
 AIHUMMER_MAX_SKILLS = env.int("AIHUMMER_MAX_SKILLS", 30, minimum=0, maximum=500)
 AIHUMMER_MAX_TEXT_CHARS = env.int("AIHUMMER_MAX_TEXT_CHARS", 20_000, minimum=100, maximum=1_000_000)
 AIHUMMER_MAX_SNAPSHOT_CHARS = env.int("AIHUMMER_MAX_SNAPSHOT_CHARS", 200_000, minimum=1_000, maximum=10_000_000)
+
+# Historical records are shown, never reverted: a revert would bypass the services.
+SIMPLE_HISTORY_REVERT_DISABLED = True
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["aihummer.auth.ApiKeyAuthentication"],
