@@ -25,6 +25,7 @@ run: $(VENV)/.run-deps
 	$(BIN)/python manage.py runserver 127.0.0.1:8000
 
 services:
+	bin/ensure-browser
 	bin/ensure-services
 
 lint: $(VENV)/.test-deps
