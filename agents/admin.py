@@ -15,7 +15,7 @@ from django.utils.html import format_html
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 
 from agents.admin_review import AgentDeskMixin, PromptVersionAdmin  # noqa: F401 (registers the queue)
-from agents.models import Agent, AgentSection, AgentSkill, AgentTurn, Credential, Preset, Skill
+from agents.models import Agent, AgentSection, AgentSkill, AgentTurn, Credential, Preset, PromptVersion, Skill
 from agents.rendering import render_prefix
 from agents.services import (
     AGENT_FIELDS,
@@ -35,7 +35,7 @@ from agents.services import (
     skill_create,
     skill_update,
 )
-from aihummer.actors import Verb
+from aihummer.actors import Actor, Verb
 from aihummer.admin_site import ServiceModelForm, WorkspaceScopedAdmin
 from aihummer.exceptions import ApplicationError
 
@@ -127,6 +127,7 @@ class PresetAdmin(WorkspaceScopedAdmin):
     add_verb = change_verb = delete_verb = Verb.PUBLISH
     list_display = ["key", "name", "workspace", "provider_name", "model", "is_active", "agent_count"]
     list_filter = ["workspace", "provider_name", "is_active"]
+    ordering = ["workspace__slug", "key"]
     list_select_related = ["workspace"]
     search_fields = ["key", "name", "model"]
     actions = ["make_default"]
@@ -144,7 +145,7 @@ class PresetAdmin(WorkspaceScopedAdmin):
     def formfield_for_foreignkey(self, db_field: models.Field, request: HttpRequest, **kwargs: object) -> object:
         if db_field.name == "credential":
             workspace_ids = self.actor(request).workspace_ids(self.add_verb)
-            queryset = Credential.objects.defer("ciphertext")
+            queryset = Credential.objects.defer("ciphertext")  # never load a ciphertext to draw a picker
             kwargs["queryset"] = queryset if workspace_ids is None else queryset.filter(workspace_id__in=workspace_ids)
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
@@ -208,6 +209,12 @@ class ReadOnlyInline(admin.TabularInline):
     extra = 0
     can_delete = False
 
+    def has_view_permission(self, request: HttpRequest, obj: models.Model | None = None) -> bool:
+        # Members have no Django model permissions: the actor's rights decide. Without
+        # an object (the inline's queryset) the parent page has already been checked.
+        actor = Actor.for_request(request)
+        return actor.workspace_ids(Verb.READ) != [] if obj is None else actor.can(Verb.READ, obj.workspace)
+
     def has_add_permission(self, request: HttpRequest, obj: models.Model | None = None) -> bool:
         return False
 
@@ -269,8 +276,13 @@ class AgentAdmin(AgentDeskMixin, WorkspaceScopedAdmin):
         "rendered_prompt",
     ]
 
-    def get_queryset(self, request: HttpRequest) -> models.QuerySet:
-        return super().get_queryset(request).select_related("live_version")
+    def get_deleted_objects(self, objs: list, request: HttpRequest) -> tuple:
+        # An agent's versions and profile rows go with it (agent_delete); deleting the
+        # agent must not need rights on them, which nobody has one by one.
+        deleted, model_count, perms_needed, protected = super().get_deleted_objects(objs, request)
+        for model in (PromptVersion, AgentSection, AgentSkill):
+            perms_needed.discard(model._meta.verbose_name)
+        return deleted, model_count, perms_needed, protected
 
     def get_fieldsets(self, request: HttpRequest, obj: Agent | None = None) -> list:
         if obj is None:

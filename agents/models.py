@@ -8,8 +8,8 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import F, Q
-from simple_history.models import HistoricalRecords
 
+from aihummer.history import ConfigurationHistory
 from aihummer.models import KEY_VALIDATOR, TimeStampedModel, Workspace
 from sandbox.models import SandboxedModel, SandboxQuerySet, VisibleManager
 
@@ -24,7 +24,7 @@ class Credential(TimeStampedModel):
     fingerprint = models.CharField(max_length=8, editable=False)
 
     # The ciphertext stays out of history: old ciphertexts would outlive key rotation.
-    history = HistoricalRecords(excluded_fields=["ciphertext"])
+    history = ConfigurationHistory(excluded_fields=["ciphertext"])
 
     class Meta:
         ordering = ["workspace__slug", "key"]
@@ -80,7 +80,7 @@ class Preset(SandboxedModel, TimeStampedModel):
 
     objects = VisibleManager.from_queryset(PresetQuerySet)()
     all_objects = models.Manager.from_queryset(PresetQuerySet)()
-    history = HistoricalRecords()
+    history = ConfigurationHistory()
 
     class Meta:
         ordering = ["workspace__slug", "key"]
@@ -129,7 +129,7 @@ class Skill(TimeStampedModel):
     title = models.CharField(max_length=200)
     body = models.TextField()
 
-    history = HistoricalRecords()
+    history = ConfigurationHistory()
 
     class Meta:
         ordering = ["workspace__slug", "key"]
@@ -190,7 +190,7 @@ class Agent(SandboxedModel, TimeStampedModel):
 
     objects = VisibleManager.from_queryset(AgentQuerySet)()
     all_objects = models.Manager.from_queryset(AgentQuerySet)()
-    history = HistoricalRecords()
+    history = ConfigurationHistory()
 
     class Meta:
         ordering = ["workspace__slug", "key"]
@@ -210,7 +210,7 @@ class AgentSection(TimeStampedModel):
     position = models.PositiveIntegerField()
     enabled = models.BooleanField(default=True)
 
-    history = HistoricalRecords()
+    history = ConfigurationHistory(sandbox_via="agent")
 
     class Meta:
         ordering = ["agent", "position"]
@@ -230,7 +230,7 @@ class AgentSkill(TimeStampedModel):
     shared = models.BooleanField(default=False)
     position = models.PositiveIntegerField()
 
-    history = HistoricalRecords()
+    history = ConfigurationHistory(sandbox_via="agent")
 
     class Meta:
         ordering = ["agent", "position"]
@@ -285,7 +285,7 @@ class PromptVersion(SandboxedModel, TimeStampedModel):
     objects = VisibleManager.from_queryset(PromptVersionQuerySet)()
     all_objects = models.Manager.from_queryset(PromptVersionQuerySet)()
     # The snapshot never changes, so history records only the decision fields.
-    history = HistoricalRecords(excluded_fields=["snapshot"])
+    history = ConfigurationHistory(excluded_fields=["snapshot"])
 
     class Meta:
         ordering = ["agent", "-number"]

@@ -56,7 +56,9 @@ def _require_key_free(
                 f"client. Remove it with `manage.py sandbox_cleanup --workspace {workspace.slug}`, then retry."
             }
         )
-    raise ValidationError({"key": f"A {noun} with key '{key}' already exists in workspace '{workspace.slug}'."})
+    raise ValidationError(
+        {"key": f"{_a(noun)} {noun} with key '{key}' already exists in workspace '{workspace.slug}'."}
+    )
 
 
 def _save_checked(instance: models.Model, *, actor: Actor, reason: str, noun: str, **save_kwargs: object) -> None:
@@ -70,6 +72,10 @@ def _save_checked(instance: models.Model, *, actor: Actor, reason: str, noun: st
         raise ValidationError(
             {"key": f"A {noun} with key '{instance.key}' already exists (saved concurrently)."}
         ) from exc
+
+
+def _a(noun: str) -> str:
+    return "An" if noun[:1] in "aeiou" else "A"
 
 
 def _same_workspace(target: models.Model | None, workspace: Workspace, field: str, noun: str) -> None:

@@ -26,7 +26,7 @@ from django.core.exceptions import ValidationError
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic import ValidationError as PydanticValidationError
 
-from agents.policy import pydantic_error_messages, resolve_runtime_policy, validate_runtime_policy
+from agents.policy import pydantic_error_messages, validate_runtime_policy
 
 SNAPSHOT_KEYS = (
     "identity",
@@ -102,7 +102,12 @@ def normalize_snapshot(data: object) -> dict:
     except PydanticValidationError as exc:
         raise ValidationError(_by_top_level_key(pydantic_error_messages(exc))) from None
     snapshot = parsed.model_dump(mode="json", by_alias=True)
-    snapshot["runtime_policy"] = validate_runtime_policy(data.get("runtime_policy", {}))
+    try:
+        snapshot["runtime_policy"] = validate_runtime_policy(data.get("runtime_policy", {}))
+    except ValidationError as exc:
+        # The policy's paths start at the policy; a snapshot's start at the snapshot.
+        messages = [m.replace("$", "$.runtime_policy", 1) for m in exc.message_dict["runtime_policy"]]
+        raise ValidationError({"runtime_policy": messages}) from None
     for position, section in enumerate(snapshot["sections"]):
         section["position"] = position
     _check_rules(snapshot)
@@ -125,7 +130,8 @@ def apply_changes(base: dict, changes: object) -> dict:
         if not isinstance(changes["identity"], dict):
             raise ValidationError({"identity": ["$.identity: must be a JSON object"]})
         merged["identity"] = {**base.get("identity", {}), **changes["identity"]}
-    merged["runtime_policy"] = resolve_runtime_policy(changes.get("runtime_policy"), base.get("runtime_policy"))
+    if changes.get("runtime_policy") is None:  # omitted (or null): keep the previous policy
+        merged["runtime_policy"] = base.get("runtime_policy", {})
     return normalize_snapshot(merged)
 
 

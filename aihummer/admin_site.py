@@ -142,10 +142,16 @@ class WorkspaceScopedAdmin(SimpleHistoryAdmin):
         return super().delete_view(request, object_id, extra_context)
 
     def formfield_for_foreignkey(self, db_field: models.Field, request: HttpRequest, **kwargs: object) -> object:
-        if db_field.related_model is Workspace:
-            workspace_ids = self.actor(request).workspace_ids(self.add_verb)
+        # Pickers offer only what the actor's workspaces hold: another workspace's row
+        # must answer "Select a valid choice" exactly like a missing one.
+        related = db_field.related_model
+        workspace_ids = self.actor(request).workspace_ids(self.add_verb)
+        if related is Workspace:
             queryset = Workspace.objects.all()
             kwargs["queryset"] = queryset if workspace_ids is None else queryset.filter(pk__in=workspace_ids)
+        elif any(field.name == "workspace" for field in related._meta.get_fields()) and "queryset" not in kwargs:
+            queryset = related._default_manager.all()
+            kwargs["queryset"] = queryset if workspace_ids is None else queryset.filter(workspace_id__in=workspace_ids)
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
     # --- history views: hidden rows answer as missing ones ------------------------------
@@ -172,7 +178,9 @@ class WorkspaceScopedAdmin(SimpleHistoryAdmin):
                 return
         except (ValueError, ValidationError):
             raise Http404 from None
-        latest = self.model.history.filter(pk=object_id).order_by("-history_date").first()
+        # Filter on the row's own id field: a historical model's pk is history_id.
+        pk_name = self.model._meta.pk.attname
+        latest = self.model.history.filter(**{pk_name: object_id}).order_by("-history_date").first()
         if latest is None or not self.historical_record_visible(request, latest):
             raise Http404
 

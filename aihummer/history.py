@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from django.core.exceptions import ObjectDoesNotExist
 from django.db import models
+from simple_history.models import HistoricalRecords
 
 from aihummer.actors import Actor
 
@@ -13,10 +15,42 @@ def stamp(instance: models.Model, *, actor: Actor, reason: str = "") -> models.M
     The change reason always carries the actor's source label, so a change made by an
     API key or an agent stays attributable even without a human user.
     """
-    if getattr(instance, "is_sandbox", False):
-        # Sandbox rows are throw-away and invisible to people: no audit trail to keep.
-        instance.skip_history_when_saving = True
     instance._history_user = actor.person
     label = actor.source
     instance._change_reason = f"{label}: {reason}"[:100] if reason else label[:100]
     return instance
+
+
+class ConfigurationHistory(HistoricalRecords):
+    """django-simple-history for configuration rows, and none for sandbox rows: they
+    are throw-away, invisible to people, and their prompts must not outlive cleanup.
+
+    `sandbox_via` names the relation that carries `is_sandbox` (e.g. "agent" for an
+    agent's sections); empty: the row itself.
+    """
+
+    def __init__(self, *args: object, sandbox_via: str = "", **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.sandbox_via = sandbox_via
+
+    def _is_sandbox(self, instance: models.Model) -> bool:
+        if hasattr(instance, "_aihummer_is_sandbox"):
+            return instance._aihummer_is_sandbox
+        try:
+            owner = getattr(instance, self.sandbox_via) if self.sandbox_via else instance
+        except ObjectDoesNotExist:
+            return False
+        return bool(getattr(owner, "is_sandbox", False))
+
+    def pre_delete(self, instance: models.Model, **kwargs: object) -> None:
+        # Decided before the delete: in a cascade the owner row may be gone by post_delete.
+        instance._aihummer_is_sandbox = self._is_sandbox(instance)
+        super().pre_delete(instance, **kwargs)
+
+    def post_save(self, instance: models.Model, created: bool, using: str | None = None, **kwargs: object) -> None:
+        if not self._is_sandbox(instance):
+            super().post_save(instance, created, using=using, **kwargs)
+
+    def post_delete(self, instance: models.Model, using: str | None = None, **kwargs: object) -> None:
+        if not self._is_sandbox(instance):
+            super().post_delete(instance, using=using, **kwargs)

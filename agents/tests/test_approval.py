@@ -207,7 +207,7 @@ def test_sandbox_agents_apply_at_once_and_never_enter_the_queue(workspace, alice
             {"runtime_policy": {"max_iterations": 0}},
             "pending",
             "runtime_policy",
-            "$.max_iterations: must be at least 1 (got 0)",
+            "$.runtime_policy.max_iterations: must be at least 1 (got 0)",
         ),
         (
             {"sections": [], "identity": {"name": "", "role": ""}},

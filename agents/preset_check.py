@@ -1,0 +1,90 @@
+"""Checking a preset: one tiny model call through the path the runtime takes (the
+credential decrypted from the vault, a ModelRequest built from the preset, the
+preset's provider adapter), answered with what worked or the mapped error."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+
+from agents import vault
+from agents.models import Preset
+from agents.providers import get_provider
+from agents.providers.base import Message, ModelRequest, ProviderError, Usage
+from aihummer.actors import Actor, Verb
+
+CHECK_MESSAGE = "Reply with OK."
+CHECK_SYSTEM_PROMPT = "This is a connectivity check."
+# Enough for "OK" from any model, small enough to cost nothing. A reasoning model may
+# spend it all on thinking and answer empty: the check still proves the preset works.
+CHECK_MAX_OUTPUT_TOKENS = 16
+
+
+@dataclass(frozen=True)
+class PresetCheckResult:
+    ok: bool
+    provider_name: str
+    model: str
+    latency_ms: int = 0
+    text: str = ""
+    finish_reason: str = ""
+    usage: Usage = field(default_factory=Usage)
+    error_kind: str = ""
+    error_message: str = ""
+
+
+def preset_check(*, preset: Preset, actor: Actor) -> PresetCheckResult:
+    """Send "Reply with OK." with `preset` and report the model's answer, latency and
+    tokens, or the provider error's kind and message (a missing or unreadable credential
+    is `not_configured`). Running a model is the RUN right (SANDBOX for a sandbox preset,
+    as for agent turns); nothing is written."""
+    actor.require(Verb.SANDBOX if preset.is_sandbox else Verb.RUN, preset.workspace)
+    base = PresetCheckResult(ok=False, provider_name=preset.provider_name, model=preset.model)
+    started = time.monotonic()
+    try:
+        request = _check_request(preset, _api_key(preset))
+        response = get_provider(preset.provider_name).complete(request)
+    except ProviderError as exc:
+        return replace(base, latency_ms=_since(started), error_kind=exc.kind, error_message=exc.message)
+    return replace(
+        base,
+        ok=True,
+        latency_ms=_since(started),
+        text=response.text,
+        finish_reason=response.finish_reason,
+        usage=response.usage,
+    )
+
+
+def _api_key(preset: Preset) -> str:
+    # The runtime's rule (agents.runtime._api_key), with a ProviderError for a failure.
+    if preset.provider_name == Preset.Provider.ECHO:
+        return ""
+    if preset.credential is None:
+        raise ProviderError(
+            ProviderError.NOT_CONFIGURED, f"Preset '{preset.key}' has no credential: set its API key in the admin."
+        )
+    try:
+        return vault.decrypt(preset.credential.ciphertext)
+    except vault.VaultError as exc:
+        raise ProviderError(ProviderError.NOT_CONFIGURED, f"Credential '{preset.credential.key}': {exc}") from None
+
+
+def _check_request(preset: Preset, api_key: str) -> ModelRequest:
+    return ModelRequest(
+        model=preset.model,
+        system_prefix=CHECK_SYSTEM_PROMPT,
+        system_volatile="",
+        messages=(Message(role="user", content=CHECK_MESSAGE),),
+        temperature=preset.temperature,
+        top_p=preset.top_p,
+        max_output_tokens=min(preset.max_output_tokens or CHECK_MAX_OUTPUT_TOKENS, CHECK_MAX_OUTPUT_TOKENS),
+        timeout_seconds=preset.timeout_seconds,
+        base_url=preset.base_url,
+        stream=preset.streaming_enabled,
+        api_key=api_key,
+    )
+
+
+def _since(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)

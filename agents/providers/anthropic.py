@@ -1,0 +1,195 @@
+"""Anthropic's Messages API through the official `anthropic` SDK.
+
+What goes out:
+
+- the system prompt as two text blocks: the stable prefix, marked
+  `cache_control: {"type": "ephemeral"}` (the cache breakpoint, so tools and prefix are
+  cached), then the volatile part;
+- user and assistant messages; an assistant's tool calls as `tool_use` blocks; tool
+  results as `tool_result` blocks (`is_error` on a failed call), consecutive ones in a
+  single user message as the API requires;
+- tools as `{name, description, input_schema}`;
+- `max_tokens` (required by the API): the preset's cap, else the catalog's maximum for
+  the model, else 4096;
+- `temperature` only when it differs from the API's default of 1.0: this SDK no longer
+  takes it as an argument, the newest models refuse it, and the 4.x models refuse it
+  together with `top_p`, which is therefore never sent;
+- `service_tier` when it is one the API accepts (`auto`, `standard_only`); other values
+  are left out. `reasoning_effort` is not sent (only some models take an effort).
+  `request.stream` is not used: the answer comes in one piece.
+
+What comes back: text, tool calls, usage and the response as a JSON dict. Anthropic
+counts cache reads and writes apart from `input_tokens`; both are added back so
+`input_tokens` is every prompt token, and cache reads are the cached part.
+
+Errors: 402, or a message about the credit balance, is `quota`; otherwise the status
+decides. The SDK retries transient failures itself (`max_retries`, its own backoff).
+A base URL (`request.base_url`) is for proxies and tests.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import anthropic
+from anthropic.types import Message as AnthropicMessage
+
+from agents import catalog
+from agents.providers import kind_for_status, max_retries, provider_error, require_api_key
+from agents.providers.base import Message, ModelRequest, ModelResponse, ProviderError, ToolCall, Usage
+
+DEFAULT_MAX_TOKENS = 4096
+API_DEFAULT_TEMPERATURE = 1.0
+SERVICE_TIERS = ("auto", "standard_only")
+FINISH_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", "tool_use": "tool_calls"}
+
+
+class AnthropicProvider:
+    name = "anthropic"
+
+    def complete(self, request: ModelRequest, on_delta: Callable[[str], None] | None = None) -> ModelResponse:
+        """One Messages API call; `on_delta` (if given) receives the whole text once."""
+        require_api_key(request)
+        try:
+            with anthropic.Anthropic(
+                api_key=request.api_key,
+                base_url=request.base_url or None,
+                timeout=request.timeout_seconds,
+                max_retries=max_retries(),
+            ) as client:
+                message = client.messages.create(**_params(request))
+        except anthropic.AnthropicError as exc:
+            # `from None`: the SDK's exception holds the request, and so its x-api-key header.
+            raise _error(exc, request) from None
+        response = _response(message, request)
+        if on_delta and response.text:
+            on_delta(response.text)
+        return response
+
+
+# --- request ----------------------------------------------------------------------------
+def _params(request: ModelRequest) -> dict[str, Any]:
+    params: dict[str, Any] = {
+        "model": request.model,
+        "max_tokens": request.max_output_tokens or _model_max_tokens(request.model),
+        "system": _system(request),
+        "messages": _messages(request.messages),
+    }
+    if request.tools:
+        params["tools"] = [
+            {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in request.tools
+        ]
+    if request.service_tier in SERVICE_TIERS:
+        params["service_tier"] = request.service_tier
+    if request.temperature != API_DEFAULT_TEMPERATURE:
+        params["extra_body"] = {"temperature": request.temperature}
+    return params
+
+
+def _model_max_tokens(model: str) -> int:
+    info = catalog.get_model("anthropic", model)
+    return info.max_output_tokens if info else DEFAULT_MAX_TOKENS
+
+
+def _system(request: ModelRequest) -> list[dict[str, Any]]:
+    # The API refuses empty text blocks, hence the two conditions.
+    blocks: list[dict[str, Any]] = []
+    if request.system_prefix:
+        blocks.append({"type": "text", "text": request.system_prefix, "cache_control": {"type": "ephemeral"}})
+    if request.system_volatile:
+        blocks.append({"type": "text", "text": request.system_volatile})
+    return blocks
+
+
+def _messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role == "tool":
+            block: dict[str, Any] = {
+                "type": "tool_result",
+                "tool_use_id": message.tool_call_id,
+                "content": message.content,
+            }
+            if message.is_error:
+                block["is_error"] = True
+            if out and out[-1]["role"] == "user" and _is_tool_results(out[-1]["content"]):
+                out[-1]["content"].append(block)
+            else:
+                out.append({"role": "user", "content": [block]})
+        elif message.role == "assistant":
+            out.append({"role": "assistant", "content": _assistant_content(message)})
+        else:
+            out.append({"role": "user", "content": message.content})
+    return out
+
+
+def _is_tool_results(content: object) -> bool:
+    return isinstance(content, list) and all(block.get("type") == "tool_result" for block in content)
+
+
+def _assistant_content(message: Message) -> str | list[dict[str, Any]]:
+    if not message.tool_calls:
+        return message.content
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": message.content}] if message.content else []
+    blocks += [
+        {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments or {}}
+        for call in message.tool_calls
+    ]
+    return blocks
+
+
+# --- response ---------------------------------------------------------------------------
+def _response(message: AnthropicMessage, request: ModelRequest) -> ModelResponse:
+    if not isinstance(message, AnthropicMessage) or message.content is None:
+        raise provider_error(ProviderError.INVALID_RESPONSE, "The server answered without a message.", request)
+    text = "".join(block.text for block in message.content if block.type == "text")
+    calls = tuple(_tool_call(block) for block in message.content if block.type == "tool_use")
+    reason = FINISH_REASONS.get(message.stop_reason or "end_turn", message.stop_reason)
+    return ModelResponse(
+        text=text,
+        tool_calls=calls,
+        usage=_usage(message.usage),
+        finish_reason="tool_calls" if calls else reason,
+        raw=message.model_dump(mode="json", exclude_none=True),
+    )
+
+
+def _tool_call(block: Any) -> ToolCall:
+    arguments = block.input
+    return ToolCall(
+        id=block.id,
+        name=block.name,
+        arguments=arguments if isinstance(arguments, dict) else None,
+        raw_arguments=json.dumps(arguments, ensure_ascii=False),
+    )
+
+
+def _usage(usage: Any) -> Usage:
+    if usage is None:
+        return Usage()
+    cache_read = usage.cache_read_input_tokens or 0
+    cache_write = usage.cache_creation_input_tokens or 0
+    return Usage(
+        input_tokens=(usage.input_tokens or 0) + cache_read + cache_write,
+        output_tokens=usage.output_tokens or 0,
+        cached_input_tokens=cache_read,
+    )
+
+
+# --- errors -----------------------------------------------------------------------------
+def _error(exc: anthropic.AnthropicError, request: ModelRequest) -> ProviderError:
+    if isinstance(exc, anthropic.APITimeoutError):
+        return provider_error(ProviderError.TIMEOUT, f"No answer within {request.timeout_seconds:g} s.", request)
+    if isinstance(exc, anthropic.APIConnectionError):
+        where = request.base_url or "the Anthropic API"
+        cause = f" ({exc.__cause__})" if exc.__cause__ else ""
+        return provider_error(ProviderError.UNAVAILABLE, f"Cannot reach {where}{cause}.", request)
+    if isinstance(exc, anthropic.APIStatusError):
+        message = exc.api_message or exc.message
+        kind = kind_for_status(exc.status_code)
+        if exc.status_code == 402 or "credit balance" in str(message).lower():
+            kind = ProviderError.QUOTA
+        return provider_error(kind, message, request, status_code=exc.status_code)
+    return provider_error(ProviderError.INVALID_RESPONSE, str(exc), request)

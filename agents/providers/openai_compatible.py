@@ -1,0 +1,277 @@
+"""OpenAI, and servers that speak its Chat Completions protocol (vLLM, Ollama, LM
+Studio…), through the official `openai` SDK. A preset's base URL points it at such a
+server; without one the SDK talks to OpenAI.
+
+What goes out:
+
+- one system message: the stable prefix first and unchanged, then a blank line and the
+  volatile part (OpenAI caches the longest identical prompt prefix by itself);
+- user and assistant messages; an assistant's tool calls as `tool_calls` (`type:
+  "function"`, arguments as the JSON text the model wrote); tool results as role `tool`
+  messages. The format has no error flag: a failed tool's text says so itself;
+- tools as `{"type": "function", "function": {name, description, parameters}}`;
+- `temperature` and `top_p`, except to OpenAI reasoning models (o-series, gpt-5), which
+  refuse them; `reasoning_effort` and `service_tier` when set (a model that does not take
+  them answers with a bad-request error that says so);
+- the output cap as `max_completion_tokens` to OpenAI's own API and to reasoning models,
+  as `max_tokens` to other models on a compatible server (the name they all read).
+
+What comes back: the text, tool calls (arguments that are not a JSON object give
+`arguments=None` with the raw text kept), usage (`prompt_tokens` counts cached tokens
+too; `prompt_tokens_details.cached_tokens` is the cached part) and the response as a
+JSON dict. With `request.stream` the answer is streamed: text deltas (passed to
+`on_delta` in order) and tool-call fragments are assembled into the same response, and
+usage comes in the last chunk (`stream_options.include_usage`).
+
+Errors: a 429 whose code is `insufficient_quota` is `quota`; otherwise the status
+decides (`agents.providers.kind_for_status`). Transient failures are retried by the SDK
+itself (`max_retries`, its own backoff, honouring `retry-after`); note that it retries a
+429 even when it means an exhausted quota.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import openai
+from openai.types.chat import ChatCompletion
+
+from agents.providers import kind_for_status, max_retries, provider_error, require_api_key
+from agents.providers.base import Message, ModelRequest, ModelResponse, ProviderError, ToolCall, Usage
+
+# o1, o3, o4-mini, gpt-5, gpt-5-mini… but not gpt-5-chat-latest, a plain chat model.
+REASONING_MODEL = re.compile(r"^(o\d|gpt-5)(?!.*-chat)")
+
+
+class OpenAICompatibleProvider:
+    name = "openai"
+
+    def complete(self, request: ModelRequest, on_delta: Callable[[str], None] | None = None) -> ModelResponse:
+        """One Chat Completions call (streamed when `request.stream`); `on_delta` receives
+        the answer's text as it arrives: delta by delta when streaming, whole otherwise."""
+        require_api_key(request)
+        try:
+            with openai.OpenAI(
+                api_key=request.api_key,
+                base_url=request.base_url or None,
+                timeout=request.timeout_seconds,
+                max_retries=max_retries(),
+            ) as client:
+                if request.stream:
+                    return _streamed(client, request, on_delta)
+                completion = client.chat.completions.create(**_params(request))
+        except openai.OpenAIError as exc:
+            # `from None`: the SDK's exception holds the request, and so its Authorization header.
+            raise _error(exc, request) from None
+        except json.JSONDecodeError as exc:  # a streamed chunk the SDK could not parse
+            raise provider_error(
+                ProviderError.INVALID_RESPONSE, f"A streamed chunk is not JSON ({exc}).", request
+            ) from None
+        response = _response(completion, request)
+        if on_delta and response.text:
+            on_delta(response.text)
+        return response
+
+
+# --- request ----------------------------------------------------------------------------
+def _params(request: ModelRequest) -> dict[str, Any]:
+    """The keyword arguments of `chat.completions.create` for `request`."""
+    reasoning = bool(REASONING_MODEL.match(request.model))
+    params: dict[str, Any] = {"model": request.model, "messages": _messages(request)}
+    if request.tools:
+        params["tools"] = [
+            {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
+            for t in request.tools
+        ]
+    if not reasoning:
+        params["temperature"] = request.temperature
+        params["top_p"] = request.top_p
+    if request.max_output_tokens is not None:
+        cap = "max_completion_tokens" if reasoning or not request.base_url else "max_tokens"
+        params[cap] = request.max_output_tokens
+    if request.reasoning_effort is not None:
+        params["reasoning_effort"] = request.reasoning_effort
+    if request.service_tier is not None:
+        params["service_tier"] = request.service_tier
+    if request.stream:
+        params["stream"] = True
+        params["stream_options"] = {"include_usage": True}
+    return params
+
+
+def _messages(request: ModelRequest) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = [{"role": "system", "content": request.system_text}] if request.system_text else []
+    for message in request.messages:
+        if message.role == "tool":
+            messages.append({"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content})
+        elif message.role == "assistant":
+            messages.append(_assistant(message))
+        else:
+            messages.append({"role": "user", "content": message.content})
+    return messages
+
+
+def _assistant(message: Message) -> dict[str, Any]:
+    if not message.tool_calls:
+        return {"role": "assistant", "content": message.content}
+    return {
+        "role": "assistant",
+        "content": message.content or None,
+        "tool_calls": [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.raw_arguments or json.dumps(call.arguments or {})},
+            }
+            for call in message.tool_calls
+        ],
+    }
+
+
+# --- response ---------------------------------------------------------------------------
+def _response(completion: ChatCompletion, request: ModelRequest) -> ModelResponse:
+    if not isinstance(completion, ChatCompletion) or not completion.choices:
+        raise provider_error(
+            ProviderError.INVALID_RESPONSE,
+            "The server answered without a choice: not a Chat Completions response.",
+            request,
+        )
+    choice = completion.choices[0]
+    calls = tuple(
+        _tool_call(call.id, call.function.name, call.function.arguments, index)
+        for index, call in enumerate(choice.message.tool_calls or ())
+        if getattr(call, "function", None) is not None  # custom (non-function) tools are never offered
+    )
+    return ModelResponse(
+        text=choice.message.content or "",
+        tool_calls=calls,
+        usage=_usage(completion.usage),
+        finish_reason=_finish_reason(choice.finish_reason, calls),
+        raw=completion.model_dump(mode="json", exclude_none=True),
+    )
+
+
+def _tool_call(call_id: str | None, name: str, raw_arguments: str | None, index: int) -> ToolCall:
+    """A ToolCall from the JSON text the model wrote; not a JSON object → arguments=None."""
+    raw = raw_arguments or ""
+    try:
+        arguments = json.loads(raw) if raw.strip() else {}
+    except json.JSONDecodeError:
+        arguments = None
+    # Some compatible servers send no id; the runtime needs one to pair call and result.
+    return ToolCall(
+        id=call_id or f"call_{index}",
+        name=name,
+        arguments=arguments if isinstance(arguments, dict) else None,
+        raw_arguments=raw,
+    )
+
+
+def _usage(usage: Any) -> Usage:
+    if usage is None:
+        return Usage()
+    prompt = usage.prompt_tokens or 0
+    details = usage.prompt_tokens_details
+    cached = (details.cached_tokens or 0) if details is not None else 0
+    return Usage(
+        input_tokens=prompt, output_tokens=usage.completion_tokens or 0, cached_input_tokens=min(cached, prompt)
+    )
+
+
+def _finish_reason(reason: str | None, calls: tuple[ToolCall, ...]) -> str:
+    if calls:
+        return "tool_calls"
+    return reason or "stop"
+
+
+# --- streaming --------------------------------------------------------------------------
+def _streamed(client: openai.OpenAI, request: ModelRequest, on_delta: Callable[[str], None] | None) -> ModelResponse:
+    text: list[str] = []
+    fragments: dict[int, dict[str, str]] = {}
+    meta: dict[str, Any] = {}
+    finish, usage = None, None
+    with client.chat.completions.create(**_params(request)) as stream:
+        for chunk in stream:
+            meta = meta or {"id": chunk.id, "model": chunk.model, "created": chunk.created}
+            usage = chunk.usage or usage
+            for choice in chunk.choices:
+                finish = choice.finish_reason or finish
+                if choice.delta.content:
+                    text.append(choice.delta.content)
+                    if on_delta:
+                        on_delta(choice.delta.content)
+                _add_fragments(fragments, choice.delta.tool_calls or ())
+    if not meta:
+        raise provider_error(ProviderError.INVALID_RESPONSE, "The stream ended before its first chunk.", request)
+    calls = tuple(
+        _tool_call(slot["id"], slot["name"], slot["arguments"], index) for index, slot in sorted(fragments.items())
+    )
+    raw = {
+        **meta,
+        "object": "chat.completion",
+        "streamed": True,
+        "choices": [
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": "".join(text),
+                    "tool_calls": [_call_dict(c) for c in calls],
+                },
+                "finish_reason": finish,
+            }
+        ],
+        "usage": usage.model_dump(mode="json", exclude_none=True) if usage is not None else None,
+    }
+    return ModelResponse(
+        text="".join(text),
+        tool_calls=calls,
+        usage=_usage(usage),
+        finish_reason=_finish_reason(finish, calls),
+        raw=raw,
+    )
+
+
+def _add_fragments(fragments: dict[int, dict[str, str]], deltas: Iterable[Any]) -> None:
+    # A tool call arrives in pieces keyed by index: id and name once, arguments in slices.
+    for delta in deltas:
+        slot = fragments.setdefault(delta.index, {"id": "", "name": "", "arguments": ""})
+        slot["id"] = slot["id"] or (delta.id or "")
+        if delta.function is not None:
+            slot["name"] = slot["name"] or (delta.function.name or "")
+            slot["arguments"] += delta.function.arguments or ""
+
+
+def _call_dict(call: ToolCall) -> dict[str, str]:
+    return {"id": call.id, "name": call.name, "arguments": call.raw_arguments}
+
+
+# --- errors -----------------------------------------------------------------------------
+def _error(exc: openai.OpenAIError, request: ModelRequest) -> ProviderError:
+    if isinstance(exc, openai.APITimeoutError):
+        return provider_error(ProviderError.TIMEOUT, f"No answer within {request.timeout_seconds:g} s.", request)
+    if isinstance(exc, openai.APIConnectionError):
+        where = request.base_url or "the OpenAI API"
+        cause = f" ({exc.__cause__})" if exc.__cause__ else ""
+        return provider_error(ProviderError.UNAVAILABLE, f"Cannot reach {where}{cause}.", request)
+    if isinstance(exc, openai.APIStatusError):
+        kind = kind_for_status(exc.status_code)
+        if exc.status_code == 429 and exc.code == "insufficient_quota":
+            kind = ProviderError.QUOTA
+        return provider_error(kind, _body_message(exc.body) or exc.message, request, status_code=exc.status_code)
+    if isinstance(exc, openai.APIResponseValidationError):
+        return provider_error(ProviderError.INVALID_RESPONSE, exc.message, request, status_code=exc.status_code)
+    if isinstance(exc, openai.APIError):
+        # An error event in the middle of a stream: the server gave up on this answer.
+        return provider_error(ProviderError.UNAVAILABLE, _body_message(exc.body) or exc.message, request)
+    return provider_error(ProviderError.INVALID_RESPONSE, str(exc), request)
+
+
+def _body_message(body: object) -> str:
+    # OpenAI: {"error": {"message": …}} (the SDK unwraps "error"); vLLM and others: "message" or "detail".
+    if isinstance(body, dict):
+        return str(body.get("message") or body.get("detail") or "")
+    return str(body or "")
