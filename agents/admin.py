@@ -15,7 +15,7 @@ from django.utils.html import format_html
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 
 from agents.admin_review import AgentDeskMixin, PromptVersionAdmin  # noqa: F401 (registers the queue)
-from agents.models import Agent, AgentSection, AgentSkill, AgentTurn, Credential, Preset, PromptVersion, Skill
+from agents.models import Agent, AgentSection, AgentSkill, AgentTurn, Credential, DebugLog, Preset, PromptVersion, Skill
 from agents.rendering import render_prefix
 from agents.services import (
     AGENT_FIELDS,
@@ -405,7 +405,8 @@ class AgentTurnAdmin(WorkspaceScopedAdmin):
 
     @admin.display(description="")
     def calls(self, obj: AgentTurn) -> str:
-        logs = list(obj.debug_logs.all())
+        # all_objects: a sandbox turn's logs are sandbox rows too.
+        logs = list(DebugLog.all_objects.filter(turn=obj).order_by("sequence"))
         for log in logs:
             log.parameters_json = json.dumps(log.parameters, indent=2, ensure_ascii=False)
             log.response_json = json.dumps(log.response, indent=2, ensure_ascii=False)

@@ -16,14 +16,14 @@ SECRET_PATTERNS = [
 ]
 
 
-def redact_text(text: str, secrets: list[str]) -> str:
+def redact_text(text: str, secrets: list[str], *, bound: bool = True) -> str:
     for secret in secrets:
         if secret:
             text = text.replace(secret, REDACTED)
     for pattern in SECRET_PATTERNS:
         text = pattern.sub(lambda m: (m.group(1) if m.lastindex else "") + REDACTED, text)
     limit = settings.AIHUMMER_DEBUG_MAX_CHARS
-    if len(text) > limit:
+    if bound and len(text) > limit:
         text = f"{text[:limit]}… [{len(text) - limit} more characters not kept]"
     return text
 

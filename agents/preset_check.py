@@ -7,10 +7,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 
-from agents import vault
 from agents.models import Preset
 from agents.providers import get_provider
 from agents.providers.base import Message, ModelRequest, ProviderError, Usage
+from agents.services import preset_api_key
 from aihummer.actors import Actor, Verb
 
 CHECK_MESSAGE = "Reply with OK."
@@ -42,7 +42,7 @@ def preset_check(*, preset: Preset, actor: Actor) -> PresetCheckResult:
     base = PresetCheckResult(ok=False, provider_name=preset.provider_name, model=preset.model)
     started = time.monotonic()
     try:
-        request = _check_request(preset, _api_key(preset))
+        request = _check_request(preset, preset_api_key(preset=preset))
         response = get_provider(preset.provider_name).complete(request)
     except ProviderError as exc:
         return replace(base, latency_ms=_since(started), error_kind=exc.kind, error_message=exc.message)
@@ -54,20 +54,6 @@ def preset_check(*, preset: Preset, actor: Actor) -> PresetCheckResult:
         finish_reason=response.finish_reason,
         usage=response.usage,
     )
-
-
-def _api_key(preset: Preset) -> str:
-    # The runtime's rule (agents.runtime._api_key), with a ProviderError for a failure.
-    if preset.provider_name == Preset.Provider.ECHO:
-        return ""
-    if preset.credential is None:
-        raise ProviderError(
-            ProviderError.NOT_CONFIGURED, f"Preset '{preset.key}' has no credential: set its API key in the admin."
-        )
-    try:
-        return vault.decrypt(preset.credential.ciphertext)
-    except vault.VaultError as exc:
-        raise ProviderError(ProviderError.NOT_CONFIGURED, f"Credential '{preset.credential.key}': {exc}") from None
 
 
 def _check_request(preset: Preset, api_key: str) -> ModelRequest:

@@ -20,14 +20,14 @@ from django.db import connection
 from django.db.models import F
 from django.utils import timezone
 
-from agents import catalog, vault
-from agents.debug import redact
+from agents import catalog
+from agents.debug import redact, redact_text
 from agents.models import Agent, AgentTurn, DebugLog, Preset, PromptVersion
 from agents.policy import RuntimePolicy, parse_runtime_policy
 from agents.providers import get_provider
 from agents.providers.base import Message, ModelRequest, ModelResponse, ProviderError, ToolCall, Usage
 from agents.rendering import render_system_prompt
-from agents.services import preset_resolve
+from agents.services import preset_api_key, preset_resolve
 from agents.tools import REGISTRY, ToolError, TurnContext, available_tools
 from aihummer.actors import Actor, Verb
 
@@ -65,6 +65,8 @@ def agent_turn_run(
     if not isinstance(message, str) or not message.strip():
         raise ValidationError({"message": "Give a message for the agent."})
     deadline = time.monotonic() + settings.AIHUMMER_TURN_TIMEOUT_SEC
+    # The row as stored now: a caller's copy may hold an old live version or flag.
+    agent = Agent.all_objects.select_related("live_version", "preset__credential", "workspace").get(pk=agent.pk)
     return _run_turn(
         agent=agent,
         version=version or agent.live_version,
@@ -110,7 +112,7 @@ def _run_turn(
         actor_source=actor.source,
         started_by=actor.person,
         dry_run=dry_run,
-        message=message,
+        message=redact_text(message, [], bound=False),
         is_sandbox=agent.is_sandbox,
     )
     status, answer, error = AgentTurn.Status.FAILED, "", ""
@@ -123,7 +125,9 @@ def _run_turn(
         logger.exception("Turn %s of agent %s failed unexpectedly", turn.pk, agent.key)
         error = f"Internal error ({type(exc).__name__}); it was logged."
     turn.refresh_from_db()  # totals were summed in the database, call by call
-    turn.status, turn.answer, turn.error, turn.finished_at = status, answer, error, timezone.now()
+    turn.status, turn.finished_at = status, timezone.now()
+    # Stored like a debug log: redacted (the shapes of well-known secrets).
+    turn.answer, turn.error = redact_text(answer, [], bound=False), redact_text(error, [], bound=False)
     turn.save(update_fields=["status", "answer", "error", "finished_at"])
     return turn
 
@@ -147,8 +151,13 @@ def _loop(
         raise TurnFailed(
             f"Agent '{agent.key}' has no preset and workspace '{agent.workspace.slug}' has no default preset."
         )
+    if not agent.is_active and not dry_run:
+        raise TurnFailed(f"Agent '{agent.key}' is disabled: enable it to run it.")
     api_key = _api_key(preset)
-    provider = get_provider(preset.provider_name)
+    try:
+        provider = get_provider(preset.provider_name)
+    except ProviderError as exc:
+        raise TurnFailed(f"Provider error ({exc.kind}): {exc.message}") from None
     model_info = catalog.get_model(preset.provider_name, preset.model)
     rendered = render_system_prompt(snapshot, first_turn=True, today=timezone.localdate(), context=context)
     tools = available_tools(snapshot["allowed_tool_names"])
@@ -208,14 +217,10 @@ def _loop(
 
 
 def _api_key(preset: Preset) -> str:
-    if preset.provider_name == Preset.Provider.ECHO:
-        return ""
-    if preset.credential is None:
-        raise TurnFailed(f"Preset '{preset.key}' has no credential: set its API key in the admin.")
     try:
-        return vault.decrypt(preset.credential.ciphertext)
-    except vault.VaultError as exc:
-        raise TurnFailed(f"Credential '{preset.credential.key}': {exc}") from None
+        return preset_api_key(preset=preset)
+    except ProviderError as exc:
+        raise TurnFailed(exc.message) from None
 
 
 def _call_model(
@@ -233,6 +238,9 @@ def _call_model(
         response = provider.complete(request)
     except ProviderError as exc:
         error = f"Provider error ({exc.kind}): {exc.message}"
+    except Exception as exc:  # an adapter bug: still one readable debug log for the call
+        logger.exception("Provider %s failed unexpectedly", getattr(provider, "name", "?"))
+        error = f"Internal error in the {getattr(provider, 'name', '')} adapter ({type(exc).__name__}); it was logged."
     latency_ms = int((time.monotonic() - started) * 1000)
     usage = response.usage if response else Usage()
     cost = catalog.cost_usd(
@@ -294,16 +302,15 @@ def _run_tools(context: TurnContext, calls: tuple[ToolCall, ...], offered: set[s
     outcomes: dict[str, tuple[Message, dict]] = {}
     if len(delegations) > 1:
         workers = min(context.policy.children.max_concurrent, len(delegations))
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"turn{context.turn.pk}") as pool:
-            futures = {
-                call.id: pool.submit(_in_own_connection, _run_tool, context, call, offered) for call in delegations
-            }
-            for call_id, future in futures.items():
-                try:
-                    outcomes[call_id] = future.result(timeout=max(context.deadline - time.monotonic(), 0.001))
-                except FutureTimeout:
-                    call = next(c for c in delegations if c.id == call_id)
-                    outcomes[call_id] = _tool_result(call, "The delegated agent did not answer in time.", "timeout")
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"turn{context.turn.pk}")
+        futures = {call.id: pool.submit(_in_own_connection, _run_tool, context, call, offered) for call in delegations}
+        for call in delegations:
+            try:
+                outcomes[call.id] = futures[call.id].result(timeout=max(context.deadline - time.monotonic(), 0.001))
+            except FutureTimeout:
+                outcomes[call.id] = _tool_result(call, "The delegated agent did not answer in time.", "timeout")
+        # Late children finish on their own (bounded by their deadline); the parent goes on.
+        pool.shutdown(wait=False, cancel_futures=True)
     return [outcomes.get(call.id) or _run_tool(context, call, offered) for call in calls]
 
 
@@ -347,10 +354,6 @@ def delegate_to(context: TurnContext, *, agent_key: str, message: str) -> str:
             f"Delegation refused: depth {child_depth} exceeds the limit of {context.depth_limit} "
             "(runtime_policy.children.max_depth and AIHUMMER_SUBAGENT_MAX_DEPTH)."
         )
-    if context.delegations >= children.max_per_parent:
-        raise ToolError(
-            f"Delegation refused: at most {children.max_per_parent} per turn (runtime_policy.children.max_per_parent)."
-        )
     if children.allowed_agents and agent_key not in children.allowed_agents:
         raise ToolError(f"Delegation refused: '{agent_key}' is not in runtime_policy.children.allowed_agents.")
     # all_objects: a sandbox parent delegates to sandbox agents; a real one never does.
@@ -362,7 +365,14 @@ def delegate_to(context: TurnContext, *, agent_key: str, message: str) -> str:
     )
     if child is None:
         raise ToolError(f"Delegation refused: no enabled agent '{agent_key}' in this workspace.")
-    context.delegations += 1
+    # Delegations of one response run in parallel: count them under a lock.
+    with context.lock:
+        if context.delegations >= children.max_per_parent:
+            raise ToolError(
+                f"Delegation refused: at most {children.max_per_parent} per turn "
+                "(runtime_policy.children.max_per_parent)."
+            )
+        context.delegations += 1
     timeout = min(children.timeout_seconds, settings.AIHUMMER_SUBAGENT_TIMEOUT_SEC)
     deadline = min(context.deadline, time.monotonic() + timeout)
     child_turn = _run_turn(
@@ -402,10 +412,32 @@ def prepare_messages(
     history_budget = min(int(input_budget * context.history_share), input_budget - fixed)
     exchanges = _exchanges(pruned[1:])
     dropped = 0
-    while exchanges and sum(estimate_tokens(m.content) + 8 for ex in exchanges for m in ex) > history_budget:
+    # The newest exchange always stays: it holds the results the model just asked for.
+    while len(exchanges) > 1 and _tokens(exchanges) > history_budget:
         exchanges.pop(0)
         dropped += 1
+    if exchanges and _tokens(exchanges) > history_budget:
+        exchanges[-1] = _trim_results(exchanges[-1], history_budget, policy)
     return [pruned[0], *(m for exchange in exchanges for m in exchange)], dropped
+
+
+def _tokens(exchanges: list[list[Message]]) -> int:
+    return sum(estimate_tokens(m.content) + 8 for exchange in exchanges for m in exchange)
+
+
+def _trim_results(exchange: list[Message], budget: int, policy: RuntimePolicy) -> list[Message]:
+    """Cut the tool results of one exchange so that together they fit `budget`."""
+    results = [m for m in exchange if m.role == "tool"]
+    if not results:
+        return exchange
+    others = _tokens([[m for m in exchange if m.role != "tool"]])
+    chars = max((budget - others) * CHARS_PER_TOKEN // len(results) - len(policy.pruning.placeholder) - 40, 0)
+    return [
+        replace(m, content=f"{m.content[:chars]}\n{policy.pruning.placeholder}")
+        if m.role == "tool" and len(m.content) > chars
+        else m
+        for m in exchange
+    ]
 
 
 def prune_tool_results(messages: list[Message], policy: RuntimePolicy) -> list[Message]:

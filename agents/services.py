@@ -16,6 +16,7 @@ from django.views.decorators.debug import sensitive_variables
 from agents import vault
 from agents.diff import diff_stats
 from agents.models import Agent, AgentSection, AgentSkill, Credential, Preset, PromptVersion, Skill
+from agents.providers.base import ProviderError
 from agents.snapshot import SNAPSHOT_KEYS, apply_changes, content_hash, is_empty_prompt, normalize_snapshot
 from aihummer.actors import Actor, Verb
 from aihummer.exceptions import AlreadyDecided, ApplicationError, NotFound
@@ -263,6 +264,21 @@ def preset_delete(*, preset: Preset, actor: Actor, force: bool = False) -> list[
         stamp(preset, actor=actor, reason="deleted")
         preset.delete()
     return dependents
+
+
+def preset_api_key(*, preset: Preset) -> str:
+    """The decrypted API key a model call with `preset` sends ("" for echo); a missing
+    or unreadable credential is a `not_configured` provider error."""
+    if preset.provider_name == Preset.Provider.ECHO:
+        return ""
+    if preset.credential is None:
+        raise ProviderError(
+            ProviderError.NOT_CONFIGURED, f"Preset '{preset.key}' has no credential: set its API key in the admin."
+        )
+    try:
+        return vault.decrypt(preset.credential.ciphertext)
+    except vault.VaultError as exc:
+        raise ProviderError(ProviderError.NOT_CONFIGURED, f"Credential '{preset.credential.key}': {exc}") from None
 
 
 def preset_resolve(*, agent: Agent) -> Preset | None:

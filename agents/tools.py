@@ -8,7 +8,8 @@ side effects run dry in try-it turns: recorded in the debug log, not executed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -45,6 +46,7 @@ class TurnContext:
     dry_run: bool
     depth_limit: int = 0
     delegations: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 class Tool:
@@ -86,6 +88,8 @@ QUEUED = (
     "a reviewer approves it; continue with the current ones."
 )
 
+APPLIED = "Your change is live as version {number} (a sandbox agent's changes apply at once)."
+
 
 class SelfEditTool(Tool):
     """Proposes a change to the calling agent's own prompt, always as pending."""
@@ -96,8 +100,12 @@ class SelfEditTool(Tool):
         raise NotImplementedError
 
     def run(self, context: TurnContext, arguments: BaseModel) -> str:
+        from agents.models import Agent, PromptVersion
         from agents.services import IdenticalToLive, prompt_version_propose
 
+        # Edits start from the live version as it is now: an earlier edit of this same
+        # turn may already be live (a sandbox agent's changes apply at once).
+        context.agent = Agent.all_objects.select_related("live_version", "workspace").get(pk=context.agent.pk)
         try:
             version = prompt_version_propose(
                 agent=context.agent,
@@ -111,6 +119,8 @@ class SelfEditTool(Tool):
             raise ToolError("Proposal refused: " + "; ".join(exc.messages)) from None
         except (PermissionDenied, ApplicationError) as exc:
             raise ToolError(f"Proposal refused: {exc}") from None
+        if version.status == PromptVersion.Status.APPROVED:
+            return APPLIED.format(number=version.number)
         return QUEUED.format(number=version.number)
 
 

@@ -15,7 +15,17 @@ from agents.providers.base import ModelRequest, Provider, ProviderError
 
 
 def get_provider(name: str) -> Provider:
-    """The adapter for `name`; imported lazily so an unused vendor SDK costs nothing."""
+    """The adapter for `name`; imported lazily so an unused vendor SDK costs nothing.
+    A missing SDK is a `not_configured` error, not a crash."""
+    try:
+        return _adapter(name)
+    except ImportError as exc:
+        raise ProviderError(
+            ProviderError.NOT_CONFIGURED, f"The {name} adapter cannot load its SDK ({exc.name or exc})."
+        ) from None
+
+
+def _adapter(name: str) -> Provider:
     if name == "echo":
         from agents.providers.echo import EchoProvider
 

@@ -3,6 +3,7 @@ calls, usage and a finish reason out. Vendor adapters implement `Provider`."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -113,4 +114,6 @@ class ProviderError(Exception):
 class Provider(Protocol):
     name: str
 
-    def complete(self, request: ModelRequest) -> ModelResponse: ...
+    def complete(self, request: ModelRequest, on_delta: Callable[[str], None] | None = None) -> ModelResponse:
+        """Answer `request`; when `on_delta` is given, text is passed to it as it arrives."""
+        ...

@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 
 from agents.providers.base import ModelRequest, ModelResponse, ProviderError, ToolCall, Usage
 
@@ -35,7 +36,7 @@ def system_prompt_hash8(system_text: str) -> str:
 class EchoProvider:
     name = "echo"
 
-    def complete(self, request: ModelRequest) -> ModelResponse:
+    def complete(self, request: ModelRequest, on_delta: Callable[[str], None] | None = None) -> ModelResponse:
         user_index = max((i for i, m in enumerate(request.messages) if m.role == "user"), default=None)
         if user_index is None:
             raise ProviderError(ProviderError.BAD_REQUEST, "echo needs a user message")
@@ -62,6 +63,8 @@ class EchoProvider:
                 text="", tool_calls=tuple(calls), usage=usage, finish_reason="tool_calls", raw=_raw(calls)
             )
         answer = f"[echo {request.model}] {user_text} #sp={system_prompt_hash8(request.system_text)}"
+        if on_delta is not None:
+            on_delta(answer)
         usage = Usage(input_tokens=input_chars // 4 + 1, output_tokens=len(answer) // 4 + 1)
         return ModelResponse(text=answer, usage=usage, finish_reason="stop", raw={"text": answer})
 

@@ -5,7 +5,7 @@ import json
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from agents.models import Agent, PromptVersion
+from agents.models import Agent, DebugLog, PromptVersion
 from agents.runtime import agent_turn_run
 from aihummer.actors import Actor
 from aihummer.models import Workspace
@@ -43,12 +43,12 @@ class Command(BaseCommand):
             turn = agent_turn_run(agent=agent, message=options["message"], actor=Actor.for_operator(), version=version)
         except (ValidationError, PermissionDenied) as exc:
             raise CommandError("; ".join(getattr(exc, "messages", [str(exc)]))) from exc
-        last_log = turn.debug_logs.order_by("-sequence").first()
+        last_log = DebugLog.all_objects.filter(turn=turn).order_by("-sequence").first()
         result = {
             "answer": turn.answer,
             "error": turn.error or None,
             "status": turn.status,
-            "model": f"{turn.provider_name}:{turn.model}",
+            "model": f"{turn.provider_name}:{turn.model}" if turn.model else None,
             "version": turn.version_number,
             "usage": {
                 "input_tokens": turn.input_tokens,
