@@ -82,3 +82,22 @@ def redis_url() -> str:
     base = os.environ.get("AIHUMMER_TEST_REDIS_URL", "redis://127.0.0.1:6379")
     worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
     return f"{base}/{1 + int(worker.removeprefix('gw') or 0)}"
+
+
+@pytest.fixture
+def worker_on_redis(settings, redis_url):
+    """A real Celery worker (threads pool) on this xdist worker's own Redis database;
+    `enqueue` sends to it while the fixture is active."""
+    from celery.contrib.testing.worker import start_worker
+
+    from aihummer.celery import app
+
+    settings.CELERY_BROKER_URL = redis_url
+    app.close()  # drop connection and producer pools built for another broker URL
+    app.conf.broker_url = redis_url
+    try:
+        with start_worker(app, pool="threads", concurrency=2, perform_ping_check=False, loglevel="WARNING"):
+            yield app
+    finally:
+        app.close()
+        app.conf.broker_url = None

@@ -4,10 +4,8 @@ import time
 
 import pytest
 from celery import shared_task
-from celery.contrib.testing.worker import start_worker
 from django.db import transaction
 
-from aihummer.celery import app
 from aihummer.models import Workspace
 from aihummer.tasks import enqueue
 
@@ -24,20 +22,6 @@ def wait_for(condition, seconds: float = 10.0) -> bool:
             return True
         time.sleep(0.05)
     return False
-
-
-@pytest.fixture
-def worker_on_redis(settings, redis_url):
-    """A real Celery worker (threads pool) on this xdist worker's own Redis database."""
-    settings.CELERY_BROKER_URL = redis_url
-    app.conf.broker_url = redis_url
-    try:
-        with start_worker(app, pool="threads", concurrency=2, perform_ping_check=False, loglevel="WARNING"):
-            yield
-    finally:
-        app.pool.force_close_all()
-        app._pool = None
-        app.conf.broker_url = None
 
 
 @pytest.mark.django_db(transaction=True)
