@@ -169,14 +169,25 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
     def age(self, obj: PromptVersion) -> str:
         return timesince(obj.created_at)
 
-    @admin.display(description="stale", boolean=True)
-    def stale(self, obj: PromptVersion) -> bool | None:
-        return obj.is_stale if obj.is_pending else None
+    @admin.display(description="stale")
+    def stale(self, obj: PromptVersion) -> str:
+        if not obj.is_stale:
+            return ""
+        return format_html(
+            '<span class="aih-badge aih-stale-flag" style="background:#b7791f" title="{}">stale</span>',
+            "The live version moved since this was proposed; approving reverts the later versions.",
+        )
 
     @admin.display(description="size")
     def size(self, obj: PromptVersion) -> str:
-        stats = obj.diff_stats or {}
-        return f"{stats.get('changes', 0)} change(s), +{stats.get('added_chars', 0)}/-{stats.get('removed_chars', 0)}"
+        stats = obj.diff_stats
+        if not stats:
+            return "—"
+        changes = stats["changes"]
+        return f"{changes} change{'s' if changes != 1 else ''}, +{stats['added_chars']}/-{stats['removed_chars']} chars"
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
+        return super().changelist_view(request, {"title": "Review queue", **(extra_context or {})})
 
     @admin.display(description="status", ordering="status")
     def status_badge(self, obj: PromptVersion) -> str:
