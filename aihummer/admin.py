@@ -9,7 +9,7 @@ from django.http import HttpRequest
 from django.utils import timezone
 
 from aihummer.actors import Actor, Verb
-from aihummer.admin_site import WorkspaceScopedAdmin
+from aihummer.admin_site import ServiceModelForm, WorkspaceScopedAdmin
 from aihummer.exceptions import ApplicationError
 from aihummer.models import ApiKey, Membership, User, Workspace
 from aihummer.services import VALID_SCOPES, api_key_create, api_key_revoke
@@ -95,7 +95,7 @@ class WorkspaceAdmin(WorkspaceScopedAdmin):
         return request.user.is_superuser
 
 
-class ApiKeyCreateForm(forms.ModelForm):
+class ApiKeyCreateForm(ServiceModelForm):
     scopes = forms.MultipleChoiceField(choices=ApiKey.Scope.choices, widget=forms.CheckboxSelectMultiple)
     owner = forms.ModelChoiceField(
         queryset=User.objects.filter(is_active=True),
@@ -112,6 +112,13 @@ class ApiKeyCreateForm(forms.ModelForm):
 
     def clean_scopes(self) -> str:
         return ",".join(scope for scope in VALID_SCOPES if scope in self.cleaned_data["scopes"])
+
+    def call_service(self) -> ApiKey:
+        data = self.cleaned_data
+        api_key, self.raw_key = api_key_create(
+            workspace=data["workspace"], name=data["name"], scopes=data["scopes"], owner=data["owner"], actor=self.actor
+        )
+        return api_key
 
 
 @admin.register(ApiKey)
@@ -148,16 +155,9 @@ class ApiKeyAdmin(WorkspaceScopedAdmin):
     def has_revoke_permission(self, request: HttpRequest) -> bool:
         return self.allowed(request, Verb.MANAGE)
 
-    def save_model(self, request: HttpRequest, obj: ApiKey, form: forms.ModelForm, change: bool) -> None:
-        api_key, raw_key = api_key_create(
-            workspace=obj.workspace,
-            name=obj.name,
-            scopes=obj.scopes,
-            owner=obj.owner,
-            actor=self.actor(request),
-        )
-        obj.__dict__.update(api_key.__dict__)
-        messages.warning(request, f"Copy this key now; it will not be shown again: {raw_key}")
+    def save_model(self, request: HttpRequest, obj: ApiKey, form: ApiKeyCreateForm, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        messages.warning(request, f"Copy this key now; it will not be shown again: {form.raw_key}")
 
     @admin.action(description="Revoke selected API keys", permissions=["revoke"])
     def revoke_keys(self, request: HttpRequest, queryset: models.QuerySet) -> None:

@@ -116,3 +116,16 @@ def test_a_workspace_admin_adds_a_member_by_username(client, workspace, ada, cha
 
     assert response.status_code == 302, response.content.decode()[:2000]
     assert workspace.memberships.filter(user=charlie, role="viewer").exists()
+
+
+def test_an_owner_from_another_workspace_is_a_form_error_not_a_crash(client, workspace, ada, charlie):
+    client.force_login(ada)
+
+    response = client.post(
+        reverse("admin:aihummer_apikey_add"),
+        {"workspace": workspace.pk, "name": "deploy", "owner": "charlie", "scopes": ["read"]},
+    )
+
+    assert response.status_code == 200
+    assert "charlie is not a member of workspace &#x27;acme&#x27;." in response.content.decode()
+    assert not ApiKey.objects.filter(name="deploy").exists()
