@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 from django.db import connection
@@ -15,11 +14,10 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils.html import escape
-from pytest_django.fixtures import Settings
 
 from agents.models import Agent, AgentTurn, Preset
 from agents.runtime import agent_turn_run
-from agents.services import agent_create, preset_create
+from agents.services import agent_create
 from agents.tools import QUEUED
 from aihummer.actors import Actor
 from aihummer.models import User, Workspace
@@ -51,41 +49,13 @@ def page(client: Client, user: User, url: str) -> str:
 
 
 @pytest.fixture
-def paid_echo(settings: Settings, tmp_path: Path, workspace: Workspace, ada: User) -> Preset:
-    """An echo model with list prices (a catalog extension), so the page shows real costs."""
-    model = {
-        "name": "echo-paid",
-        "label": "Echo, priced",
-        "context_window": 200_000,
-        "max_output_tokens": 8_000,
-        "streaming": False,
-        "tools": True,
-        "vision": False,
-        "input_per_mtok": "3.00",
-        "output_per_mtok": "15.00",
-        "cached_input_per_mtok": "0.30",
-    }
-    extra = tmp_path / "catalog-extra.json"
-    extra.write_text(json.dumps({"schema": 1, "providers": {"echo": {"models": [model]}}}))
-    settings.AIHUMMER_MODEL_CATALOG_EXTRA = str(extra)
-    return preset_create(
-        workspace=workspace,
-        actor=Actor.for_user(ada),
-        key="paid",
-        name="Paid",
-        provider_name="echo",
-        model="echo-paid",
-        is_active=True,
-    )
-
-
-@pytest.fixture
 def writer(workspace: Workspace, ada: User, paid_echo: Preset) -> Agent:
     return agent_create(
         workspace=workspace,
         actor=Actor.for_user(ada),
         key="writer",
         name="Writer",
+        preset=paid_echo,
         snapshot={**PROFILE, "allowed_tool_names": ["propose_persona_edit"], "runtime_policy": {"max_iterations": 3}},
     )
 
@@ -103,6 +73,7 @@ def sandbox_turn(workspace: Workspace, alice: User, paid_echo: Preset) -> AgentT
         actor=Actor.for_user(alice),
         key="sb_reader",
         name="Sandbox reader",
+        preset=paid_echo,
         snapshot=PROFILE,
         is_sandbox=True,
     )

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from agents.models import Agent, AgentTurn, DebugLog, Preset
 from agents.rendering import render_system_prompt
-from agents.services import agent_create, preset_create, prompt_version_approve, prompt_version_propose
+from agents.services import agent_create, prompt_version_approve, prompt_version_propose
 from aihummer.actors import Actor
 from aihummer.models import User, Workspace
 
@@ -23,19 +23,6 @@ PROFILE = {"identity": {"name": "Camille", "role": "Writer"}, "onboarding": "Int
 def expected_sp(snapshot: dict) -> str:
     rendered = render_system_prompt(snapshot, first_turn=True, today=timezone.localdate())
     return hashlib.sha256(rendered.text.encode()).hexdigest()[:8]
-
-
-@pytest.fixture
-def echo_preset(workspace: Workspace, ada: User) -> Preset:
-    return preset_create(
-        workspace=workspace,
-        actor=Actor.for_user(ada),
-        key="echo",
-        name="Echo",
-        provider_name="echo",
-        model="echo-1",
-        is_active=True,
-    )
 
 
 @pytest.fixture

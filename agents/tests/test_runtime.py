@@ -71,42 +71,6 @@ def make_agent(workspace: Workspace, ada: User, key: str, preset: Preset | None 
 
 
 @pytest.fixture
-def echo_preset(workspace: Workspace, ada: User) -> Preset:
-    return preset_create(
-        workspace=workspace,
-        actor=Actor.for_user(ada),
-        key="echo",
-        name="Echo",
-        provider_name="echo",
-        model="echo-1",
-        is_active=True,
-    )
-
-
-@pytest.fixture
-def paid_echo(settings: Settings, tmp_path: Path, workspace: Workspace, ada: User) -> Preset:
-    """An echo model with list prices (a catalog extension), so costs are not all zero."""
-    model = {
-        "name": "echo-paid",
-        "label": "Echo, priced",
-        "context_window": 200_000,
-        "max_output_tokens": 8_000,
-        "streaming": False,
-        "tools": True,
-        "vision": False,
-        "input_per_mtok": "3.00",
-        "output_per_mtok": "15.00",
-        "cached_input_per_mtok": "0.30",
-    }
-    extra = tmp_path / "catalog-extra.json"
-    extra.write_text(json.dumps({"schema": 1, "providers": {"echo": {"models": [model]}}}))
-    settings.AIHUMMER_MODEL_CATALOG_EXTRA = str(extra)
-    return preset_create(
-        workspace=workspace, actor=Actor.for_user(ada), key="paid", name="Paid", provider_name="echo", model="echo-paid"
-    )
-
-
-@pytest.fixture
 def writer(workspace: Workspace, ada: User, echo_preset: Preset) -> Agent:
     return make_agent(workspace, ada, "writer")
 

@@ -19,7 +19,7 @@ from pytest_django.fixtures import Settings
 from agents.models import Agent, AgentSection, AgentTurn, DebugLog, Preset, PromptVersion
 from agents.rendering import render_system_prompt
 from agents.runtime import agent_run_test, agent_turn_run
-from agents.services import agent_create, agent_update, preset_create, prompt_version_approve
+from agents.services import agent_create, agent_update, prompt_version_approve
 from agents.tools import QUEUED, REGISTRY, available_tools
 from aihummer.actors import Actor
 from aihummer.models import User, Workspace
@@ -54,19 +54,6 @@ def tool_calls(turn: AgentTurn) -> list[dict]:
     (all_objects: `turn.debug_logs` goes through the default manager, which hides a
     sandbox turn's logs.)"""
     return [call for log in DebugLog.all_objects.filter(turn=turn).order_by("sequence") for call in log.tool_calls]
-
-
-@pytest.fixture
-def echo_preset(workspace: Workspace, ada: User) -> Preset:
-    return preset_create(
-        workspace=workspace,
-        actor=Actor.for_user(ada),
-        key="echo",
-        name="Echo",
-        provider_name="echo",
-        model="echo-1",
-        is_active=True,
-    )
 
 
 @pytest.fixture
