@@ -376,7 +376,7 @@ class AgentTurnAdmin(WorkspaceScopedAdmin):
                 ]
             },
         ),
-        ("Model calls", {"fields": ["calls"]}),
+        ("Debug log", {"fields": ["calls"]}),
     ]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
@@ -403,7 +403,7 @@ class AgentTurnAdmin(WorkspaceScopedAdmin):
     def answer_text(self, obj: AgentTurn) -> str:
         return format_html("<pre style='white-space:pre-wrap'>{}</pre>", obj.answer)
 
-    @admin.display(description="")
+    @admin.display(description="model calls")
     def calls(self, obj: AgentTurn) -> str:
         # all_objects: a sandbox turn's logs are sandbox rows too.
         logs = list(DebugLog.all_objects.filter(turn=obj).order_by("sequence"))

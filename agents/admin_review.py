@@ -47,7 +47,7 @@ from agents.services import (
     prompt_version_reverts,
 )
 from aihummer.actors import Actor, Verb
-from aihummer.admin_site import WorkspaceScopedAdmin
+from aihummer.admin_site import WorkspaceScopedAdmin, add_service_errors
 from aihummer.exceptions import ApplicationError, NotFound
 
 STATUS_COLOURS = {"pending": "#b7791f", "approved": "#2f855a", "rejected": "#c53030", "withdrawn": "#718096"}
@@ -433,10 +433,7 @@ class AgentDeskMixin:
             form.add_error(None, str(exc))
             return None
         except ValidationError as exc:
-            for field, field_messages in exc.message_dict.items():
-                target = field if field in form.fields and field != "reason" else None
-                for message in field_messages:
-                    form.add_error(target, f"{field}: {message}" if target is None else message)
+            add_service_errors(form, exc)
             return None
         except (ApplicationError, PermissionDenied) as exc:
             form.add_error(None, str(exc))
@@ -499,9 +496,7 @@ class AgentDeskMixin:
             try:
                 clone = agent_clone(version=version, actor=self.actor(request), **form.cleaned_data)
             except ValidationError as exc:
-                for field, field_messages in exc.message_dict.items():
-                    for message in field_messages:
-                        form.add_error(field if field in form.fields else None, message)
+                add_service_errors(form, exc)
             except (ApplicationError, PermissionDenied) as exc:
                 form.add_error(None, str(exc))
             else:

@@ -40,9 +40,6 @@ class Credential(TimeStampedModel):
 
 
 class PresetQuerySet(SandboxQuerySet):
-    def for_workspace(self, workspace: Workspace) -> PresetQuerySet:
-        return self.filter(workspace=workspace)
-
     def active(self) -> PresetQuerySet:
         return self.filter(is_active=True)
 
@@ -139,11 +136,6 @@ class Skill(TimeStampedModel):
         return self.key
 
 
-class AgentQuerySet(SandboxQuerySet):
-    def for_workspace(self, workspace: Workspace) -> AgentQuerySet:
-        return self.filter(workspace=workspace)
-
-
 class Agent(SandboxedModel, TimeStampedModel):
     """An agent. The profile fields below are a projection of its live version's
     snapshot, written only when a version goes live."""
@@ -188,8 +180,8 @@ class Agent(SandboxedModel, TimeStampedModel):
         help_text="session, memory_flush and interaction are stored and validated only, until conversations exist.",
     )
 
-    objects = VisibleManager.from_queryset(AgentQuerySet)()
-    all_objects = models.Manager.from_queryset(AgentQuerySet)()
+    objects = VisibleManager.from_queryset(SandboxQuerySet)()
+    all_objects = models.Manager.from_queryset(SandboxQuerySet)()
     history = ConfigurationHistory()
 
     class Meta:
@@ -243,9 +235,6 @@ class AgentSkill(TimeStampedModel):
 class PromptVersionQuerySet(SandboxQuerySet):
     def pending(self) -> PromptVersionQuerySet:
         return self.filter(status=PromptVersion.Status.PENDING)
-
-    def for_workspace(self, workspace: Workspace) -> PromptVersionQuerySet:
-        return self.filter(workspace=workspace)
 
 
 class PromptVersion(SandboxedModel, TimeStampedModel):
@@ -318,11 +307,6 @@ class PromptVersion(SandboxedModel, TimeStampedModel):
         return self.is_pending and self.agent.live_version_id != self.base_version_id
 
 
-class AgentTurnQuerySet(SandboxQuerySet):
-    def for_workspace(self, workspace: Workspace) -> AgentTurnQuerySet:
-        return self.filter(workspace=workspace)
-
-
 class AgentTurn(SandboxedModel):
     """One agent turn: a message in, tool calls, an answer out. An execution record:
     no history, and it outlives the agent it describes (nullable link, copied keys)."""
@@ -359,8 +343,8 @@ class AgentTurn(SandboxedModel):
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
-    objects = VisibleManager.from_queryset(AgentTurnQuerySet)()
-    all_objects = models.Manager.from_queryset(AgentTurnQuerySet)()
+    objects = VisibleManager.from_queryset(SandboxQuerySet)()
+    all_objects = models.Manager.from_queryset(SandboxQuerySet)()
 
     class Meta:
         ordering = ["-started_at"]

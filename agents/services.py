@@ -226,7 +226,7 @@ def preset_activate(*, preset: Preset, actor: Actor) -> Preset:
     with transaction.atomic():
         # Lock the workspace's presets in pk order: two activations at once serialise
         # here instead of one of them hitting the one-active constraint.
-        locked = list(Preset.objects.select_for_update().filter(workspace_id=preset.workspace_id).order_by("pk"))
+        locked = list(Preset.objects.for_workspace(preset.workspace_id).select_for_update().order_by("pk"))
         for other in locked:
             if other.is_active and other.pk != preset.pk:
                 other.is_active = False
@@ -285,7 +285,7 @@ def preset_resolve(*, agent: Agent) -> Preset | None:
     """The preset `agent` runs on: its own, else the workspace's default."""
     if agent.preset_id:
         return agent.preset
-    return Preset.objects.filter(workspace_id=agent.workspace_id, is_active=True).first()
+    return Preset.objects.for_workspace(agent.workspace_id).active().first()
 
 
 # --- shared skills --------------------------------------------------------------------
@@ -333,7 +333,7 @@ def agent_create(
         is_sandbox=is_sandbox,
     )
     if is_sandbox and preset is None:
-        agent.preset = Preset.objects.filter(workspace=workspace, is_active=True).first()
+        agent.preset = Preset.objects.for_workspace(workspace).active().first()
         if agent.preset is None:
             raise ValidationError({"preset": "This workspace has no default preset; give one."})
     _same_workspace(agent.preset, workspace, "preset", "preset")

@@ -6,7 +6,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.admin.utils import unquote
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import NON_FIELD_ERRORS, PermissionDenied, ValidationError
 from django.db import models, transaction
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
@@ -125,9 +125,6 @@ class WorkspaceScopedAdmin(SimpleHistoryAdmin):
         """Why `obj` may not be deleted now (shown instead of deleting), or None."""
         return None
 
-    def delete_model(self, request: HttpRequest, obj: models.Model) -> None:
-        super().delete_model(request, obj)
-
     def delete_view(self, request: HttpRequest, object_id: str, extra_context: dict | None = None) -> HttpResponse:
         obj = self.get_object(request, unquote(object_id))
         if obj is not None and self.has_delete_permission(request, obj):
@@ -190,6 +187,20 @@ class WorkspaceScopedAdmin(SimpleHistoryAdmin):
         return self.actor(request).can(self.view_verb, self.workspace_of(record.instance))
 
 
+def add_service_errors(form: forms.BaseForm, exc: ValidationError) -> None:
+    """A service's ValidationError on a form: errors of fields the form shows land on
+    them; the others (a snapshot key, a field the form does not have) become form
+    errors that name their field, never the ValueError Django raises for them."""
+    if not hasattr(exc, "error_dict"):
+        form.add_error(None, exc.messages)
+        return
+    for field, field_messages in exc.message_dict.items():
+        if field in form.fields:
+            form.add_error(field, field_messages)
+        else:
+            form.add_error(None, [m if field == NON_FIELD_ERRORS else f"{field}: {m}" for m in field_messages])
+
+
 class ServiceModelForm(forms.ModelForm):
     """A ModelForm whose write is a service call, made while the form validates, so
     the service's ValidationError lands on the form's fields instead of a 500.
@@ -213,7 +224,7 @@ class ServiceModelForm(forms.ModelForm):
             with transaction.atomic():
                 self.result = self.call_service()
         except ValidationError as exc:
-            self._update_errors(exc)
+            add_service_errors(self, exc)
         except (ApplicationError, PermissionDenied) as exc:
             self.add_error(None, str(exc))
 

@@ -33,14 +33,6 @@ class User(AbstractUser):
         swappable = "AUTH_USER_MODEL"
 
 
-class WorkspaceQuerySet(models.QuerySet):
-    def for_user(self, user: User) -> WorkspaceQuerySet:
-        """The workspaces `user` belongs to (all of them for a superuser)."""
-        if user.is_superuser:
-            return self
-        return self.filter(memberships__user=user)
-
-
 class Workspace(TimeStampedModel):
     """A tenant: every configuration row belongs to exactly one workspace."""
 
@@ -51,7 +43,6 @@ class Workspace(TimeStampedModel):
         help_text="When set, even members with the publish right propose changes for a second person to approve.",
     )
 
-    objects = WorkspaceQuerySet.as_manager()
     history = HistoricalRecords()
 
     class Meta:
@@ -88,14 +79,6 @@ class Membership(TimeStampedModel):
         return f"{self.user} in {self.workspace} ({self.role})"
 
 
-class ApiKeyQuerySet(models.QuerySet):
-    def for_workspace(self, workspace: Workspace) -> ApiKeyQuerySet:
-        return self.filter(workspace=workspace)
-
-    def active(self) -> ApiKeyQuerySet:
-        return self.filter(revoked_at__isnull=True)
-
-
 class ApiKey(TimeStampedModel):
     """A program's credential, scoped to one workspace: `ahk_<id>_<secret>`.
 
@@ -122,7 +105,6 @@ class ApiKey(TimeStampedModel):
     revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
     last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
 
-    objects = ApiKeyQuerySet.as_manager()
     # last_used_at changes on use, not by anyone's decision: it stays out of history.
     history = HistoricalRecords(excluded_fields=["last_used_at", "secret_digest"])
 

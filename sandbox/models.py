@@ -12,6 +12,10 @@ from django.db import models
 
 
 class SandboxQuerySet(models.QuerySet):
+    def for_workspace(self, workspace: object) -> SandboxQuerySet:
+        """Rows of one workspace (a Workspace or its id): every sandboxed model has one."""
+        return self.filter(workspace=workspace)
+
     def real(self) -> SandboxQuerySet:
         return self.filter(is_sandbox=False)
 

@@ -422,3 +422,26 @@ def test_the_review_page_costs_the_same_queries_for_5_and_50_proposals(
         page = client.get(review_url(stale)).content.decode()
 
     assert "Stale proposal" in page
+
+
+def test_a_shared_skill_edit_the_agents_refuse_is_a_form_error_and_writes_nothing(client, workspace, ada, settings):
+    from agents.models import Skill
+    from agents.services import skill_as_snapshot_entry, skill_create
+
+    skill = skill_create(workspace=workspace, key="ton", title="Ton", body="Sois bref.", actor=as_actor(ada))
+    agent_create(
+        workspace=workspace,
+        actor=as_actor(ada),
+        key="porteur",
+        name="Porteur",
+        snapshot={**SNAPSHOT, "skills": [skill_as_snapshot_entry(skill)]},
+    )
+    settings.AIHUMMER_MAX_TEXT_CHARS = 100
+    client.force_login(ada)
+
+    response = client.post(reverse("admin:agents_skill_change", args=[skill.pk]), {"title": "Ton", "body": "x" * 101})
+
+    assert response.status_code == 200
+    assert "skills: $.skills[0].body: at most 100 characters (got 101)" in response.content.decode()
+    assert Skill.objects.get(pk=skill.pk).body == "Sois bref."
+    assert not PromptVersion.objects.filter(agent__key="porteur", number=2).exists()

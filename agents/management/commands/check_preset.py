@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from agents.models import Preset
 from agents.preset_check import preset_check
 from aihummer.actors import Actor
-from aihummer.models import Workspace
+from aihummer.management import workspace_or_error
 
 
 class Command(BaseCommand):
@@ -17,9 +17,7 @@ class Command(BaseCommand):
         parser.add_argument("preset", help="preset key")
 
     def handle(self, *args: object, **options: object) -> None:
-        workspace = Workspace.objects.filter(slug=options["workspace"]).first()
-        if workspace is None:
-            raise CommandError(f"No workspace '{options['workspace']}'.")
+        workspace = workspace_or_error(options["workspace"])
         preset = (
             Preset.objects.select_related("credential", "workspace")
             .filter(workspace=workspace, key=options["preset"])

@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from agents.models import Agent, DebugLog, PromptVersion
 from agents.runtime import agent_turn_run
 from aihummer.actors import Actor
-from aihummer.models import Workspace
+from aihummer.management import workspace_or_error
 
 
 class Command(BaseCommand):
@@ -24,9 +24,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def handle(self, *args: object, **options: object) -> None:
-        workspace = Workspace.objects.filter(slug=options["workspace"]).first()
-        if workspace is None:
-            raise CommandError(f"No workspace '{options['workspace']}'.")
+        workspace = workspace_or_error(options["workspace"])
         agent = (
             Agent.objects.select_related("live_version", "preset")
             .filter(workspace=workspace, key=options["agent"])

@@ -5,7 +5,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from aihummer.actors import Actor
 from aihummer.exceptions import validation_error_detail
-from aihummer.models import User, Workspace
+from aihummer.management import workspace_or_error
+from aihummer.models import User
 from aihummer.services import api_key_create
 
 
@@ -19,9 +20,7 @@ class Command(BaseCommand):
         parser.add_argument("--owner", help="username of the person answerable for the key")
 
     def handle(self, *args: object, **options: str) -> None:
-        workspace = Workspace.objects.filter(slug=options["workspace"]).first()
-        if workspace is None:
-            raise CommandError(f"No workspace '{options['workspace']}'.")
+        workspace = workspace_or_error(options["workspace"])
         owner = None
         if options["owner"]:
             owner = User.objects.filter(username=options["owner"]).first()

@@ -1,9 +1,9 @@
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandParser
 
 from aihummer.actors import Actor
-from aihummer.models import Workspace
+from aihummer.management import workspace_or_error
 from sandbox.services import sandbox_cleanup
 
 
@@ -14,9 +14,7 @@ class Command(BaseCommand):
         parser.add_argument("--workspace", required=True, help="workspace slug")
 
     def handle(self, *args: object, **options: str) -> None:
-        workspace = Workspace.objects.filter(slug=options["workspace"]).first()
-        if workspace is None:
-            raise CommandError(f"No workspace '{options['workspace']}'.")
+        workspace = workspace_or_error(options["workspace"])
         counts = sandbox_cleanup(workspace=workspace, actor=Actor.for_operator())
         summary = ", ".join(f"{count} {name}(s)" for name, count in counts.items())
         self.stdout.write(f"Deleted from '{workspace.slug}': {summary}.")
