@@ -78,10 +78,12 @@ def actor_of():
 
 @pytest.fixture
 def redis_url() -> str:
-    """A Redis database of this xdist worker's own, so parallel workers never share queues."""
+    """A Redis database of this xdist worker's own, so parallel workers never share queues.
+    `AIHUMMER_TEST_REDIS_DB_BASE` moves the range, so two suites can run side by side."""
     base = os.environ.get("AIHUMMER_TEST_REDIS_URL", "redis://127.0.0.1:6379")
+    first = int(os.environ.get("AIHUMMER_TEST_REDIS_DB_BASE", "1"))
     worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
-    return f"{base}/{1 + int(worker.removeprefix('gw') or 0)}"
+    return f"{base}/{first + int(worker.removeprefix('gw') or 0)}"
 
 
 @pytest.fixture
