@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hmac
+import re
 import secrets
 
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -18,6 +19,9 @@ from aihummer.models import API_KEY_PREFIX, API_KEY_TOUCH_INTERVAL, ApiKey, Memb
 VALID_SCOPES = [choice.value for choice in ApiKey.Scope]
 # Compared against when the key id is unknown, so a miss costs the same as a mismatch.
 _DUMMY_DIGEST = ApiKey.digest("not-a-real-secret")
+# The one spelling of a key: ASCII digits without leading zero (ids fit a bigint), so
+# `ahk_01_…` or a unicode digit never names key 1, and never reaches `int()`.
+_RAW_KEY = re.compile(API_KEY_PREFIX + r"_([1-9][0-9]{0,17})_([A-Za-z0-9_-]+)")
 
 
 def normalize_scopes(scopes: str | list[str]) -> str:
@@ -99,10 +103,10 @@ def api_key_revoke(*, api_key: ApiKey, actor: Actor) -> ApiKey:
 
 def api_key_authenticate(raw_key: str) -> ApiKey | None:
     """The live key `raw_key` names, or None; records its use at most once a minute."""
-    prefix, _, rest = raw_key.partition("_")
-    key_id, _, secret = rest.partition("_")
-    api_key = None
-    if prefix == API_KEY_PREFIX and key_id.isdigit() and secret:
+    match = _RAW_KEY.fullmatch(raw_key)
+    api_key, secret = None, raw_key
+    if match:
+        key_id, secret = match.groups()
         api_key = ApiKey.objects.select_related("workspace", "owner").filter(pk=int(key_id)).first()
     expected = api_key.secret_digest if api_key else _DUMMY_DIGEST
     matches = hmac.compare_digest(ApiKey.digest(secret), expected)
