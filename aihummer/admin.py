@@ -5,8 +5,10 @@ from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin
 from django.core.exceptions import PermissionDenied
 from django.db import models
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
 from django.utils import timezone
+from django.utils.cache import add_never_cache_headers
 
 from aihummer.actors import Actor, Verb
 from aihummer.admin_site import ServiceModelForm, WorkspaceScopedAdmin
@@ -157,7 +159,18 @@ class ApiKeyAdmin(WorkspaceScopedAdmin):
 
     def save_model(self, request: HttpRequest, obj: ApiKey, form: ApiKeyCreateForm, change: bool) -> None:
         super().save_model(request, obj, form, change)
-        messages.warning(request, f"Copy this key now; it will not be shown again: {form.raw_key}")
+        request._aihummer_raw_key = form.raw_key
+
+    def response_add(self, request: HttpRequest, obj: ApiKey, post_url_continue: str | None = None) -> HttpResponse:
+        # The full key is rendered in this response only: a flash message would carry
+        # it in the messages cookie, which is signed, not encrypted.
+        response = TemplateResponse(
+            request,
+            "admin/aihummer/apikey/created.html",
+            {**self.admin_site.each_context(request), "api_key": obj, "raw_key": request._aihummer_raw_key},
+        )
+        add_never_cache_headers(response)
+        return response
 
     @admin.action(description="Revoke selected API keys", permissions=["revoke"])
     def revoke_keys(self, request: HttpRequest, queryset: models.QuerySet) -> None:

@@ -1,3 +1,5 @@
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -66,12 +68,17 @@ def test_admin_creates_a_key_and_sees_it_once(client, workspace, ada):
     response = client.post(
         reverse("admin:aihummer_apikey_add"),
         {"workspace": workspace.pk, "name": "deploy", "owner": "", "scopes": ["read", "write"]},
-        follow=True,
     )
 
-    message = next(str(m) for m in response.context["messages"])
-    raw_key = message.rsplit(" ", 1)[1]
+    # Issue 10: the key is in this response's body, never in a (signed, readable) cookie.
+    assert response.status_code == 200
+    assert "no-store" in response["Cache-Control"]
+    page = response.content.decode()
+    raw_key = re.search(r'<code id="raw-api-key">(ahk_[^<]+)</code>', page).group(1)
+    assert "Copy this key now; it will not be shown again." in page
     assert api_key_authenticate(raw_key).name == "deploy"
+    assert all(raw_key not in morsel.value for morsel in response.cookies.values())
+    assert all(raw_key not in str(m) for m in client.get(reverse("admin:index")).context["messages"])
     api_key = ApiKey.objects.get(name="deploy")
     assert api_key.scopes == "read,write"
     page = client.get(reverse("admin:aihummer_apikey_change", args=[api_key.pk])).content.decode()
