@@ -22,19 +22,19 @@ class AiHummerUserAdmin(UserAdmin):
     """People are managed by superusers; workspace admins add them by username."""
 
     def has_module_permission(self, request: HttpRequest) -> bool:
-        return request.user.is_superuser
+        return Actor.for_request(request).is_site_admin
 
     def has_view_permission(self, request: HttpRequest, obj: User | None = None) -> bool:
-        return request.user.is_superuser
+        return Actor.for_request(request).is_site_admin
 
     def has_add_permission(self, request: HttpRequest) -> bool:
-        return request.user.is_superuser
+        return Actor.for_request(request).is_site_admin
 
     def has_change_permission(self, request: HttpRequest, obj: User | None = None) -> bool:
-        return request.user.is_superuser
+        return Actor.for_request(request).is_site_admin
 
     def has_delete_permission(self, request: HttpRequest, obj: User | None = None) -> bool:
-        return request.user.is_superuser
+        return Actor.for_request(request).is_site_admin
 
 
 class MembershipForm(forms.ModelForm):
@@ -91,10 +91,10 @@ class WorkspaceAdmin(WorkspaceScopedAdmin):
         return ["slug"] if obj else []
 
     def has_add_permission(self, request: HttpRequest) -> bool:
-        return request.user.is_superuser
+        return Actor.for_request(request).is_site_admin
 
     def has_delete_permission(self, request: HttpRequest, obj: Workspace | None = None) -> bool:
-        return request.user.is_superuser
+        return Actor.for_request(request).is_site_admin
 
 
 class ApiKeyCreateForm(ServiceModelForm):
@@ -125,12 +125,22 @@ class ApiKeyCreateForm(ServiceModelForm):
 
 @admin.register(ApiKey)
 class ApiKeyAdmin(WorkspaceScopedAdmin):
-    list_display = ["name", "workspace", "owner", "scopes", "status", "last_used_at", "created_at"]
+    list_display = ["name", "workspace", "owner", "created_by", "scopes", "status", "last_used_at", "created_at"]
     list_filter = ["workspace"]
-    list_select_related = ["workspace", "owner"]
+    list_select_related = ["workspace", "owner", "created_by"]
     search_fields = ["name"]
     actions = ["revoke_keys"]
-    readonly_fields = ["workspace", "name", "owner", "scopes", "status", "revoked_at", "last_used_at", "created_at"]
+    readonly_fields = [
+        "workspace",
+        "name",
+        "owner",
+        "created_by",
+        "scopes",
+        "status",
+        "revoked_at",
+        "last_used_at",
+        "created_at",
+    ]
 
     @admin.display(description="status")
     def status(self, obj: ApiKey) -> str:

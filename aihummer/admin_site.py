@@ -18,9 +18,9 @@ from aihummer.models import Workspace
 
 
 def may_use_admin(user: object) -> bool:
-    if not getattr(user, "is_active", False):
+    if not getattr(user, "is_active", False) or not hasattr(user, "memberships"):
         return False
-    return user.is_superuser or user.memberships.exists()
+    return Actor.for_user(user).may_use_admin()
 
 
 class MemberAuthenticationForm(AdminAuthenticationForm):

@@ -100,6 +100,15 @@ class ApiKey(TimeStampedModel):
         related_name="api_keys",
         help_text="The person answerable for this key; they may not approve what it proposes.",
     )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        editable=False,
+        help_text="Who created the key; like its owner, they may not approve what it proposes.",
+    )
     scopes = models.CharField(max_length=50, help_text="Comma-separated: read, write, publish.")
     secret_digest = models.CharField(max_length=64, editable=False)
     revoked_at = models.DateTimeField(null=True, blank=True, editable=False)

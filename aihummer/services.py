@@ -40,7 +40,7 @@ def normalize_scopes(scopes: str | list[str]) -> str:
 
 def workspace_create(*, slug: str, name: str, actor: Actor) -> Workspace:
     """A new tenant; only a superuser or the operator may create one."""
-    if not (actor.kind == Actor.OPERATOR or (actor.user is not None and actor.user.is_superuser)):
+    if not actor.is_site_admin:
         raise PermissionDenied("Only a superuser or an operator may create workspaces.")
     workspace = Workspace(slug=slug, name=name)
     workspace.full_clean()
@@ -69,15 +69,14 @@ def api_key_create(
 ) -> tuple[ApiKey, str]:
     """A new key and its full text `ahk_<id>_<secret>`, which is never shown again."""
     actor.require(Verb.MANAGE, workspace)
-    if owner is not None and not (
-        owner.is_superuser or Membership.objects.filter(workspace=workspace, user=owner).exists()
-    ):
+    if owner is not None and not Actor.for_user(owner).belongs_to(workspace):
         raise ValidationError({"owner": f"{owner.get_username()} is not a member of workspace '{workspace.slug}'."})
     secret = secrets.token_urlsafe(32)
     api_key = ApiKey(
         workspace=workspace,
         name=name,
         owner=owner,
+        created_by=actor.person,
         scopes=normalize_scopes(scopes),
         secret_digest=ApiKey.digest(secret),
     )
