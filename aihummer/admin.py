@@ -13,8 +13,9 @@ from django.utils.cache import add_never_cache_headers
 from aihummer.actors import Actor, Verb
 from aihummer.admin_site import ServiceModelForm, WorkspaceScopedAdmin
 from aihummer.exceptions import ApplicationError
-from aihummer.models import ApiKey, Membership, User, Workspace
-from aihummer.services import VALID_SCOPES, api_key_create, api_key_revoke
+from aihummer.history import stamp
+from aihummer.models import ApiKey, Invitation, Membership, User, Workspace
+from aihummer.services import VALID_SCOPES, api_key_create, api_key_revoke, invitation_create, membership_set
 
 
 @admin.register(User)
@@ -37,24 +38,13 @@ class AiHummerUserAdmin(UserAdmin):
         return Actor.for_request(request).is_site_admin
 
 
-class MembershipForm(forms.ModelForm):
-    # A username to type, not a list of every user: members of one workspace must not
-    # be able to enumerate the people of the others.
-    user = forms.ModelChoiceField(
-        queryset=User.objects.filter(is_active=True),
-        to_field_name="username",
-        widget=forms.TextInput,
-        error_messages={"invalid_choice": "No active user has this username."},
-    )
-
-    class Meta:
-        model = Membership
-        fields = ["user", "role"]
-
-
 class MembershipInline(admin.TabularInline):
+    """Current members and their roles. People join through invitations, never by
+    being picked from the accounts of other workspaces."""
+
     model = Membership
-    form = MembershipForm
+    fields = ["user", "role"]
+    readonly_fields = ["user"]
     extra = 0
 
     def _may_manage(self, request: HttpRequest, obj: Workspace | None) -> bool:
@@ -64,7 +54,7 @@ class MembershipInline(admin.TabularInline):
         return obj is None or Actor.for_request(request).can(Verb.READ, obj)
 
     def has_add_permission(self, request: HttpRequest, obj: Workspace | None = None) -> bool:
-        return self._may_manage(request, obj)
+        return False
 
     def has_change_permission(self, request: HttpRequest, obj: Workspace | None = None) -> bool:
         return self._may_manage(request, obj)
@@ -73,12 +63,56 @@ class MembershipInline(admin.TabularInline):
         return self._may_manage(request, obj)
 
 
+class InvitationInline(MembershipInline):
+    model = Invitation
+    fields = ["identifier", "role", "invited_by", "accepted_at"]
+    readonly_fields = ["invited_by", "accepted_at"]
+    verbose_name_plural = "invitations (the person joins when they next sign in)"
+
+    def has_add_permission(self, request: HttpRequest, obj: Workspace | None = None) -> bool:
+        return self._may_manage(request, obj)
+
+    def has_view_permission(self, request: HttpRequest, obj: Workspace | None = None) -> bool:
+        return self._may_manage(request, obj)
+
+
 @admin.register(Workspace)
 class WorkspaceAdmin(WorkspaceScopedAdmin):
     workspace_path = ""
     list_display = ["slug", "name", "every_change_needs_review", "member_count", "created_at"]
     search_fields = ["slug", "name"]
-    inlines = [MembershipInline]
+    inlines = [MembershipInline, InvitationInline]
+
+    def save_formset(self, request: HttpRequest, form: forms.ModelForm, formset: forms.BaseModelFormSet, change: bool):
+        """Invitations and role changes go through their services (rights, history);
+        the answer is the same whether or not the invited account exists."""
+        if formset.model not in (Invitation, Membership):
+            return super().save_formset(request, form, formset, change)
+        actor = self.actor(request)
+        # What the admin's change message reads, as formset.save() would have set it.
+        formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
+        for row in formset.forms:
+            if row in formset.deleted_forms or not row.has_changed() or not row.cleaned_data:
+                continue
+            data = row.cleaned_data
+            if formset.model is Invitation:
+                invitation_create(
+                    workspace=form.instance, identifier=data["identifier"], role=data["role"], actor=actor
+                )
+                messages.info(
+                    request,
+                    f"Invitation for '{data['identifier']}' saved: they join as {data['role']} when they next "
+                    "sign in with that username or e-mail.",
+                )
+            else:
+                membership_set(workspace=form.instance, user=row.instance.user, role=data["role"], actor=actor)
+            formset.changed_objects.append((row.instance, row.changed_data))
+        for row in formset.deleted_forms:
+            if row.instance.pk:
+                stamp(row.instance, actor=actor, reason="removed")
+                row.instance.delete()
+                formset.deleted_objects.append(row.instance)
+        return None
 
     def get_queryset(self, request: HttpRequest) -> models.QuerySet:
         return super().get_queryset(request).annotate(member_count=models.Count("memberships"))

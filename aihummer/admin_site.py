@@ -19,7 +19,6 @@ from aihummer.actors import Actor, Verb
 from aihummer.exceptions import ApplicationError
 from aihummer.models import Workspace
 
-
 # An id as the database spells it: ASCII digits that fit a bigint.
 _CANONICAL_ID = re.compile(r"[0-9]{1,18}")
 
@@ -32,7 +31,9 @@ def may_use_admin(user: object) -> bool:
 
 class MemberAuthenticationForm(AdminAuthenticationForm):
     def confirm_login_allowed(self, user: object) -> None:
-        if not may_use_admin(user):
+        from aihummer.services import invitation_pending_for
+
+        if not may_use_admin(user) and not invitation_pending_for(user):
             raise ValidationError(
                 "This account belongs to no workspace. Ask a workspace admin to add you.", code="no_workspace"
             )

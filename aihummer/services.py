@@ -14,7 +14,7 @@ from django.utils import timezone
 from aihummer.actors import Actor, Verb
 from aihummer.exceptions import ApplicationError
 from aihummer.history import stamp
-from aihummer.models import API_KEY_PREFIX, API_KEY_TOUCH_INTERVAL, ApiKey, Membership, User, Workspace
+from aihummer.models import API_KEY_PREFIX, API_KEY_TOUCH_INTERVAL, ApiKey, Invitation, Membership, User, Workspace
 
 VALID_SCOPES = [choice.value for choice in ApiKey.Scope]
 # Compared against when the key id is unknown, so a miss costs the same as a mismatch.
@@ -62,6 +62,51 @@ def membership_set(*, workspace: Workspace, user: User, role: str, actor: Actor)
         stamp(membership, actor=actor, reason=f"role {role}")
         membership.save()
     return membership
+
+
+def invitation_create(*, workspace: Workspace, identifier: str, role: str, actor: Actor) -> Invitation:
+    """Keep a place in `workspace` for whoever signs in as `identifier` (a username or
+    an e-mail address). Nobody is looked up: whether such a person exists stays unknown
+    to the inviter, and they join only by signing in themselves."""
+    actor.require(Verb.MANAGE, workspace)
+    identifier = (identifier or "").strip()
+    with transaction.atomic():
+        invitation = Invitation.objects.select_for_update().filter(
+            workspace=workspace, identifier=identifier
+        ).first() or Invitation(workspace=workspace, identifier=identifier, invited_by=actor.person)
+        invitation.role = role
+        invitation.full_clean()
+        stamp(invitation, actor=actor, reason=f"invited as {role}")
+        invitation.save()
+    return invitation
+
+
+def invitations_accept(*, user: User) -> list[Membership]:
+    """At sign-in: the memberships `user`'s pending invitations grant (by exact username
+    or e-mail). An existing membership keeps its role."""
+    match = Q(identifier=user.get_username())
+    if user.email:
+        match |= Q(identifier__iexact=user.email)
+    joined = []
+    actor = Actor.for_user(user)
+    with transaction.atomic():
+        for invitation in Invitation.objects.select_for_update().filter(match, accepted_at__isnull=True):
+            if not Membership.objects.filter(workspace_id=invitation.workspace_id, user=user).exists():
+                membership = Membership(workspace_id=invitation.workspace_id, user=user, role=invitation.role)
+                stamp(membership, actor=actor, reason=f"accepted an invitation as {invitation.role}")
+                membership.save()
+                joined.append(membership)
+            invitation.accepted_at = timezone.now()
+            stamp(invitation, actor=actor, reason="accepted")
+            invitation.save(update_fields=["accepted_at", "updated_at"])
+    return joined
+
+
+def invitation_pending_for(user: User) -> bool:
+    match = Q(identifier=user.get_username())
+    if user.email:
+        match |= Q(identifier__iexact=user.email)
+    return Invitation.objects.filter(match, accepted_at__isnull=True).exists()
 
 
 def api_key_create(

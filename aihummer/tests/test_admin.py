@@ -106,25 +106,6 @@ def test_admin_revokes_keys_with_the_action(client, keys, ada):
     assert ApiKey.objects.get(pk=acme.pk).is_revoked
 
 
-def test_a_workspace_admin_adds_a_member_by_username(client, workspace, ada, charlie):
-    client.force_login(ada)
-    url = reverse("admin:aihummer_workspace_change", args=[workspace.pk])
-    page = client.get(url)
-    data = {
-        "name": workspace.name,
-        "memberships-TOTAL_FORMS": "1",
-        "memberships-INITIAL_FORMS": "0",
-        "memberships-0-user": "charlie",
-        "memberships-0-role": "viewer",
-    }
-    assert page.status_code == 200
-
-    response = client.post(url, data)
-
-    assert response.status_code == 302, response.content.decode()[:2000]
-    assert workspace.memberships.filter(user=charlie, role="viewer").exists()
-
-
 def test_an_owner_from_another_workspace_is_a_form_error_not_a_crash(client, workspace, ada, charlie):
     client.force_login(ada)
 

@@ -79,7 +79,12 @@ def world(workspace, other_workspace, vic, alice, bob, ada, charlie, root):
     )
     skill_create(workspace=workspace, key="tone", title="Tone", body="Be brief.", actor=as_ada)
     agent = agent_create(
-        workspace=workspace, actor=as_ada, key="writer", name="Writer", preset=preset, snapshot={"identity": {"name": "W"}}
+        workspace=workspace,
+        actor=as_ada,
+        key="writer",
+        name="Writer",
+        preset=preset,
+        snapshot={"identity": {"name": "W"}},
     )
     prompt_version_propose(agent=agent, changes={"identity": {"role": "Editor"}}, actor=Actor.for_user(alice))
     agent_turn_run(agent=agent, message="hello", actor=as_ada)
