@@ -53,7 +53,7 @@ def url_patterns(resolver: URLResolver | None = None, prefix: str = "") -> Itera
 
         def placeholder(match: re.Match, names: list[str] = names) -> str:
             names.append(match.group(1) or match.group(2) or f"arg{len(names)}")
-            return "{%d}" % (len(names) - 1)
+            return f"{{{len(names) - 1}}}"
 
         template = _ARGUMENT.sub(placeholder, text.replace("{", "{{").replace("}", "}}")).replace("^", "")
         yield Pattern("/" + template, tuple(names), _model_admin(entry.callback))
