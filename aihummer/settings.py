@@ -172,6 +172,8 @@ EMAIL_PORT = env.int("EMAIL_PORT", 25, minimum=1, maximum=65535)
 EMAIL_HOST_USER = env.str("EMAIL_HOST_USER")
 EMAIL_HOST_PASSWORD = env.str("EMAIL_HOST_PASSWORD")
 EMAIL_USE_TLS = env.bool("EMAIL_USE_TLS", False)
+# A mail server that does not answer must not hold a request (or a worker) for long.
+EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", 10, minimum=1, maximum=300)
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", "aihummer@localhost")
 
 DEFAULT_EXCEPTION_REPORTER_FILTER = "aihummer.error_reports.AlwaysSafeExceptionReporterFilter"
