@@ -181,7 +181,9 @@ DEFAULT_EXCEPTION_REPORTER_FILTER = "aihummer.error_reports.AlwaysSafeExceptionR
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # Secrets in use are redacted by value from every line (agents.redaction).
+    "filters": {"redact_secrets": {"()": "agents.redaction.RedactingFilter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["redact_secrets"]}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", "INFO")},
 }
 
