@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from agents.models import Preset
 from agents.providers import get_provider
 from agents.providers.base import Message, ModelRequest, ProviderError, Usage
+from agents.redaction import Redactor
 from agents.services import preset_api_key
 from aihummer.actors import Actor, Verb
 
@@ -40,17 +41,20 @@ def preset_check(*, preset: Preset, actor: Actor) -> PresetCheckResult:
     as for agent turns); nothing is written."""
     actor.require(Verb.SANDBOX if preset.is_sandbox else Verb.RUN, preset.workspace)
     base = PresetCheckResult(ok=False, provider_name=preset.provider_name, model=preset.model)
+    # What the provider says back is shown: any secret of the workspace in it is not.
+    redactor = Redactor.for_workspace(preset.workspace_id)
     started = time.monotonic()
     try:
         request = _check_request(preset, preset_api_key(preset=preset))
         response = get_provider(preset.provider_name).complete(request)
     except ProviderError as exc:
-        return replace(base, latency_ms=_since(started), error_kind=exc.kind, error_message=exc.message)
+        message = redactor.text(exc.message)
+        return replace(base, latency_ms=_since(started), error_kind=exc.kind, error_message=message)
     return replace(
         base,
         ok=True,
         latency_ms=_since(started),
-        text=response.text,
+        text=redactor.text(response.text),
         finish_reason=response.finish_reason,
         usage=response.usage,
     )
