@@ -59,7 +59,7 @@ def test_mails_quote_an_excerpt_of_the_reason_and_the_note(
     with django_capture_on_commit_callbacks(execute=True):
         prompt_version_reject(version=version, actor=Actor.for_user(bob), note="n" * 2000)
 
-    proposed, decided = mailoutbox
+    proposed, decided = mailoutbox[0], mailoutbox[-1]
     assert f"Reason: {'r' * 300}… (2000 characters; read it all on the review page)" in proposed.body
     assert f"Note: {'n' * 300}… (2000 characters; read it all on the review page)" in decided.body
     assert len(proposed.body) < 1000 and len(decided.body) < 1000
