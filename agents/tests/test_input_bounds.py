@@ -5,9 +5,14 @@ from __future__ import annotations
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.urls import reverse
+from django.utils.html import escape
 
 from agents.policy import validate_runtime_policy
+from agents.services import agent_create
 from agents.snapshot import normalize_snapshot
+from agents.tests.test_races_http import form_data
+from aihummer.actors import Actor
 from aihummer.jsonsafe import json_loads
 
 
@@ -66,3 +71,23 @@ def test_a_json_string_holding_nul_is_refused_where_it_is_parsed():
     assert refused.value.message_dict == {
         "runtime_policy": ["$.session.x: contains a NUL character (\\u0000), which cannot be stored."]
     }
+
+
+# --- through the admin's propose page -----------------------------------------------------
+@pytest.mark.parametrize(
+    ("policy", "message"),
+    [
+        ("[" * 100_000, "$: nested deeper than 32 levels."),
+        ('{"session": {"note": "a\\u0000b"}}', "$.session.note: contains a NUL character (\\u0000)"),
+    ],
+)
+def test_the_propose_page_answers_hostile_policies_with_a_form_error(client, workspace, ada, alice, policy, message):
+    agent = agent_create(workspace=workspace, actor=Actor.for_user(ada), key="writer", name="Writer")
+    client.force_login(alice)
+    url = reverse("admin:agents_agent_propose", args=[agent.pk])
+    data = form_data(client.get(url).content.decode()) | {"runtime_policy": policy, "reason": "try"}
+
+    response = client.post(url, data)
+
+    assert response.status_code == 200
+    assert escape(message) in response.content.decode()
