@@ -8,7 +8,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from agents.policy import validate_runtime_policy
-from agents.tools import REGISTRY
+from agents.runtime.tools import REGISTRY
 
 
 class DecisionForm(forms.Form):

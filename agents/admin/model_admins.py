@@ -14,7 +14,7 @@ from django.utils.decorators import method_decorator
 from django.utils.html import format_html
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 
-from agents.admin_review import AgentDeskMixin, PromptVersionAdmin  # noqa: F401 (registers the queue)
+from agents.admin.review import AgentDeskMixin, PromptVersionAdmin  # noqa: F401 (registers the queue)
 from agents.models import Agent, AgentSection, AgentSkill, AgentTurn, Credential, DebugLog, Preset, PromptVersion, Skill
 from agents.rendering import render_prefix
 from agents.services import (

@@ -21,14 +21,14 @@ from django.db.models import F
 from django.utils import timezone
 
 from agents import catalog
-from agents.debug import redact, redact_text
 from agents.models import Agent, AgentTurn, DebugLog, Preset, PromptVersion
 from agents.policy import RuntimePolicy, parse_runtime_policy
-from agents.providers import get_provider
-from agents.providers.base import Message, ModelRequest, ModelResponse, ProviderError, ToolCall, Usage
 from agents.rendering import render_system_prompt
+from agents.runtime.debug import redact, redact_text
+from agents.runtime.providers import get_provider
+from agents.runtime.providers.base import Message, ModelRequest, ModelResponse, ProviderError, ToolCall, Usage
+from agents.runtime.tools import REGISTRY, ToolError, TurnContext, available_tools
 from agents.services import preset_api_key, preset_resolve
-from agents.tools import REGISTRY, ToolError, TurnContext, available_tools
 from aihummer.actors import Actor, Verb
 
 logger = logging.getLogger(__name__)

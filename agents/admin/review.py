@@ -22,8 +22,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.timesince import timesince
 
-from agents.diff import snapshot_diff, word_diff
-from agents.forms import (
+from agents.admin.forms import (
     BulkDecisionForm,
     CloneForm,
     DecisionForm,
@@ -33,6 +32,7 @@ from agents.forms import (
     TryItForm,
     formset_initial,
 )
+from agents.diff import snapshot_diff, word_diff
 from agents.models import PromptVersion
 from agents.rendering import render_prefix
 from agents.runtime import agent_run_test

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic import ValidationError as PydanticValidationError
 
 from agents.policy import pydantic_error_messages
-from agents.providers.base import ToolSpec
+from agents.runtime.providers.base import ToolSpec
 from aihummer.actors import Actor
 from aihummer.exceptions import ApplicationError
 

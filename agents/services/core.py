@@ -16,7 +16,6 @@ from django.views.decorators.debug import sensitive_variables
 from agents import vault
 from agents.diff import diff_stats
 from agents.models import Agent, AgentSection, AgentSkill, Credential, Preset, PromptVersion, Skill
-from agents.providers.base import ProviderError
 from agents.snapshot import SNAPSHOT_KEYS, apply_changes, content_hash, is_empty_prompt, normalize_snapshot
 from aihummer.actors import Actor, Verb
 from aihummer.exceptions import AlreadyDecided, ApplicationError, NotFound
@@ -269,6 +268,8 @@ def preset_delete(*, preset: Preset, actor: Actor, force: bool = False) -> list[
 def preset_api_key(*, preset: Preset) -> str:
     """The decrypted API key a model call with `preset` sends ("" for echo); a missing
     or unreadable credential is a `not_configured` provider error."""
+    from agents.runtime.providers.base import ProviderError  # the runtime imports services, not the reverse
+
     if preset.provider_name == Preset.Provider.ECHO:
         return ""
     if preset.credential is None:
