@@ -39,8 +39,8 @@ from typing import Any
 import openai
 from openai.types.chat import ChatCompletion
 
+from agents.runtime.providers import kind_for_status, max_retries, provider_error, require_api_key
 from agents.runtime.providers.base import Message, ModelRequest, ModelResponse, ProviderError, ToolCall, Usage
-from agents.runtime.providers.shared import kind_for_status, max_retries, provider_error, require_api_key
 
 # o1, o3, o4-mini, gpt-5, gpt-5-mini… but not gpt-5-chat-latest, a plain chat model.
 REASONING_MODEL = re.compile(r"^(o\d|gpt-5)(?!.*-chat)")
