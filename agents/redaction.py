@@ -17,8 +17,13 @@ import logging
 import re
 from collections import OrderedDict
 from collections.abc import Iterable
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from django.conf import settings
+
+if TYPE_CHECKING:
+    from agents.runtime.providers.base import ModelResponse
 
 REDACTED = "[redacted]"
 # A shorter secret would garble ordinary words; no provider issues keys that short.
@@ -88,13 +93,36 @@ class Redactor:
         return self.value(value, max_chars=settings.AIHUMMER_DEBUG_MAX_CHARS)
 
 
+def redact_response(response: ModelResponse, secrets: Iterable[str]) -> ModelResponse:
+    """What a provider answered, redacted before anything uses it: its text, its tool
+    calls' arguments (an agent must not smuggle a key into a proposal or a child turn)
+    and its raw body."""
+    redactor = _Plain(secrets)
+    calls = tuple(
+        replace(
+            call,
+            arguments=redactor.value(call.arguments) if call.arguments is not None else None,
+            raw_arguments=redactor.text(call.raw_arguments),
+        )
+        for call in response.tool_calls
+    )
+    return replace(response, text=redactor.text(response.text), tool_calls=calls, raw=redactor.value(response.raw))
+
+
 def redact_values(text: str, secrets: Iterable[str]) -> str:
     for secret in secrets:
-        if secret in text:
+        if secret and secret in text:
             text = text.replace(secret, REDACTED)
     for pattern in SECRET_PATTERNS:
         text = pattern.sub(lambda m: (m.group(1) if m.lastindex else "") + REDACTED, text)
     return text.replace("\x00", "\ufffd")
+
+
+class _Plain(Redactor):
+    """A Redactor over secrets already registered (no second registration)."""
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        self.secrets = list(secrets)
 
 
 class RedactingFilter(logging.Filter):

@@ -21,9 +21,10 @@ from django.utils import timezone
 from agents import catalog
 from agents.models import Agent, AgentTurn, DebugLog, Preset, PromptVersion
 from agents.policy import parse_runtime_policy
+from agents.redaction import Redactor, redact_response
 from agents.rendering import render_system_prompt
 from agents.runtime.budget import prepare_messages
-from agents.runtime.debug import debug_log_write, redact, redact_text
+from agents.runtime.debug import debug_log_write, redact
 from agents.runtime.errors import TurnFailed
 from agents.runtime.providers import get_provider
 from agents.runtime.providers.base import Message, ModelRequest, ModelResponse, ProviderError, ToolCall, Usage
@@ -92,6 +93,9 @@ def _run_turn(
     depth_limit: int,
     deadline: float,
 ) -> AgentTurn:
+    # Every credential secret of the workspace, replaced by value in all text this turn
+    # stores: a model or a compatible server may echo the key it was called with.
+    redactor = Redactor.for_workspace(agent.workspace_id)
     turn = AgentTurn.all_objects.create(
         workspace_id=agent.workspace_id,
         agent=agent,
@@ -103,9 +107,10 @@ def _run_turn(
         actor_source=actor.source,
         started_by=actor.person,
         dry_run=dry_run,
-        message=redact_text(message, [], bound=False),
+        message=redactor.text(message),
         is_sandbox=agent.is_sandbox,
     )
+    turn.redactor = redactor  # not a field: read by _loop for this turn's debug logs
     status, answer, error = AgentTurn.Status.FAILED, "", ""
     try:
         answer = _loop(turn, agent, version, message, actor, context, dry_run, depth, depth_limit, deadline)
@@ -117,8 +122,7 @@ def _run_turn(
         error = f"Internal error ({type(exc).__name__}); it was logged."
     turn.refresh_from_db()  # totals were summed in the database, call by call
     turn.status, turn.finished_at = status, timezone.now()
-    # Stored like a debug log: redacted (the shapes of well-known secrets).
-    turn.answer, turn.error = redact_text(answer, [], bound=False), redact_text(error, [], bound=False)
+    turn.answer, turn.error = redactor.text(answer), redactor.text(error)
     turn.save(update_fields=["status", "answer", "error", "finished_at"])
     return turn
 
@@ -192,7 +196,8 @@ def _loop(
             stream=preset.streaming_enabled,
             api_key=api_key,
         )
-        log, response = _call_model(turn, provider, request, sequence, rendered.prefix_hash, model_info, [api_key])
+        secrets = turn.redactor.secrets
+        log, response = _call_model(turn, provider, request, sequence, rendered.prefix_hash, model_info, secrets)
         if response is None:
             raise TurnFailed(log.error)
         if not response.tool_calls:
@@ -200,7 +205,7 @@ def _loop(
         messages.append(Message(role="assistant", content=response.text, tool_calls=response.tool_calls))
         results = _run_tools(tool_context, response.tool_calls, {tool.name for tool in tools})
         messages.extend(result for result, _ in results)
-        log.tool_calls = redact([outcome for _, outcome in results], [api_key])
+        log.tool_calls = redact([outcome for _, outcome in results], secrets)
         log.save(update_fields=["tool_calls"])
     raise TurnFailed(
         f"Stopped after {policy.max_iterations} model calls without a final answer "
@@ -227,7 +232,7 @@ def _call_model(
     started = time.monotonic()
     response, error = None, ""
     try:
-        response = provider.complete(request)
+        response = redact_response(provider.complete(request), secrets)
     except ProviderError as exc:
         error = f"Provider error ({exc.kind}): {exc.message}"
     except Exception as exc:  # an adapter bug: still one readable debug log for the call
