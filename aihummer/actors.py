@@ -292,6 +292,11 @@ class Actor:
     def can(self, verb: Verb, workspace: Workspace) -> bool:
         return self.refusal(verb, workspace) is None
 
+    def may_publish(self, workspace: Workspace) -> bool:
+        """Whether a change by this actor may go live without a second person: the
+        publish right, in a workspace that does not require review of every change."""
+        return self.can(Verb.PUBLISH, workspace) and not workspace.every_change_needs_review
+
     def require(self, verb: Verb, workspace: Workspace) -> None:
         """Raise `PermissionDenied` naming the missing role or scope."""
         reason = self.refusal(verb, workspace)

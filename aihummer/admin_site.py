@@ -23,6 +23,11 @@ from aihummer.models import Workspace
 _CANONICAL_ID = re.compile(r"[0-9]{1,18}")
 
 
+def canonical_id(value: str) -> bool:
+    """Whether `value` can be a row id (anything else answers as a missing row)."""
+    return bool(_CANONICAL_ID.fullmatch(value))
+
+
 def may_use_admin(user: object) -> bool:
     if not getattr(user, "is_active", False) or not hasattr(user, "memberships"):
         return False

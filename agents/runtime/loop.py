@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import connection
 from django.db.models import F
 from django.utils import timezone
@@ -59,6 +59,10 @@ def agent_turn_run(
     deadline = time.monotonic() + settings.AIHUMMER_TURN_TIMEOUT_SEC
     # The row as stored now: a caller's copy may hold an old live version or flag.
     agent = Agent.all_objects.select_related("live_version", "preset__credential", "workspace").get(pk=agent.pk)
+    if version is None and agent.live_version is None:
+        raise PermissionDenied(
+            f"Agent '{agent.key}' has no approved version yet: a reviewer must approve version 1 before it runs."
+        )
     return _run_turn(
         agent=agent,
         version=version or agent.live_version,

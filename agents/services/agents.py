@@ -8,6 +8,7 @@ from django.db import transaction
 
 from agents.models import Agent, Preset, PromptVersion
 from agents.services.common import no_sandbox_reference, require_key_free, same_workspace, save_checked, write_verb
+from agents.services.notifications import notify
 from agents.services.versions import version_go_live, version_record
 from agents.snapshot import is_empty_prompt, normalize_snapshot
 from aihummer.actors import Actor
@@ -31,8 +32,12 @@ def agent_create(
     is_sandbox: bool = False,
     reason: str = "created",
 ) -> Agent:
-    """A new agent with its version 1 live. Without a snapshot it is told only its
-    name. A sandbox agent stores the preset resolved now (the default, if none)."""
+    """A new agent with its version 1. Without a snapshot it is told only its name. A
+    sandbox agent stores the preset resolved now (the default, if none).
+
+    Version 1 obeys the rule of any change: it goes live at once when the actor may
+    publish (or for a sandbox agent); otherwise — a workspace where every change needs
+    a second person — it waits for review, and the agent does not run until then."""
     actor.require(write_verb(is_sandbox), workspace)
     snapshot = normalize_snapshot(snapshot if snapshot is not None else {"identity": {"name": name}})
     if is_empty_prompt(snapshot):
@@ -55,10 +60,13 @@ def agent_create(
     require_key_free(Agent, workspace=workspace, key=key, noun="agent")
     with transaction.atomic():
         save_checked(agent, actor=actor, reason=reason, noun="agent")
-        version = version_record(
-            agent=agent, snapshot=snapshot, actor=actor, status=PromptVersion.Status.APPROVED, reason=reason
-        )
-        version_go_live(agent=agent, version=version, actor=actor)
+        live_now = is_sandbox or actor.may_publish(workspace)
+        status = PromptVersion.Status.APPROVED if live_now else PromptVersion.Status.PENDING
+        version = version_record(agent=agent, snapshot=snapshot, actor=actor, status=status, reason=reason)
+        if live_now:
+            version_go_live(agent=agent, version=version, actor=actor)
+        else:
+            notify(version, "proposed")
     return agent
 
 

@@ -72,4 +72,5 @@ def require_visible(actor: Actor, workspace: Workspace, noun: str = "agent") -> 
 
 
 def identity_label(actor: Actor) -> str:
-    return ":".join(map(str, actor.identity))
+    """Who answers for what `actor` proposes, as recorded (see Actor.identities)."""
+    return actor.identity_label

@@ -44,7 +44,7 @@ def propose(agent, user_or_actor, role: str) -> PromptVersion:
 
 
 # --- keys answer for their creator -------------------------------------------------------
-def test_an_admin_cannot_approve_what_her_ownerless_key_proposed(strict, agent, ada, bob):
+def test_an_admin_cannot_approve_what_her_ownerless_key_proposed(agent, strict, ada, bob):
     api_key, _ = api_key_create(workspace=strict, name="bot", scopes="write", actor=Actor.for_user(ada))
     version = propose(agent, Actor.for_api_key(api_key), "through a key")
 
@@ -63,7 +63,7 @@ def test_neither_owner_nor_creator_decides_an_owned_keys_proposal(agent, ada, bo
             prompt_version_reject(version=version, actor=Actor.for_user(person), note="no")
 
 
-def test_the_review_page_refuses_the_keys_creator(client, strict, agent, ada):
+def test_the_review_page_refuses_the_keys_creator(client, agent, strict, ada):
     api_key, _ = api_key_create(workspace=strict, name="bot", scopes="write", actor=Actor.for_user(ada))
     version = propose(agent, Actor.for_api_key(api_key), "through a key")
     client.force_login(ada)
@@ -75,13 +75,15 @@ def test_the_review_page_refuses_the_keys_creator(client, strict, agent, ada):
 
 # --- clones and new agents -----------------------------------------------------------
 @pytest.mark.parametrize("status", ["pending", "rejected"])
-def test_a_non_publisher_clones_only_a_version_that_was_once_live(agent, alice, bob, status):
+def test_with_four_eyes_on_a_clone_is_made_only_from_a_version_that_was_once_live(agent, alice, ada, bob, status):
+    agent.workspace.every_change_needs_review = True
+    agent.workspace.save()
     version = propose(agent, alice, "never live")
     if status == "rejected":
         prompt_version_reject(version=version, actor=Actor.for_user(bob), note="no")
 
     with pytest.raises(PermissionDenied) as refused:
-        agent_clone(version=version, actor=Actor.for_user(alice), key="copy", name="Copy")
+        agent_clone(version=version, actor=Actor.for_user(ada), key="copy", name="Copy")
 
     assert str(refused.value) == (
         f"Version {version.number} of 'writer' was never live: clone a version that was live, "
@@ -90,37 +92,43 @@ def test_a_non_publisher_clones_only_a_version_that_was_once_live(agent, alice, 
     assert not Agent.all_objects.filter(key="copy").exists()
 
 
-def test_a_publisher_may_clone_a_pending_version_and_a_non_publisher_a_once_live_one(agent, ada, alice):
+def test_a_publisher_may_clone_a_pending_version(agent, ada, alice):
     version = propose(agent, alice, "pending")
 
-    assert (
-        agent_clone(version=version, actor=Actor.for_user(ada), key="by-ada", name="A").live_version.snapshot[
-            "identity"
-        ]["role"]
-        == "pending"
-    )
-    clone = agent_clone(version=agent.live_version, actor=Actor.for_user(alice), key="by-alice", name="B")
-    assert clone.live_version.status == "approved"
+    clone = agent_clone(version=version, actor=Actor.for_user(ada), key="by-ada", name="A")
+
+    assert clone.live_version.snapshot["identity"]["role"] == "pending"
 
 
-def test_with_four_eyes_on_a_new_agent_waits_for_review_and_does_not_run(strict, alice, bob, echo_preset):
-    agent = agent_create(workspace=strict, actor=Actor.for_user(alice), key="fresh", name="Fresh")
+def test_with_four_eyes_on_a_new_agent_waits_for_review_and_does_not_run(strict, ada, bob, echo_preset):
+    agent = agent_create(workspace=strict, actor=Actor.for_user(ada), key="fresh", name="Fresh")
 
     first = PromptVersion.objects.get(agent=agent)
     assert (agent.live_version, first.number, first.status) == (None, 1, "pending")
     with pytest.raises(PermissionDenied, match="Agent 'fresh' has no approved version yet"):
-        agent_turn_run(agent=agent, message="hello", actor=Actor.for_user(alice))
+        agent_turn_run(agent=agent, message="hello", actor=Actor.for_user(ada))
     with pytest.raises(PermissionDenied, match=re.escape(FOUR_EYES)):
-        prompt_version_approve(version=first, actor=Actor.for_user(alice))
+        prompt_version_approve(version=first, actor=Actor.for_user(ada))
 
     prompt_version_approve(version=first, actor=Actor.for_user(bob))
 
     assert Agent.objects.get(pk=agent.pk).live_version_id == first.pk
-    assert agent_turn_run(agent=agent, message="hello", actor=Actor.for_user(alice)).status == "succeeded"
+    assert agent_turn_run(agent=agent, message="hello", actor=Actor.for_user(ada)).status == "succeeded"
 
 
-def test_a_clone_by_a_non_publisher_with_four_eyes_on_waits_too(strict, agent, alice):
-    clone = agent_clone(version=agent.live_version, actor=Actor.for_user(alice), key="copy", name="Copy")
+def test_the_review_page_of_a_new_agents_first_version_shows_and_tries_it(client, strict, ada, bob, echo_preset):
+    agent = agent_create(workspace=strict, actor=Actor.for_user(ada), key="fresh", name="Fresh")
+    first = PromptVersion.objects.get(agent=agent)
+    client.force_login(bob)
+    url = reverse("admin:agents_promptversion_review", args=[first.pk])
+
+    assert client.get(url).status_code == 200
+    tried = client.post(url, {"_try": "1", "message": "hello"})
+    assert tried.status_code == 200 and "[echo echo-1] hello" in tried.content.decode()
+
+
+def test_a_clone_with_four_eyes_on_waits_too(agent, strict, ada):
+    clone = agent_clone(version=agent.live_version, actor=Actor.for_user(ada), key="copy", name="Copy")
 
     assert clone.live_version is None
     assert PromptVersion.objects.get(agent=clone).status == "pending"
@@ -158,7 +166,7 @@ def test_the_review_page_shows_itself_again_when_live_moved_since_it_was_shown(c
     response = client.post(url, {"_approve": "1", "note": "", "confirm_stale": "on", "live_number": seen})
 
     assert response.status_code == 200
-    assert "The live version moved to v5 since you confirmed over v3" in response.content.decode()
+    assert "The live version moved to v4 since you confirmed over v3" in response.content.decode()
     assert PromptVersion.objects.get(pk=old.pk).status == "pending"
 
 
