@@ -292,6 +292,11 @@ class Actor:
     def can(self, verb: Verb, workspace: Workspace) -> bool:
         return self.refusal(verb, workspace) is None
 
+    def sees_sandbox_rows(self, workspace: Workspace) -> bool:
+        """Sandbox rows are for programs (keys, agents, the operator) with the sandbox
+        right; to people they stay invisible, in lists, counts and messages alike."""
+        return self.kind != self.USER and self.can(Verb.SANDBOX, workspace)
+
     def may_publish(self, workspace: Workspace) -> bool:
         """Whether a change by this actor may go live without a second person: the
         publish right, in a workspace that does not require review of every change."""

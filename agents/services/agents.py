@@ -7,7 +7,14 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from agents.models import Agent, Preset, PromptVersion
-from agents.services.common import no_sandbox_reference, require_key_free, same_workspace, save_checked, write_verb
+from agents.services.common import (
+    name_dependents,
+    no_sandbox_reference,
+    require_key_free,
+    same_workspace,
+    save_checked,
+    write_verb,
+)
 from agents.services.notifications import notify
 from agents.services.versions import version_go_live, version_record
 from agents.snapshot import is_empty_prompt, normalize_snapshot
@@ -88,14 +95,16 @@ def agent_update(*, agent: Agent, actor: Actor, **fields: object) -> Agent:
     return agent
 
 
-def agent_dependents(agent: Agent) -> list[str]:
-    """What would break without `agent`: agents that delegate to it by key."""
+def agent_dependents(agent: Agent, *, actor: Actor | None = None) -> list[str]:
+    """What would break without `agent`: agents that delegate to it by key (sandbox ones
+    named only to an `actor` that can see them)."""
     delegators = Agent.all_objects.filter(workspace_id=agent.workspace_id).exclude(pk=agent.pk).order_by("key")
-    return [
-        f"agent '{other.key}' delegates to it" + (" (sandbox)" if other.is_sandbox else "")
+    rows = [
+        (f"agent '{other.key}' delegates to it", other.is_sandbox)
         for other in delegators.only("key", "is_sandbox", "runtime_policy")
         if agent.key in ((other.runtime_policy or {}).get("children") or {}).get("allowed_agents", [])
     ]
+    return name_dependents(rows, actor=actor, workspace=agent.workspace, noun="agent")
 
 
 def agent_delete(*, agent: Agent, actor: Actor, force: bool = False) -> list[str]:
@@ -104,7 +113,7 @@ def agent_delete(*, agent: Agent, actor: Actor, force: bool = False) -> list[str
     actor.require(write_verb(agent.is_sandbox), agent.workspace)
     if agent.is_builtin:
         raise ApplicationError(f"Agent '{agent.key}' is built in and cannot be deleted; disable it instead.")
-    dependents = agent_dependents(agent)
+    dependents = agent_dependents(agent, actor=actor)
     if dependents and not force:
         raise ApplicationError(
             f"Agent '{agent.key}' is used: {'; '.join(dependents)}. Delete with force to proceed.",
