@@ -1,0 +1,99 @@
+"""The OpenID Connect routes under /oidc/: start a login, come back from the
+provider, log out of both. They answer 404 until OIDC is configured."""
+
+from __future__ import annotations
+
+import logging
+from urllib.parse import urlencode
+
+import requests
+from django.conf import settings
+from django.contrib import auth, messages
+from django.contrib.auth import BACKEND_SESSION_KEY
+from django.core.exceptions import SuspiciousOperation
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+from mozilla_django_oidc import views as oidc_views
+
+from aihummer.admin_site import may_use_admin
+
+logger = logging.getLogger(__name__)
+
+
+def is_sso_session(request: HttpRequest) -> bool:
+    return request.session.get(BACKEND_SESSION_KEY) == "aihummer.sso.backend.OidcBackend"
+
+
+def provider_logout_url(request: HttpRequest) -> str:
+    """Where logging out leads: the provider's end-session endpoint (RP-initiated
+    logout), which comes back to the admin's login page; that page itself when the
+    provider offers no such endpoint."""
+    login_url = request.build_absolute_uri(reverse("admin:login"))
+    if not settings.OIDC_OP_LOGOUT_ENDPOINT:
+        return login_url
+    params = {"client_id": settings.OIDC_RP_CLIENT_ID, "post_logout_redirect_uri": login_url}
+    if request.session.get("oidc_id_token"):
+        params["id_token_hint"] = request.session["oidc_id_token"]
+    return f"{settings.OIDC_OP_LOGOUT_ENDPOINT}?{urlencode(params)}"
+
+
+class OidcEnabledMixin:
+    def dispatch(self, request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
+        if not settings.OIDC_ENABLED:
+            raise Http404("Single sign-on is not configured.")
+        return super().dispatch(request, *args, **kwargs)
+
+
+class OidcLoginView(OidcEnabledMixin, oidc_views.OIDCAuthenticationRequestView):
+    """Sends the browser to the provider's login page."""
+
+
+class OidcLogoutView(OidcEnabledMixin, oidc_views.OIDCLogoutView):
+    """Ends the Django session, then the provider's (POST only, as the admin's)."""
+
+    @property
+    def redirect_url(self) -> str:
+        return reverse("admin:login")
+
+
+class OidcCallbackView(OidcEnabledMixin, oidc_views.OIDCAuthenticationCallbackView):
+    """Back from the provider: log in, or say clearly why not."""
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        try:
+            return super().get(request)
+        except (SuspiciousOperation, requests.RequestException) as exc:
+            # A forged or stale callback, a token that does not verify, a provider
+            # that does not answer: the person starts again, the log says why.
+            logger.warning("SSO login failed: %s", exc)
+            return self.login_failure()
+
+    def login_success(self) -> HttpResponse:
+        if not may_use_admin(self.user):
+            return self.no_role()
+        return super().login_success()
+
+    def login_failure(self) -> HttpResponse:
+        reason = self.request.GET.get("error_description") or self.request.GET.get("error")
+        user = getattr(self, "user", None)
+        if reason:
+            messages.error(self.request, f"Single sign-on did not complete: the identity provider answered “{reason}”.")
+        elif user is not None and not user.is_active:
+            messages.error(self.request, "Single sign-on did not complete: this account is disabled.")
+        else:
+            messages.error(self.request, "Single sign-on did not complete. Try again, or ask an administrator.")
+        return super().login_failure()
+
+    def no_role(self) -> HttpResponse:
+        """A clear page, not an empty admin: signed in at the provider, but no group
+        gives a role here. A session being renewed ends."""
+        logout_url = provider_logout_url(self.request)
+        auth.logout(self.request)
+        context = {
+            "title": "No access to AiHummer",
+            "person": self.user.get_full_name() or self.user.email or self.user.get_username(),
+            "claim": settings.AIHUMMER_OIDC_ROLES_CLAIM,
+            "logout_url": logout_url if settings.OIDC_OP_LOGOUT_ENDPOINT else "",
+        }
+        return render(self.request, "admin/sso_no_role.html", context, status=403)
