@@ -127,7 +127,8 @@ OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS = env.int("OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS
 OIDC_USE_PKCE = True
 OIDC_STORE_ID_TOKEN = True  # the id_token_hint of RP-initiated logout
 OIDC_TIMEOUT = 10
-OIDC_EXEMPT_URLS = [re.compile(r"^/v1/"), re.compile(r"^/healthz$")]  # never redirected by SessionRefresh
+# Machine surfaces are never redirected to a login page by SessionRefresh.
+OIDC_EXEMPT_URLS = [re.compile(r"^/v1/"), re.compile(r"^/mcp"), re.compile(r"^/healthz$")]
 OIDC_OP_LOGOUT_URL_METHOD = "aihummer.sso.views.provider_logout_url"
 LOGIN_REDIRECT_URL = "admin:index"
 LOGIN_REDIRECT_URL_FAILURE = "admin:login"

@@ -12,7 +12,7 @@ from django.contrib import auth, messages
 from django.contrib.auth import BACKEND_SESSION_KEY
 from django.core.exceptions import SuspiciousOperation
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import render, resolve_url
 from django.urls import reverse
 from mozilla_django_oidc import views as oidc_views
 
@@ -59,6 +59,11 @@ class OidcLogoutView(OidcEnabledMixin, oidc_views.OIDCLogoutView):
 
 class OidcCallbackView(OidcEnabledMixin, oidc_views.OIDCAuthenticationCallbackView):
     """Back from the provider: log in, or say clearly why not."""
+
+    @property
+    def failure_url(self) -> str:
+        # The library uses the setting as a plain URL; it is a URL name here.
+        return resolve_url(settings.LOGIN_REDIRECT_URL_FAILURE)
 
     def get(self, request: HttpRequest) -> HttpResponse:
         try:
