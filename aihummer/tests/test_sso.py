@@ -437,3 +437,16 @@ def test_sso_settings_name_what_is_missing():
         "OIDC_RP_CLIENT_ID is set but OIDC_RP_CLIENT_SECRET, OIDC_OP_ISSUER, OIDC_OP_AUTHORIZATION_ENDPOINT, "
         "OIDC_OP_TOKEN_ENDPOINT, OIDC_OP_JWKS_ENDPOINT is not."
     ) in result.stderr
+
+
+def test_an_sso_managed_role_cannot_be_edited_in_the_admin(workspace):
+    from aihummer.admin import MembershipForm
+
+    user = oidc_user_sync(issuer=ISSUER, claims=claims_for(groups=["aihummer:acme:viewer"]))
+    membership = user.memberships.get()
+
+    form = MembershipForm(instance=membership, data={"user": "ursula", "role": "admin"})
+
+    assert form.errors == {
+        "role": ["This role comes from the person's groups at the identity provider; change the groups there."]
+    }
