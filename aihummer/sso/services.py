@@ -49,7 +49,8 @@ def sso_memberships_apply(*, user: User, roles: Mapping[str, str]) -> None:
     by a person (not managed by SSO) is left as it is; unknown workspaces are skipped.
     """
     actor = Actor.for_identity_provider()
-    with transaction.atomic():
+    # No savepoint: a failure here fails the whole login, nothing to recover from.
+    with transaction.atomic(savepoint=False):
         # One sync per person at a time: two logins at once must not both create.
         User.objects.select_for_update().filter(pk=user.pk).first()
         current = {m.workspace.slug: m for m in Membership.objects.select_related("workspace").filter(user=user)}
@@ -58,8 +59,8 @@ def sso_memberships_apply(*, user: User, roles: Mapping[str, str]) -> None:
             logger.info("SSO: %s has a role in unknown workspace %r; skipped.", user.get_username(), slug)
         for slug, workspace in workspaces.items():
             membership = current.get(slug)
-            if membership is not None and not membership.managed_by_sso:
-                continue
+            if membership is not None and (not membership.managed_by_sso or membership.role == roles[slug]):
+                continue  # a person's grant, or already right
             membership_set(
                 workspace=workspace,
                 user=user,

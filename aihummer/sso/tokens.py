@@ -19,8 +19,10 @@ from aihummer.models import OidcIdentity, User
 # Clocks of the provider and of this server disagree a little.
 CLOCK_LEEWAY_SECONDS = 30
 # Keys are fetched once and kept this long; a token signed with a new key id makes
-# PyJWKClient fetch the set again, so a key rotation at the provider needs no restart.
+# PyJWKClient fetch the set again (at most once a minute), so a key rotation at the
+# provider needs no restart.
 JWKS_CACHE_SECONDS = 300
+JWKS_REFRESH_SECONDS = 60
 
 
 class InvalidBearerToken(Exception):
@@ -37,7 +39,15 @@ def bearer_tokens_enabled() -> bool:
 
 @functools.cache
 def _jwks_client(url: str) -> jwt.PyJWKClient:
-    return jwt.PyJWKClient(url, cache_keys=True, lifespan=JWKS_CACHE_SECONDS, timeout=settings.OIDC_TIMEOUT)
+    # cooldown_duration: made-up key ids make PyJWT fetch the set again at most this
+    # often, so nobody can make this server hammer the provider.
+    return jwt.PyJWKClient(
+        url,
+        cache_keys=True,
+        lifespan=JWKS_CACHE_SECONDS,
+        timeout=settings.OIDC_TIMEOUT,
+        cooldown_duration=JWKS_REFRESH_SECONDS,
+    )
 
 
 def signing_key(token: str) -> Any:

@@ -450,3 +450,21 @@ def test_an_sso_managed_role_cannot_be_edited_in_the_admin(workspace):
     assert form.errors == {
         "role": ["This role comes from the person's groups at the identity provider; change the groups there."]
     }
+
+
+def test_made_up_key_ids_do_not_make_the_server_fetch_the_keys_again(client, oidc, ursula, httpserver):
+    for kid in ("made-up-1", "made-up-2", "made-up-3"):
+        assert get_me(client, sign({}, kid=kid)).status_code == 401
+
+    assert get_me(client, sign({})).status_code == 200
+    assert [request.path for request, _ in httpserver.log] == ["/jwks"]
+
+
+def test_a_repeat_login_with_unchanged_groups_writes_only_the_login_time(workspace, django_assert_num_queries):
+    claims = claims_for(groups=["aihummer:acme:reviewer"])
+    oidc_user_sync(issuer=ISSUER, claims=claims)
+
+    # identity and user, login time, lock on the person, their memberships, the workspaces
+    # named; and the savepoint of the test's transaction, released
+    with django_assert_num_queries(7):
+        oidc_user_sync(issuer=ISSUER, claims=claims)
