@@ -66,6 +66,9 @@ class OidcCallbackView(OidcEnabledMixin, oidc_views.OIDCAuthenticationCallbackVi
         return resolve_url(settings.LOGIN_REDIRECT_URL_FAILURE)
 
     def get(self, request: HttpRequest) -> HttpResponse:
+        # Read before the library consumes the state: an error naming a state this
+        # browser was given is the provider's; any other could be a crafted link.
+        self.state_was_issued = request.GET.get("state") in request.session.get("oidc_states", {})
         try:
             return super().get(request)
         except (SuspiciousOperation, requests.RequestException) as exc:
@@ -80,15 +83,21 @@ class OidcCallbackView(OidcEnabledMixin, oidc_views.OIDCAuthenticationCallbackVi
         return super().login_success()
 
     def login_failure(self) -> HttpResponse:
-        reason = self.request.GET.get("error_description") or self.request.GET.get("error")
-        user = getattr(self, "user", None)
-        if reason:
-            messages.error(self.request, f"Single sign-on did not complete: the identity provider answered “{reason}”.")
-        elif user is not None and not user.is_active:
-            messages.error(self.request, "Single sign-on did not complete: this account is disabled.")
-        else:
-            messages.error(self.request, "Single sign-on did not complete. Try again, or ask an administrator.")
+        messages.error(self.request, f"Single sign-on did not complete: {self.failure_reason()}")
         return super().login_failure()
+
+    def failure_reason(self) -> str:
+        error = self.request.GET.get("error")
+        user = getattr(self, "user", None)
+        if error and self.state_was_issued:
+            if error in {"login_required", "consent_required", "interaction_required"}:
+                return "your session at the identity provider has ended; log in again."
+            if error == "access_denied":
+                return "access was refused at the identity provider."
+            return f"the identity provider answered “{self.request.GET.get('error_description') or error}”."
+        if user is not None and not user.is_active:
+            return "this account is disabled."
+        return "try again, or ask an administrator."
 
     def no_role(self) -> HttpResponse:
         """A clear page, not an empty admin: signed in at the provider, but no group

@@ -357,16 +357,42 @@ def test_without_local_accounts_the_password_form_is_gone_and_refused(client, bo
     assert "_auth_user_id" not in client.session
 
 
-def test_a_refused_or_forged_callback_returns_to_the_login_page_saying_so(client, db, sso_on):
-    refused = client.get(
-        "/oidc/callback/?error=access_denied&error_description=End-User+aborted+interaction", follow=True
-    )
-    forged = client.get("/oidc/callback/?code=abc&state=never-issued", follow=True)
+def start_login(client) -> str:
+    """The state this browser was given for the provider's round trip."""
+    location = client.get("/oidc/authenticate/")["Location"]
+    return next(part.split("=", 1)[1] for part in location.split("&") if part.startswith("state="))
 
-    assert refused.redirect_chain == [("/admin/login/", 302)]
-    assert "the identity provider answered “End-User aborted interaction”" in refused.content.decode()
-    assert forged.redirect_chain == [("/admin/login/", 302)]
-    assert "Single sign-on did not complete. Try again, or ask an administrator." in forged.content.decode()
+
+@pytest.mark.parametrize(
+    ("error", "message"),
+    [
+        ("access_denied", "Single sign-on did not complete: access was refused at the identity provider."),
+        (
+            "login_required",
+            "Single sign-on did not complete: your session at the identity provider has ended; log in again.",
+        ),
+        ("temporarily_unavailable", "Single sign-on did not complete: the identity provider answered “Try later”."),
+    ],
+)
+def test_a_provider_error_returns_to_the_login_page_saying_why(client, db, sso_on, error, message):
+    state = start_login(client)
+
+    response = client.get(f"/oidc/callback/?error={error}&error_description=Try+later&state={state}", follow=True)
+
+    assert response.redirect_chain == [("/admin/login/", 302)]
+    assert message in response.content.decode()
+    assert state not in client.session["oidc_states"]  # never usable again
+
+
+def test_a_forged_callback_shows_no_text_of_its_own(client, db, sso_on):
+    start_login(client)
+    crafted = client.get("/oidc/callback/?error=x&error_description=Call+555-0100&state=forged", follow=True)
+    unknown = client.get("/oidc/callback/?code=abc&state=never-issued", follow=True)
+
+    for response in (crafted, unknown):
+        assert response.redirect_chain == [("/admin/login/", 302)]
+        assert "Single sign-on did not complete: try again, or ask an administrator." in response.content.decode()
+    assert "555" not in crafted.content.decode()
 
 
 def test_a_local_session_logs_out_as_before_and_is_never_refreshed(client, bob, sso_on, settings):
@@ -414,10 +440,43 @@ def test_an_sso_session_due_for_renewal_goes_back_to_the_provider_silently(clien
     assert api.status_code == 401  # the API is never redirected to a login page
 
 
-def run_settings(environ: dict[str, str]):
-    from aihummer.tests.test_settings import start_django
+def run_settings(environ: dict[str, str], *, show: str = ""):
+    """Start Django in a fresh process with `environ`; print setting `show`."""
+    import os
+    import subprocess
+    import sys
 
-    return start_django(environ)
+    from django.conf import settings
+
+    code = "import django; django.setup(); from django.conf import settings; print('started')"
+    if show:
+        code += f"; print(settings.{show})"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OIDC_", "AIHUMMER_"))} | environ
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=settings.BASE_DIR, env=env, capture_output=True, text=True, check=False
+    )
+
+
+def test_with_sso_configured_local_accounts_can_be_turned_off():
+    environ = {
+        "OIDC_RP_CLIENT_ID": "aihummer",
+        "OIDC_RP_CLIENT_SECRET": "s3cret",
+        "OIDC_OP_ISSUER": ISSUER,
+        "OIDC_OP_AUTHORIZATION_ENDPOINT": f"{ISSUER}/auth",
+        "OIDC_OP_TOKEN_ENDPOINT": f"{ISSUER}/token",
+        "OIDC_OP_JWKS_ENDPOINT": f"{ISSUER}/jwks",
+        "AIHUMMER_OIDC_GROUP_ROLES": '{"ops": ["acme:admin", "globex:viewer"]}',
+    }
+
+    both = run_settings(environ, show="AUTHENTICATION_BACKENDS")
+    sso_only = run_settings(environ | {"AIHUMMER_LOCAL_LOGIN": "false"}, show="AUTHENTICATION_BACKENDS")
+    mapping = run_settings(environ, show="AIHUMMER_OIDC_GROUP_ROLES")
+
+    assert both.stdout.splitlines()[-1] == (
+        "['aihummer.sso.backend.OidcBackend', 'django.contrib.auth.backends.ModelBackend']"
+    ), both.stderr
+    assert sso_only.stdout.splitlines()[-1] == "['aihummer.sso.backend.OidcBackend']", sso_only.stderr
+    assert mapping.stdout.splitlines()[-1] == "{'ops': [('acme', 'admin'), ('globex', 'viewer')]}"
 
 
 def test_local_login_cannot_be_turned_off_without_sso():
