@@ -24,7 +24,11 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
     keyword = "Bearer"
 
     def authenticate(self, request: Request) -> tuple[object, Actor] | None:
-        header = authentication.get_authorization_header(request).decode("latin-1")
+        # Read as text: DRF's helper re-encodes to latin-1 and raises (a 500) on any
+        # other character a client manages to send.
+        header = request.META.get("HTTP_AUTHORIZATION", "")
+        if isinstance(header, bytes):
+            header = header.decode("latin-1")
         scheme, _, raw_key = header.partition(" ")
         if scheme != self.keyword:
             return None
@@ -67,7 +71,10 @@ class OidcBearerAuthentication(authentication.BaseAuthentication):
     keyword = "Bearer"
 
     def authenticate(self, request: Request) -> tuple[object, Actor] | None:
-        header = authentication.get_authorization_header(request).decode("latin-1")
+        # Read as text: DRF's helper re-encodes to latin-1 and raises on other characters.
+        header = request.META.get("HTTP_AUTHORIZATION", "")
+        if isinstance(header, bytes):
+            header = header.decode("latin-1")
         scheme, _, token = header.partition(" ")
         token = token.strip()
         if scheme != self.keyword or not bearer_tokens_enabled() or token.startswith(f"{API_KEY_PREFIX}_"):

@@ -527,3 +527,9 @@ def test_a_repeat_login_with_unchanged_groups_writes_only_the_login_time(workspa
     # named; and the savepoint of the test's transaction, released
     with django_assert_num_queries(7):
         oidc_user_sync(issuer=ISSUER, claims=claims)
+
+
+def test_a_token_with_characters_beyond_latin_1_is_401_not_500(client, oidc, ursula):
+    response = get_me(client, "eyJ.ünïcödé.€")
+
+    assert response.status_code == 401
