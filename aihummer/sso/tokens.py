@@ -16,6 +16,9 @@ from django.conf import settings
 
 from aihummer.models import OidcIdentity, User
 
+# Public-key signatures only, whatever the ID token uses: the key comes from the
+# provider's JWKS, and PyJWT refuses a key whose type does not fit the algorithm.
+ACCESS_TOKEN_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512"]
 # Clocks of the provider and of this server disagree a little.
 CLOCK_LEEWAY_SECONDS = 30
 # Keys are fetched once and kept this long; a token signed with a new key id makes
@@ -64,13 +67,12 @@ def signing_key(token: str) -> Any:
 
 def access_token_claims(token: str) -> dict[str, Any]:
     """The claims of a valid access token; `InvalidBearerToken` says what is wrong."""
-    algorithm = settings.OIDC_RP_SIGN_ALGO
     key = signing_key(token)
     try:
         return jwt.decode(
             token,
             key,
-            algorithms=[algorithm],
+            algorithms=ACCESS_TOKEN_ALGORITHMS,
             audience=settings.OIDC_API_AUDIENCE,
             issuer=settings.OIDC_OP_ISSUER,
             leeway=CLOCK_LEEWAY_SECONDS,
@@ -87,7 +89,7 @@ def access_token_claims(token: str) -> dict[str, Any]:
     except jwt.InvalidSignatureError as exc:
         raise InvalidBearerToken("The token's signature does not verify.") from exc
     except jwt.InvalidAlgorithmError as exc:
-        raise InvalidBearerToken(f"The token must be signed with {algorithm}.") from exc
+        raise InvalidBearerToken(f"The token must be signed with one of {', '.join(ACCESS_TOKEN_ALGORITHMS)}.") from exc
     except jwt.InvalidTokenError as exc:
         raise InvalidBearerToken(f"Invalid token: {exc}") from exc
 

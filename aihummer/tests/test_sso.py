@@ -249,7 +249,7 @@ def test_an_access_token_authenticates_its_person_with_their_roles(client, oidc,
             lambda: jwt.encode(
                 {"sub": "u-123"}, "a-shared-secret-of-at-least-32-bytes!", algorithm="HS256", headers={"kid": "k1"}
             ),
-            "The token must be signed with RS256.",
+            "The token must be signed with one of RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512.",
         ),
         (
             lambda: sign({"sub": "never-signed-in"}),
