@@ -4,8 +4,10 @@ provider, log out of both. They answer 404 until OIDC is configured."""
 from __future__ import annotations
 
 import logging
+import time
 from urllib.parse import urlencode
 
+import jwt
 import requests
 from django.conf import settings
 from django.contrib import auth, messages
@@ -19,6 +21,10 @@ from mozilla_django_oidc import views as oidc_views
 from aihummer.admin_site import may_use_admin
 
 logger = logging.getLogger(__name__)
+# A session is renewed this long before its ID token expires, but never sooner than
+# MIN_RENEWAL_SECONDS after a login.
+RENEWAL_MARGIN_SECONDS = 60
+MIN_RENEWAL_SECONDS = 30
 
 
 def is_sso_session(request: HttpRequest) -> bool:
@@ -80,7 +86,20 @@ class OidcCallbackView(OidcEnabledMixin, oidc_views.OIDCAuthenticationCallbackVi
     def login_success(self) -> HttpResponse:
         if not may_use_admin(self.user):
             return self.no_role()
-        return super().login_success()
+        response = super().login_success()
+        self.renew_before_the_id_token_expires()
+        return response
+
+    def renew_before_the_id_token_expires(self) -> None:
+        """The library renews after OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS whatever the
+        token says; renew earlier when the ID token itself expires sooner (with a
+        margin, and never so soon that every page would go to the provider)."""
+        session = self.request.session
+        token = session.get("oidc_id_token")
+        expires = jwt.decode(token, options={"verify_signature": False}).get("exp") if token else None
+        if isinstance(expires, int | float):
+            renew_at = max(time.time() + MIN_RENEWAL_SECONDS, expires - RENEWAL_MARGIN_SECONDS)
+            session["oidc_id_token_expiration"] = min(session["oidc_id_token_expiration"], renew_at)
 
     def login_failure(self) -> HttpResponse:
         messages.error(self.request, f"Single sign-on did not complete: {self.failure_reason()}")

@@ -10,6 +10,7 @@ import shutil
 import time
 from importlib import import_module
 
+import jwt
 import pytest
 import requests
 from django.conf import settings as django_settings
@@ -120,6 +121,11 @@ def test_a_reviewer_signs_in_through_the_provider_and_loses_the_role_with_the_gr
     sign_in_at_provider(page, "ursula")
     expect(page.locator(".aih-queue-count")).to_have_text("1")
     assert page.url == f"{live_server.url}/admin/"
+
+    # renewed before the provider's ID token (600 s) expires, not after the default 900 s
+    id_token = session_of(context)["oidc_id_token"]
+    id_token_expires = jwt.decode(id_token, options={"verify_signature": False})["exp"]
+    assert session_of(context)["oidc_id_token_expiration"] == pytest.approx(id_token_expires - 60, abs=1)
 
     identity = OidcIdentity.objects.select_related("user").get(issuer=provider.issuer, subject="ursula")
     ursula = identity.user
