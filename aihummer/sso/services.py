@@ -75,12 +75,16 @@ def sso_memberships_apply(*, user: User, roles: Mapping[str, str]) -> None:
 
 
 def _identity_create(*, issuer: str, subject: str, claims: Mapping[str, Any]) -> OidcIdentity:
-    user = _user_linked_by_email(issuer, claims) or _user_create(claims, subject)
+    linked = _user_linked_by_email(issuer, claims)
+    user = linked or _user_create(claims, subject)
     try:
         with transaction.atomic():
             return OidcIdentity.objects.create(user=user, issuer=issuer, subject=subject)
     except IntegrityError:
-        # The same person's first login in two tabs at once: the other one won.
+        # The same person's first login in two tabs at once: the other one won, and
+        # the account made for this one is not needed.
+        if linked is None:
+            user.delete()
         return OidcIdentity.objects.select_related("user").get(issuer=issuer, subject=subject)
 
 
