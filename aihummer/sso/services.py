@@ -20,13 +20,13 @@ logger = logging.getLogger(__name__)
 _USERNAME_UNSAFE = re.compile(r"[^\w.@+-]")
 
 
-def oidc_user_sync(*, issuer: str, claims: Mapping[str, Any], sync_roles: bool = True) -> User:
+def oidc_user_sync(*, issuer: str, claims: Mapping[str, Any]) -> User:
     """The person `claims` describe, created on their first login and kept in sync.
 
     Found by `(issuer, sub)`, never by e-mail alone: an existing account is linked by
     e-mail only when the provider says the address is verified and
-    `AIHUMMER_OIDC_LINK_VERIFIED_EMAIL` allows it. E-mail and name follow the claims;
-    with `sync_roles`, so do the memberships single sign-on manages.
+    `AIHUMMER_OIDC_LINK_VERIFIED_EMAIL` allows it. E-mail and name follow the claims,
+    and so do the memberships single sign-on manages (an absent roles claim: none).
     """
     subject = str(claims["sub"])
     with transaction.atomic():
@@ -37,9 +37,8 @@ def oidc_user_sync(*, issuer: str, claims: Mapping[str, Any], sync_roles: bool =
         _profile_sync(user, claims)
         identity.last_login_at = timezone.now()
         identity.save(update_fields=["last_login_at", "updated_at"])
-        if sync_roles:
-            groups = claim_strings(claim_value(claims, settings.AIHUMMER_OIDC_ROLES_CLAIM))
-            sso_memberships_apply(user=user, roles=roles_from_groups(groups, settings.AIHUMMER_OIDC_GROUP_ROLES))
+        groups = claim_strings(claim_value(claims, settings.AIHUMMER_OIDC_ROLES_CLAIM))
+        sso_memberships_apply(user=user, roles=roles_from_groups(groups, settings.AIHUMMER_OIDC_GROUP_ROLES))
     return user
 
 
