@@ -71,6 +71,13 @@ REQUIRED_SCOPE = {
 AGENT_FORBIDDEN = {Verb.DECIDE, Verb.PUBLISH, Verb.MANAGE}
 
 
+def may_use_admin(user: object) -> bool:
+    """Every active workspace member may log into the admin (no `is_staff` needed)."""
+    if not getattr(user, "is_active", False):
+        return False
+    return user.is_superuser or user.memberships.exists()
+
+
 def role_grants(role: str, verb: Verb) -> bool:
     return ROLE_ORDER.index(Membership.Role(role)) >= ROLE_ORDER.index(MINIMUM_ROLE[verb])
 

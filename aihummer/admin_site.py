@@ -13,15 +13,10 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from simple_history.admin import SimpleHistoryAdmin
 
-from aihummer.actors import Actor, Verb
+from aihummer.actors import Actor, Verb, may_use_admin
 from aihummer.exceptions import ApplicationError
 from aihummer.models import Workspace
-
-
-def may_use_admin(user: object) -> bool:
-    if not getattr(user, "is_active", False):
-        return False
-    return user.is_superuser or user.memberships.exists()
+from aihummer.sso.views import OidcLogoutView, is_sso_session
 
 
 class MemberAuthenticationForm(AdminAuthenticationForm):
@@ -60,8 +55,6 @@ class AiHummerAdminSite(admin.AdminSite):
     def logout(self, request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
         """A person who came through the identity provider leaves it too (RP-initiated
         logout), when it offers an end-session endpoint."""
-        from aihummer.sso.views import OidcLogoutView, is_sso_session
-
         if request.method == "POST" and settings.OIDC_ENABLED and is_sso_session(request):
             return OidcLogoutView.as_view()(request)
         return super().logout(request, extra_context)

@@ -18,7 +18,7 @@ from django.shortcuts import render, resolve_url
 from django.urls import reverse
 from mozilla_django_oidc import views as oidc_views
 
-from aihummer.admin_site import may_use_admin
+from aihummer.actors import may_use_admin
 
 logger = logging.getLogger(__name__)
 # A session is renewed this long before its ID token expires, but never sooner than
