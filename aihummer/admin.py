@@ -14,13 +14,34 @@ from aihummer.actors import Actor, Verb
 from aihummer.admin_site import ServiceModelForm, WorkspaceScopedAdmin
 from aihummer.exceptions import ApplicationError
 from aihummer.history import stamp
-from aihummer.models import ApiKey, Invitation, Membership, User, Workspace
-from aihummer.services import VALID_SCOPES, api_key_create, api_key_revoke, invitation_create, membership_set
+from aihummer.models import ApiKey, Invitation, Membership, OidcIdentity, User, Workspace
+from aihummer.services import (
+    VALID_SCOPES,
+    api_key_create,
+    api_key_revoke,
+    invitation_create,
+    membership_remove,
+    membership_set,
+)
+
+
+class OidcIdentityInline(admin.TabularInline):
+    """Who the person is at the identity provider; written only by single sign-on."""
+
+    model = OidcIdentity
+    extra = 0
+    fields = readonly_fields = ["issuer", "subject", "last_login_at", "created_at"]
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: User | None = None) -> bool:
+        return False
 
 
 @admin.register(User)
 class AiHummerUserAdmin(UserAdmin):
     """People are managed by superusers; workspace admins add them by username."""
+
+    inlines = [OidcIdentityInline]
 
     def has_module_permission(self, request: HttpRequest) -> bool:
         return Actor.for_request(request).is_site_admin
@@ -38,13 +59,28 @@ class AiHummerUserAdmin(UserAdmin):
         return Actor.for_request(request).is_site_admin
 
 
+class MembershipRoleForm(forms.ModelForm):
+    class Meta:
+        model = Membership
+        fields = ["role"]
+
+    def clean_role(self) -> str:
+        role = self.cleaned_data["role"]
+        if self.instance.pk and self.instance.managed_by_sso and role != self.instance.role:
+            raise forms.ValidationError(
+                "This role comes from the person's groups at the identity provider; change the groups there."
+            )
+        return role
+
+
 class MembershipInline(admin.TabularInline):
     """Current members and their roles. People join through invitations, never by
     being picked from the accounts of other workspaces."""
 
     model = Membership
-    fields = ["user", "role"]
-    readonly_fields = ["user"]
+    form = MembershipRoleForm
+    fields = ["user", "role", "managed_by_sso"]
+    readonly_fields = ["user", "managed_by_sso"]
     extra = 0
 
     def _may_manage(self, request: HttpRequest, obj: Workspace | None) -> bool:
@@ -65,6 +101,7 @@ class MembershipInline(admin.TabularInline):
 
 class InvitationInline(MembershipInline):
     model = Invitation
+    form = forms.ModelForm
     fields = ["identifier", "role", "invited_by", "accepted_at"]
     readonly_fields = ["invited_by", "accepted_at"]
     verbose_name_plural = "invitations (the person joins when they next sign in)"
@@ -108,10 +145,15 @@ class WorkspaceAdmin(WorkspaceScopedAdmin):
                 membership_set(workspace=form.instance, user=row.instance.user, role=data["role"], actor=actor)
             formset.changed_objects.append((row.instance, row.changed_data))
         for row in formset.deleted_forms:
-            if row.instance.pk:
-                stamp(row.instance, actor=actor, reason="removed")
+            if not row.instance.pk:
+                continue
+            if formset.model is Membership:
+                membership_remove(membership=row.instance, actor=actor)
+            else:
+                actor.require(Verb.MANAGE, form.instance)
+                stamp(row.instance, actor=actor, reason="withdrawn")
                 row.instance.delete()
-                formset.deleted_objects.append(row.instance)
+            formset.deleted_objects.append(row.instance)
         return None
 
     def get_queryset(self, request: HttpRequest) -> models.QuerySet:

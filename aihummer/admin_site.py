@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.contrib.admin.forms import AdminAuthenticationForm
@@ -15,9 +16,10 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from simple_history.admin import SimpleHistoryAdmin
 
-from aihummer.actors import Actor, Verb
+from aihummer.actors import Actor, Verb, may_use_admin
 from aihummer.exceptions import ApplicationError
 from aihummer.models import Workspace
+from aihummer.sso.views import OidcLogoutView, is_sso_session
 
 # An id as the database spells it: ASCII digits that fit a bigint.
 _CANONICAL_ID = re.compile(r"[0-9]{1,18}")
@@ -26,12 +28,6 @@ _CANONICAL_ID = re.compile(r"[0-9]{1,18}")
 def canonical_id(value: str) -> bool:
     """Whether `value` can be a row id (anything else answers as a missing row)."""
     return bool(_CANONICAL_ID.fullmatch(value))
-
-
-def may_use_admin(user: object) -> bool:
-    if not getattr(user, "is_active", False) or not hasattr(user, "memberships"):
-        return False
-    return Actor.for_user(user).may_use_admin()
 
 
 class MemberAuthenticationForm(AdminAuthenticationForm):
@@ -59,6 +55,22 @@ class AiHummerAdminSite(admin.AdminSite):
 
     def actor(self, request: HttpRequest) -> Actor:
         return Actor.for_request(request)
+
+    def login(self, request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
+        """The login page offers "Log in with SSO" when OIDC is configured, and the
+        password form unless local accounts are turned off (AIHUMMER_LOCAL_LOGIN)."""
+        if request.method == "POST" and not settings.AIHUMMER_LOCAL_LOGIN:
+            messages.error(request, "Local accounts are turned off; log in with SSO.")
+            return HttpResponseRedirect(request.get_full_path())
+        context = {"sso_enabled": settings.OIDC_ENABLED, "local_login": settings.AIHUMMER_LOCAL_LOGIN}
+        return super().login(request, {**context, **(extra_context or {})})
+
+    def logout(self, request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
+        """A person who came through the identity provider leaves it too (RP-initiated
+        logout), when it offers an end-session endpoint."""
+        if request.method == "POST" and settings.OIDC_ENABLED and is_sso_session(request):
+            return OidcLogoutView.as_view()(request)
+        return super().logout(request, extra_context)
 
 
 class WorkspaceScopedAdmin(SimpleHistoryAdmin):

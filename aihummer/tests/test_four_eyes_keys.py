@@ -3,7 +3,7 @@
 import pytest
 from django.core.exceptions import PermissionDenied
 
-from aihummer.actors import Actor
+from aihummer.actors import Actor, may_use_admin
 from aihummer.services import api_key_create, workspace_create
 
 FOUR_EYES = "You proposed this version: another person must decide it (four eyes)."
@@ -53,4 +53,4 @@ def test_site_rights_are_decided_by_actors(workspace, ada, root):
         workspace_create(slug="new", name="New", actor=Actor.for_user(ada))
     root.is_active = False
     assert not Actor.for_user(root).is_site_admin
-    assert not Actor.for_user(root).may_use_admin()
+    assert not may_use_admin(root)
