@@ -59,7 +59,7 @@ class AiHummerUserAdmin(UserAdmin):
         return Actor.for_request(request).is_site_admin
 
 
-class MembershipRoleForm(forms.ModelForm):
+class MembershipForm(forms.ModelForm):
     class Meta:
         model = Membership
         fields = ["role"]
@@ -78,7 +78,7 @@ class MembershipInline(admin.TabularInline):
     being picked from the accounts of other workspaces."""
 
     model = Membership
-    form = MembershipRoleForm
+    form = MembershipForm
     fields = ["user", "role", "managed_by_sso"]
     readonly_fields = ["user", "managed_by_sso"]
     extra = 0
