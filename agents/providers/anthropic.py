@@ -37,8 +37,9 @@ import anthropic
 from anthropic.types import Message as AnthropicMessage
 
 from agents import catalog
-from agents.providers import kind_for_status, max_retries, provider_error, require_api_key
+from agents.providers import kind_for_status, max_retries, provider_error, require_api_key, timeout_error
 from agents.providers.base import Message, ModelRequest, ModelResponse, ProviderError, ToolCall, Usage
+from agents.providers.deadline import Deadline, DeadlineClient, DeadlineExceeded
 
 DEFAULT_MAX_TOKENS = 4096
 API_DEFAULT_TEMPERATURE = 1.0
@@ -46,20 +47,28 @@ SERVICE_TIERS = ("auto", "standard_only")
 FINISH_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", "tool_use": "tool_calls"}
 
 
+class _Client(DeadlineClient, anthropic.Anthropic):
+    """The SDK's client, its attempts and retries bounded by the call's deadline."""
+
+
 class AnthropicProvider:
     name = "anthropic"
 
     def complete(self, request: ModelRequest, on_delta: Callable[[str], None] | None = None) -> ModelResponse:
-        """One Messages API call; `on_delta` (if given) receives the whole text once."""
+        """One Messages API call; `on_delta` (if given) receives the whole text once.
+        Answers or fails within `request.timeout_seconds`, retries included."""
         require_api_key(request)
         try:
-            with anthropic.Anthropic(
+            with _Client(
                 api_key=request.api_key,
                 base_url=request.base_url or None,
                 timeout=request.timeout_seconds,
                 max_retries=max_retries(),
             ) as client:
+                client.deadline = Deadline(request.timeout_seconds)
                 message = client.messages.create(**_params(request))
+        except DeadlineExceeded as exc:
+            raise timeout_error(request, exc.after) from None
         except anthropic.AnthropicError as exc:
             # `from None`: the SDK's exception holds the request, and so its x-api-key header.
             raise _error(exc, request) from None
@@ -181,7 +190,7 @@ def _usage(usage: Any) -> Usage:
 # --- errors -----------------------------------------------------------------------------
 def _error(exc: anthropic.AnthropicError, request: ModelRequest) -> ProviderError:
     if isinstance(exc, anthropic.APITimeoutError):
-        return provider_error(ProviderError.TIMEOUT, f"No answer within {request.timeout_seconds:g} s.", request)
+        return timeout_error(request)
     if isinstance(exc, anthropic.APIConnectionError):
         where = request.base_url or "the Anthropic API"
         cause = f" ({exc.__cause__})" if exc.__cause__ else ""

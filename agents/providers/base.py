@@ -103,6 +103,7 @@ class ProviderError(Exception):
     TIMEOUT = "timeout"
     INVALID_RESPONSE = "invalid_response"
     NOT_CONFIGURED = "not_configured"
+    INTERNAL = "internal"  # a bug in an adapter: logged with its traceback, reported without
 
     def __init__(self, kind: str, message: str, *, status_code: int | None = None) -> None:
         super().__init__(f"{kind}: {message}")

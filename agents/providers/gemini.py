@@ -19,10 +19,11 @@ one is made up, and not sent back), usage (`prompt_token_count` includes cached 
 and counted there) and the response as a JSON dict.
 
 Errors: a 429 RESOURCE_EXHAUSTED whose message speaks of quota is `quota`; a 400 for an
-invalid API key is `auth`; otherwise the status decides. Retries are the SDK's own
-(`HttpRetryOptions`): `AIHUMMER_PROVIDER_MAX_RETRIES` retries of 408, 429 and 5xx and
-of connection failures, backing off from half a second like the other vendors' SDKs.
-Note that they retry a 429 even when it means an exhausted quota. A base URL
+invalid API key is `auth`; otherwise the status decides. Retries follow the SDK's rules
+(408, 429 and 5xx, timeouts and connection failures; `AIHUMMER_PROVIDER_MAX_RETRIES` of
+them, backing off from half a second like the other vendors' SDKs) but are driven here,
+one SDK call per attempt, so that the whole call ends within `request.timeout_seconds`
+(see `agents.providers.deadline`); an exhausted quota is not retried. A base URL
 (`request.base_url`) is for proxies and tests.
 """
 
@@ -36,8 +37,9 @@ from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
 
-from agents.providers import kind_for_status, max_retries, provider_error, require_api_key
+from agents.providers import kind_for_status, max_retries, provider_error, require_api_key, timeout_error
 from agents.providers.base import Message, ModelRequest, ModelResponse, ProviderError, ToolCall, Usage
+from agents.providers.deadline import Deadline, DeadlineExceeded, backoff, retry_until
 
 GENERATED_ID_PREFIX = "gemini-call-"
 FINISH_REASONS = {"STOP": "stop", "MAX_TOKENS": "length"}
@@ -47,23 +49,38 @@ RETRY_MAX_DELAY = 8.0
 RETRY_JITTER = 0.5
 
 
+# What the SDK itself would retry (google.genai._api_client): these statuses, timeouts
+# and failed connections.
+RETRY_STATUSES = (408, 429, 500, 502, 503, 504)
+
+
 class GeminiProvider:
     name = "gemini"
 
     def complete(self, request: ModelRequest, on_delta: Callable[[str], None] | None = None) -> ModelResponse:
-        """One generateContent call; `on_delta` (if given) receives the whole text once."""
+        """One generateContent call; `on_delta` (if given) receives the whole text once.
+        Answers or fails within `request.timeout_seconds`, retries included."""
         require_api_key(request)
+        deadline = Deadline(request.timeout_seconds)
         try:
             with genai.Client(api_key=request.api_key, vertexai=False, http_options=_http_options(request)) as client:
-                result = client.models.generate_content(
-                    model=request.model, contents=_contents(request.messages), config=_config(request)
+                result = retry_until(
+                    deadline,
+                    lambda seconds: client.models.generate_content(
+                        model=request.model, contents=_contents(request.messages), config=_config(request, seconds)
+                    ),
+                    retries=max_retries(),
+                    retriable=_retriable,
+                    wait=lambda retry: backoff(
+                        retry, initial=RETRY_INITIAL_DELAY, maximum=RETRY_MAX_DELAY, jitter=RETRY_JITTER
+                    ),
                 )
+        except DeadlineExceeded as exc:
+            raise timeout_error(request, exc.after) from None
         except genai_errors.APIError as exc:
             raise _api_error(exc, request) from None
         except httpx2.TimeoutException:
-            raise provider_error(
-                ProviderError.TIMEOUT, f"No answer within {request.timeout_seconds:g} s.", request
-            ) from None
+            raise timeout_error(request) from None
         except httpx2.TransportError as exc:
             where = request.base_url or "the Gemini API"
             raise provider_error(ProviderError.UNAVAILABLE, f"Cannot reach {where} ({exc}).", request) from None
@@ -75,22 +92,31 @@ class GeminiProvider:
         return response
 
 
+def _retriable(exc: Exception) -> str | None:
+    """What failed, when the SDK would retry it ("" for a timeout); None otherwise. An
+    exhausted quota is not retried (the SDK would: its 429 looks like a rate limit)."""
+    if isinstance(exc, genai_errors.APIError) and exc.code in RETRY_STATUSES:
+        if exc.code == 429 and "quota" in str(exc.message or "").lower():
+            return None
+        return f"HTTP {exc.code}"
+    if isinstance(exc, httpx2.TimeoutException):
+        return ""
+    if isinstance(exc, httpx2.ConnectError):
+        return "a connection error"
+    return None
+
+
 # --- request ----------------------------------------------------------------------------
 def _http_options(request: ModelRequest) -> types.HttpOptions:
-    retry = types.HttpRetryOptions(
-        attempts=max_retries() + 1,  # attempts include the first request
-        initial_delay=RETRY_INITIAL_DELAY,
-        max_delay=RETRY_MAX_DELAY,
-        jitter=RETRY_JITTER,
-    )
-    return types.HttpOptions(
-        base_url=request.base_url or None,
-        timeout=max(1, round(request.timeout_seconds * 1000)),  # milliseconds
-        retry_options=retry,
-    )
+    # One attempt per SDK call: `retry_until` retries, against the call's deadline.
+    return types.HttpOptions(base_url=request.base_url or None, retry_options=None)
 
 
-def _config(request: ModelRequest) -> types.GenerateContentConfig:
+def _timeout_ms(seconds: float) -> int:
+    return max(1, round(seconds * 1000))
+
+
+def _config(request: ModelRequest, seconds: float) -> types.GenerateContentConfig:
     tools = None
     if request.tools:
         declarations = [
@@ -105,6 +131,7 @@ def _config(request: ModelRequest) -> types.GenerateContentConfig:
         max_output_tokens=request.max_output_tokens,
         tools=tools,
         automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
+        http_options=types.HttpOptions(timeout=_timeout_ms(seconds)),  # this attempt: the time left
     )
 
 
