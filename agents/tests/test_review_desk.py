@@ -445,3 +445,19 @@ def test_a_shared_skill_edit_the_agents_refuse_is_a_form_error_and_writes_nothin
     assert "skills: $.skills[0].body: at most 100 characters (got 101)" in response.content.decode()
     assert Skill.objects.get(pk=skill.pk).body == "Sois bref."
     assert not PromptVersion.objects.filter(agent__key="porteur", number=2).exists()
+
+
+def test_the_review_page_says_when_a_passage_is_shown_whole(client, bob, agent, alice, ada):
+    prompt_version_propose(
+        agent=agent, changes=edit(" ".join(f"a{i}" for i in range(600))), actor=as_actor(ada), mode="live"
+    )
+    version = prompt_version_propose(
+        agent=agent, changes=edit(" ".join(f"b{i}" for i in range(600))), actor=as_actor(alice)
+    )
+    client.force_login(bob)
+
+    page = client.get(review_url(version)).content.decode()
+
+    note = "Some changed passages are too long to compare word by word: they are shown whole, removed then added."
+    assert page.count(note) == 2  # the structured diff and the rendered prompts
+    assert "<del>a0 a1 a2" in page and "<ins>b0 b1 b2" in page
