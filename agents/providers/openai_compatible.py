@@ -85,6 +85,10 @@ class OpenAICompatibleProvider:
             on_delta(response.text)
         return response
 
+    def sent_parameters(self, request: ModelRequest) -> dict[str, Any]:
+        """The request's parameters as this adapter sends them (for the debug log)."""
+        return {key: value for key, value in _params(request).items() if key not in ("messages", "tools")}
+
 
 # --- request ----------------------------------------------------------------------------
 def _params(request: ModelRequest) -> dict[str, Any]:
