@@ -98,7 +98,7 @@ def provider_error(
 def timeout_error(request: ModelRequest, after: str = "") -> ProviderError:
     """The call ran out of its `timeout_seconds` (retries included)."""
     reason = f" (gave up retrying after {after})" if after else ""
-    return ProviderError(ProviderError.TIMEOUT, f"No answer within {request.timeout_seconds:g} s{reason}.")
+    return ProviderError(ProviderError.TIMEOUT, f"No answer within {request.timeout_seconds:.3g} s{reason}.")
 
 
 def require_api_key(request: ModelRequest) -> None:
