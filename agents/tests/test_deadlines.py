@@ -11,9 +11,9 @@ import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from agents.preset_check import preset_check
-from agents.providers import get_provider
-from agents.providers.base import Message, ModelRequest, ProviderError
+from agents.runtime.preset_check import preset_check
+from agents.runtime.providers import get_provider
+from agents.runtime.providers.base import Message, ModelRequest, ProviderError
 from agents.services import credential_create, preset_create
 from aihummer.actors import Actor
 

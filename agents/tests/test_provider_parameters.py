@@ -11,8 +11,8 @@ from decimal import Decimal
 import pytest
 
 from agents import catalog
-from agents.providers import get_provider
-from agents.providers.base import Message, ModelRequest, ProviderError, ToolCall, Usage
+from agents.runtime.providers import get_provider
+from agents.runtime.providers.base import Message, ModelRequest, ProviderError, ToolCall, Usage
 
 SECRET = "sk-test-0123456789abcdefghijklmnop"
 ANTHROPIC_PATH = "/v1/messages"

@@ -42,9 +42,9 @@ import anthropic
 from anthropic.types import Message as AnthropicMessage
 
 from agents import catalog
-from agents.providers import kind_for_status, max_retries, provider_error, require_api_key, timeout_error
-from agents.providers.base import Message, ModelRequest, ModelResponse, ProviderError, ToolCall, Usage
-from agents.providers.deadline import Deadline, DeadlineClient, DeadlineExceeded
+from agents.runtime.providers import kind_for_status, max_retries, provider_error, require_api_key, timeout_error
+from agents.runtime.providers.base import Message, ModelRequest, ModelResponse, ProviderError, ToolCall, Usage
+from agents.runtime.providers.deadline import Deadline, DeadlineClient, DeadlineExceeded
 
 DEFAULT_MAX_TOKENS = 4096
 API_DEFAULT_TEMPERATURE = 1.0
