@@ -5,16 +5,19 @@ told the time that is left)."""
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
+from agents.models import Agent, AgentTurn, DebugLog
+from agents.runtime import agent_turn_run
 from agents.runtime.preset_check import preset_check
 from agents.runtime.providers import get_provider
 from agents.runtime.providers.base import Message, ModelRequest, ProviderError
-from agents.services import credential_create, preset_create
+from agents.services import agent_create, credential_create, preset_create
 from aihummer.actors import Actor
 
 SECRET = "sk-test-0123456789abcdefghijklmnop"
@@ -130,3 +133,85 @@ def test_check_preset_reports_a_timeout_within_the_preset_limit(httpserver, retr
     assert (result.ok, result.error_kind, result.error_message) == (False, "timeout", "No answer within 1 s.")
     assert result.latency_ms < (LIMIT + MARGIN) * 1000
     assert settled(httpserver, seen) == 1
+
+
+# --- turns: a turn, a child turn, a parent waiting on children ----------------------------
+@pytest.fixture
+def slow_child(workspace, ada, echo_preset, httpserver):
+    """`slow`: an agent on an OpenAI-protocol preset (60 s timeout) whose server answers
+    after SLOWER_THAN_LIMIT; `boss`: an echo agent that may delegate to it."""
+    get_provider("openai")  # the SDK's first import takes a second: not what is measured here
+    actor = Actor.for_user(ada)
+    credential = credential_create(workspace=workspace, key="local-key", secret=SECRET, actor=actor)
+    preset = preset_create(
+        workspace=workspace,
+        actor=actor,
+        key="slow",
+        name="Slow",
+        provider_name="openai",
+        model="gpt-4.1",
+        base_url=httpserver.url_for("/v1"),
+        credential=credential,
+    )
+    agent_create(workspace=workspace, actor=actor, key="slow", name="Slow", preset=preset)
+    return agent_create(
+        workspace=workspace,
+        actor=actor,
+        key="boss",
+        name="Boss",
+        snapshot={"identity": {"name": "Boss"}, "allowed_tool_names": ["delegate"]},
+    )
+
+
+def delegate_line(message: str) -> str:
+    return "@call delegate " + json.dumps({"agent": "slow", "message": message})
+
+
+def timed_turn(agent, message: str, user) -> tuple[AgentTurn, float]:
+    started = time.monotonic()
+    turn = agent_turn_run(agent=agent, message=message, actor=Actor.for_user(user))
+    return turn, time.monotonic() - started
+
+
+def test_a_turn_ends_within_its_limit(httpserver, settings, retries_on, slow_child, alice):
+    settings.AIHUMMER_TURN_TIMEOUT_SEC = 1
+    seen: list[Request] = []
+    httpserver.expect_request(VENDORS["openai"][1]).respond_with_handler(sleeping(SLOWER_THAN_LIMIT, seen))
+    slow = Agent.objects.get(key="slow")
+
+    turn, elapsed = timed_turn(slow, "Hello", alice)
+
+    # The turn's second bounded the call (the preset allows 60): the turn says so.
+    assert (turn.status, turn.error) == ("failed", "The turn ran out of time before a final answer.")
+    assert elapsed < LIMIT + MARGIN
+    assert settled(httpserver, seen) == 1
+
+
+def test_a_child_turn_ends_within_its_parents_time(httpserver, settings, retries_on, slow_child, alice):
+    settings.AIHUMMER_TURN_TIMEOUT_SEC = 1  # the child's own limit (children.timeout_seconds) is 600 s
+    seen: list[Request] = []
+    httpserver.expect_request(VENDORS["openai"][1]).respond_with_handler(sleeping(SLOWER_THAN_LIMIT, seen))
+
+    turn, elapsed = timed_turn(slow_child, delegate_line("Summarise."), alice)
+
+    assert (turn.status, turn.error) == ("failed", "The turn ran out of time before a final answer.")
+    child = AgentTurn.objects.get(parent=turn)
+    assert (child.status, child.error) == ("failed", "The turn ran out of time before a final answer.")
+    assert elapsed < LIMIT + MARGIN
+    assert settled(httpserver, seen) == 1
+
+
+def test_the_parent_stops_waiting_for_children_when_its_time_is_up(httpserver, settings, retries_on, slow_child, alice):
+    settings.AIHUMMER_TURN_TIMEOUT_SEC = 1
+    seen: list[Request] = []
+    httpserver.expect_request(VENDORS["openai"][1]).respond_with_handler(sleeping(SLOWER_THAN_LIMIT, seen))
+    message = delegate_line("First.") + "\n" + delegate_line("Second.")  # run side by side
+
+    turn, elapsed = timed_turn(slow_child, message, alice)
+
+    assert elapsed < LIMIT + MARGIN
+    # Each delegation came back as a failure (the child ran out of the parent's time) or
+    # as "did not answer in time" (the parent stopped waiting), whichever came first.
+    outcomes = [call["outcome"] for log in DebugLog.all_objects.filter(turn=turn) for call in log.tool_calls]
+    assert sorted(outcomes) in (["refused", "refused"], ["refused", "timeout"], ["timeout", "timeout"])
+    settled(httpserver, seen)
