@@ -191,7 +191,8 @@ def _require_pending(version: PromptVersion) -> None:
 
 def prompt_version_reverts(version: PromptVersion) -> list[PromptVersion]:
     """The versions that went live after `version` was proposed: approving it would
-    undo them. Empty when the proposal is not stale."""
+    undo them. Empty when the proposal is not stale. Their number and reason only
+    (a busy agent's snapshots would be megabytes)."""
     if version.agent.live_version_id == version.base_version_id:
         return []
     return list(
@@ -199,6 +200,7 @@ def prompt_version_reverts(version: PromptVersion) -> list[PromptVersion]:
             agent_id=version.agent_id, status=PromptVersion.Status.APPROVED, reviewed_at__gt=version.created_at
         )
         .exclude(pk=version.pk)
+        .only("number", "reason", "reviewed_at")
         .order_by("reviewed_at")
     )
 
