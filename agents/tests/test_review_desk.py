@@ -462,3 +462,16 @@ def test_the_review_page_says_when_a_passage_is_shown_whole(client, bob, agent, 
     note = "Some changed passages are too long to compare word by word: they are shown whole, removed then added."
     assert page.count(note) == 2  # the structured diff and the rendered prompts
     assert "<del>a0 a1 a2" in page and "<ins>b0 b1 b2" in page
+
+
+def test_the_versions_page_is_paged(client, alice, ada, agent):
+    for number in range(2, 53):
+        prompt_version_propose(agent=agent, changes=edit(f"Version {number}."), actor=as_actor(ada), mode="live")
+    client.force_login(alice)
+    url = reverse("admin:agents_agent_versions", args=[agent.pk])
+
+    newest, oldest = client.get(url).content.decode(), client.get(url + "?page=2").content.decode()
+
+    assert "52 versions:" in newest and "page 1 of 2" in newest and '?page=2">older</a>' in newest
+    assert ">v52</a> <strong>(live)</strong>" in newest and ">v3</a>" in newest and ">v2</a>" not in newest
+    assert ">v2</a>" in oldest and ">v1</a>" in oldest and ">v3</a>" not in oldest
