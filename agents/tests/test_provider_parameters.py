@@ -11,8 +11,12 @@ from decimal import Decimal
 import pytest
 
 from agents import catalog
+from agents.models import DebugLog
+from agents.runtime import agent_turn_run
 from agents.runtime.providers import get_provider
 from agents.runtime.providers.base import Message, ModelRequest, ProviderError, ToolCall, Usage
+from agents.services import agent_create, credential_create, preset_create
+from aihummer.actors import Actor
 
 SECRET = "sk-test-0123456789abcdefghijklmnop"
 ANTHROPIC_PATH = "/v1/messages"
@@ -191,3 +195,34 @@ def test_openai_logs_what_it_sent(httpserver):
         "service_tier": "flex",
     }
     assert get_provider("echo").sent_parameters(request) == {"model": "gpt-5-mini"}
+
+
+def test_a_turns_debug_log_records_the_parameters_the_adapter_sent(httpserver, monkeypatch, workspace, ada, alice):
+    actor = Actor.for_user(ada)
+    credential = credential_create(workspace=workspace, key="k", secret=SECRET, actor=actor)
+    preset = preset_create(
+        workspace=workspace,
+        actor=actor,
+        key="claude",
+        name="Claude",
+        provider_name="anthropic",
+        model="claude-haiku-4-5",
+        credential=credential,
+        max_output_tokens=200,
+        temperature=0.3,
+    )
+    # Anthropic takes no base URL from a preset: the SDK's own variable points it here.
+    snapshot = {"identity": {"name": "A"}, "runtime_policy": {"app": {"reasoning_effort": "high"}}}
+    agent = agent_create(workspace=workspace, actor=actor, key="a", name="A", preset=preset, snapshot=snapshot)
+    httpserver.expect_request(ANTHROPIC_PATH).respond_with_json(anthropic_message())
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", httpserver.url_for("/"))
+
+    turn = agent_turn_run(agent=agent, message="Hello", actor=Actor.for_user(alice))
+
+    assert turn.status == "succeeded", turn.error
+    sent = body(httpserver)
+    assert (
+        DebugLog.objects.get(turn=turn).parameters
+        == {key: value for key, value in sent.items() if key not in ("system", "messages")}
+        == {"model": "claude-haiku-4-5", "max_tokens": 200, "output_config": {"effort": "high"}, "temperature": 0.3}
+    )

@@ -98,6 +98,7 @@ def test_the_first_turn_prompt_carries_onboarding_and_the_day(writer: Agent, ali
         f"## First conversation\nIntroduce yourself once.\n\nToday is {timezone.localdate().isoformat()}."
     )
     assert log.messages == [{"role": "user", "content": "Hello"}]
+    assert log.parameters == {"model": "echo-1"}  # what the echo adapter uses of the preset: its model
     assert (log.sequence, log.provider_name, log.model, log.finish_reason) == (1, "echo", "echo-1", "stop")
     assert log.tools_offered == []
     assert log.tool_calls == []
