@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from django.db import connection
 
 from agents.models import AgentTurn, DebugLog, PromptVersion
 from agents.runtime import agent_turn_run
@@ -32,32 +31,10 @@ def agent(workspace, ada, echo_preset):
     )
 
 
-class Commits:
-    """Transactions committed: autocommit statements and explicit commits."""
-
-    def __init__(self) -> None:
-        self.count = 0
-
-    def __call__(self, execute, sql, params, many, context):
-        if connection.get_autocommit():
-            self.count += 1
-        return execute(sql, params, many, context)
-
-
-def run_counting_commits(agent, message: str, actor: Actor) -> tuple[AgentTurn, int]:
-    counter, commit = Commits(), connection.commit
-
-    def counting_commit() -> None:
-        counter.count += 1
-        commit()
-
-    connection.commit = counting_commit
-    try:
-        with connection.execute_wrapper(counter):
-            turn = agent_turn_run(agent=agent, message=message, actor=actor)
-    finally:
-        del connection.commit
-    return turn, counter.count
+def kinds(captured) -> list[str]:
+    """Each captured statement's first word. Django logs BEGIN and COMMIT too: the
+    statements a turn sends, and the transactions it commits, read off one list."""
+    return [query["sql"].split(maxsplit=1)[0] for query in captured.captured_queries]
 
 
 def test_a_plain_echo_turn_costs_four_statements_and_two_commits(agent, alice, django_assert_num_queries):
@@ -65,12 +42,11 @@ def test_a_plain_echo_turn_costs_four_statements_and_two_commits(agent, alice, d
     agent_turn_run(agent=agent, message="Warm up", actor=actor)  # the actor's roles are read once, here
 
     # Read the agent with its presets and record the turn; then its log and its outcome.
-    with django_assert_num_queries(4):
+    with django_assert_num_queries(4 + 4) as captured:
         turn = agent_turn_run(agent=agent, message="Bonjour", actor=actor)
-    _, commits = run_counting_commits(agent, "Bonjour", actor)
 
+    assert kinds(captured) == ["BEGIN", "SELECT", "INSERT", "COMMIT", "BEGIN", "INSERT", "UPDATE", "COMMIT"]
     assert (turn.status, turn.model_calls) == ("succeeded", 1)
-    assert commits == 2
     stored = AgentTurn.objects.get(pk=turn.pk)
     assert (stored.status, stored.model_calls, stored.input_tokens) == ("succeeded", 1, turn.input_tokens)
 
@@ -80,11 +56,18 @@ def test_a_tool_calling_turn_costs_its_tools_writes_and_little_more(agent, alice
     arguments = json.dumps({"persona": "Calm.", "reason": "Shorter answers"})
     agent_turn_run(agent=agent, message=f"@call propose_persona_edit {arguments}", actor=actor)  # the proposal
 
-    # Again: a duplicate of the open proposal, which the service finds (2: lock, look-up).
-    # The turn's own: read and record (2), the first call's log (1), the last call's log
-    # and the outcome (2).
-    with django_assert_num_queries(5 + 2):
+    # Again: a duplicate of the open proposal, which the service finds (lock, look-up).
+    # The turn's own: read and record, the first call's log, the last call's log and the
+    # outcome: 5 statements for 2 model calls.
+    with django_assert_num_queries(13) as captured:
         turn = agent_turn_run(agent=agent, message=f"@call propose_persona_edit {arguments}", actor=actor)
+
+    assert kinds(captured) == [
+        *("BEGIN", "SELECT", "INSERT", "COMMIT"),
+        *("BEGIN", "SELECT", "SELECT", "COMMIT"),  # the tool: prompt_version_propose
+        "INSERT",  # the first call's log, with what its tool did (autocommit)
+        *("BEGIN", "INSERT", "UPDATE", "COMMIT"),
+    ]
 
     assert (turn.status, turn.model_calls) == ("succeeded", 2)
     assert PromptVersion.objects.filter(status="pending").count() == 1
