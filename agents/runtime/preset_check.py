@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 
 from agents.models import Preset
 from agents.redaction import Redactor
-from agents.runtime.providers import get_provider
+from agents.runtime.providers import complete, get_provider
 from agents.runtime.providers.base import Message, ModelRequest, ProviderError, Usage
 from agents.services import preset_api_key
 from aihummer.actors import Actor, Verb
@@ -37,16 +37,21 @@ class PresetCheckResult:
 def preset_check(*, preset: Preset, actor: Actor) -> PresetCheckResult:
     """Send "Reply with OK." with `preset` and report the model's answer, latency and
     tokens, or the provider error's kind and message (a missing or unreadable credential
-    is `not_configured`). Running a model is the RUN right (SANDBOX for a sandbox preset,
-    as for agent turns); nothing is written."""
+    is `not_configured`, an adapter's bug `internal`), within the preset's timeout.
+    Running a model is the RUN right (SANDBOX for a sandbox preset, as for agent turns);
+    nothing is written."""
     actor.require(Verb.SANDBOX if preset.is_sandbox else Verb.RUN, preset.workspace)
     base = PresetCheckResult(ok=False, provider_name=preset.provider_name, model=preset.model)
     # What the provider says back is shown: any secret of the workspace in it is not.
     redactor = Redactor.for_workspace(preset.workspace_id)
+    try:
+        provider = get_provider(preset.provider_name)  # imports the SDK: not part of the call's time
+        request = _check_request(preset, preset_api_key(preset=preset))
+    except ProviderError as exc:
+        return replace(base, error_kind=exc.kind, error_message=exc.message)
     started = time.monotonic()
     try:
-        request = _check_request(preset, preset_api_key(preset=preset))
-        response = get_provider(preset.provider_name).complete(request)
+        response = complete(provider, request)
     except ProviderError as exc:
         message = redactor.text(exc.message)
         return replace(base, latency_ms=_since(started), error_kind=exc.kind, error_message=message)
