@@ -21,6 +21,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from django.conf import settings
+from django.db import models
+from django.db.models import OuterRef, Subquery
 
 if TYPE_CHECKING:
     from agents.runtime.providers.base import ModelResponse
@@ -55,13 +57,25 @@ class Redactor:
             _IN_USE.popitem(last=False)
 
     @classmethod
-    def for_workspace(cls, workspace_id: int, *extra: str) -> Redactor:
-        """Every credential secret of the workspace (decrypted from the vault), plus `extra`."""
-        from agents import vault
+    def for_workspace(cls, workspace_id: int) -> Redactor:
+        """Every credential secret of the workspace (decrypted from the vault)."""
         from agents.models import Credential
 
-        secrets = list(extra)
-        for ciphertext in Credential.objects.filter(workspace_id=workspace_id).values_list("ciphertext", flat=True):
+        return cls.from_ciphertexts(
+            list(Credential.objects.filter(workspace_id=workspace_id).values_list("ciphertext", flat=True))
+        )
+
+    @classmethod
+    def from_ciphertexts(cls, ciphertexts: Iterable[str] | str | None) -> Redactor:
+        """The secrets of vault ciphertexts: a list, or the comma-joined text
+        `workspace_ciphertexts()` reads along with another query (Fernet tokens hold
+        no comma)."""
+        from agents import vault
+
+        if isinstance(ciphertexts, str):
+            ciphertexts = ciphertexts.split(",")
+        secrets = []
+        for ciphertext in filter(None, ciphertexts or ()):
             try:
                 secrets.append(vault.decrypt(ciphertext))
             except vault.VaultError:
@@ -91,6 +105,32 @@ class Redactor:
     def debug(self, value: object) -> object:
         """For debug logs: redacted and each string bounded by AIHUMMER_DEBUG_MAX_CHARS."""
         return self.value(value, max_chars=settings.AIHUMMER_DEBUG_MAX_CHARS)
+
+
+class _JoinedText(models.Aggregate):
+    """The group's values joined by commas (PostgreSQL string_agg, SQLite group_concat)."""
+
+    function = "STRING_AGG"
+    template = "%(function)s(%(expressions)s, ',')"
+    output_field = models.TextField()
+
+    def as_sqlite(self, compiler: object, connection: object, **extra: object) -> tuple[str, list]:
+        return super().as_sql(compiler, connection, function="GROUP_CONCAT", **extra)
+
+
+def workspace_ciphertexts(workspace_field: str) -> Subquery:
+    """An annotation: the ciphertexts of every credential of the row's workspace, so a
+    turn reads its secrets in the query that reads its agent (no statement of its own)."""
+    from agents.models import Credential
+
+    joined = (
+        Credential.objects.filter(workspace_id=OuterRef(workspace_field))
+        .order_by()
+        .values("workspace_id")
+        .annotate(joined=_JoinedText("ciphertext"))
+        .values("joined")
+    )
+    return Subquery(joined[:1], output_field=models.TextField())
 
 
 def redact_response(response: ModelResponse, secrets: Iterable[str]) -> ModelResponse:

@@ -28,7 +28,7 @@ from django.utils import timezone
 from agents import catalog
 from agents.models import Agent, AgentTurn, Preset, PromptVersion
 from agents.policy import RuntimePolicy, parse_runtime_policy
-from agents.redaction import Redactor, redact_response
+from agents.redaction import Redactor, redact_response, workspace_ciphertexts
 from agents.rendering import RenderedPrompt, render_system_prompt
 from agents.runtime.budget import prepare_messages
 from agents.runtime.debug import DebugLogWriter
@@ -95,9 +95,9 @@ def turn_agents() -> QuerySet:
     workspace, its own preset and the workspace's default (`default_preset`, set only
     when there is one), each with its credential."""
     default = FilteredRelation("workspace__presets", condition=Q(workspace__presets__is_active=True))
-    return Agent.all_objects.annotate(default_preset=default).select_related(
-        "live_version", "workspace", "preset__credential", "default_preset__credential"
-    )
+    return Agent.all_objects.annotate(
+        default_preset=default, workspace_ciphertexts=workspace_ciphertexts("workspace_id")
+    ).select_related("live_version", "workspace", "preset__credential", "default_preset__credential")
 
 
 # --- the turn -------------------------------------------------------------------------
@@ -138,7 +138,7 @@ def _run_turn(
         setup = _setup(agent, version, context)
         # Every credential secret of the workspace, replaced by value in all text this
         # turn stores: a model or a compatible server may echo the key it was called with.
-        redactor = Redactor.for_workspace(agent.workspace_id)
+        redactor = Redactor.from_ciphertexts(agent.workspace_ciphertexts)
         turn = AgentTurn.all_objects.create(
             workspace_id=agent.workspace_id,
             agent=agent,

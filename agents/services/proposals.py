@@ -77,11 +77,13 @@ def prompt_version_propose(
     seen = agent.live_version if Agent.live_version.is_cached(agent) else None
     prepared = _prepared(seen, changes) if seen is not None else None
     with transaction.atomic():
-        # The agent's row lock serialises proposals and decisions on one agent. The live
-        # version is read after it, by a query of its own: a join in the locking query
-        # would still see the version live before the writer we waited for committed.
-        agent = Agent.all_objects.select_for_update().get(pk=agent.pk)
-        live = PromptVersion.all_objects.filter(pk=agent.live_version_id).first()
+        # The agent's row lock serialises proposals and decisions on one agent.
+        agent = Agent.all_objects.select_for_update(of=("self",)).select_related("live_version").get(pk=agent.pk)
+        live = agent.live_version
+        if agent.live_version_id and (live is None or live.pk != agent.live_version_id):
+            # We waited for a writer that put a new version live: the join, evaluated
+            # on the snapshot taken before the wait, cannot see it. Read it now.
+            live = PromptVersion.all_objects.filter(pk=agent.live_version_id).first()
         if live is None:
             raise ApplicationError(
                 f"Agent '{agent.key}' has no approved version yet: a reviewer decides its version 1 first."
