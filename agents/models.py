@@ -9,7 +9,8 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
-from django.db.models import F, Q
+from django.db.models import F, OuterRef, Q, Subquery
+from django.db.models.functions import JSONObject
 
 from agents.evidence import ASSERTION_FIELDS, Assertions, parse_assertions
 from aihummer.history import ConfigurationHistory
@@ -238,6 +239,13 @@ class AgentSkill(TimeStampedModel):
 class PromptVersionQuerySet(SandboxQuerySet):
     def pending(self) -> PromptVersionQuerySet:
         return self.filter(status=PromptVersion.Status.PENDING)
+
+    def with_latest_evidence(self) -> PromptVersionQuerySet:
+        """Annotate `latest_evidence`: the newest evidence run's status and counts as
+        one JSON object (or None), in the same query, for the queue's column."""
+        latest = EvidenceRun.objects.filter(version=OuterRef("pk")).order_by("-created_at", "-id")
+        summary = JSONObject(status="status", total="cases_total", passed="candidate_passed", regressions="regressions")
+        return self.annotate(latest_evidence=Subquery(latest.values(data=summary)[:1], output_field=models.JSONField()))
 
 
 class PromptVersion(SandboxedModel, TimeStampedModel):
