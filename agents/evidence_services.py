@@ -167,14 +167,20 @@ def evidence_regressions(run: EvidenceRun | None) -> list[str]:
     )
 
 
+def evidence_regressions_to_confirm(*, version: PromptVersion) -> list[str]:
+    """The cases an approval of `version` must name (the workspace blocks approval on
+    regressions), from its latest finished evidence; empty when nothing is needed."""
+    if not version.workspace.block_approval_on_regressions:
+        return []
+    return evidence_regressions(EvidenceRun.objects.filter(version=version, status=EvidenceRun.Status.DONE).first())
+
+
 def evidence_require_confirmed(*, version: PromptVersion, confirmed: Iterable[str]) -> None:
     """With the workspace's "block approval on regressions" on, refuse to approve a
     proposal whose latest finished evidence has regressions, unless every one of them
     is named in `confirmed`. Called by the approval service under its locks."""
-    if not version.workspace.block_approval_on_regressions:
-        return
-    finished = EvidenceRun.objects.filter(version=version, status=EvidenceRun.Status.DONE).first()
-    missing = [name for name in evidence_regressions(finished) if name not in set(confirmed)]
+    confirmed = set(confirmed)
+    missing = [name for name in evidence_regressions_to_confirm(version=version) if name not in confirmed]
     if missing:
         raise UnconfirmedRegressions(
             f"Version {version.number} fails test cases that pass on live: {', '.join(missing)}. Workspace "

@@ -11,6 +11,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 
 from agents.evidence_runner import evidence_run_execute
 from agents.evidence_services import (
+    UnconfirmedRegressions,
     agent_test_case_create,
     agent_test_case_delete,
     agent_test_case_update,
@@ -19,7 +20,13 @@ from agents.evidence_services import (
 )
 from agents.models import AgentTestCase, CaseResult, DebugLog, EvidenceRun
 from agents.providers.echo import system_prompt_hash8
-from agents.services import agent_create, credential_create, preset_create, prompt_version_propose
+from agents.services import (
+    agent_create,
+    credential_create,
+    preset_create,
+    prompt_version_approve,
+    prompt_version_propose,
+)
 from aihummer.actors import Actor
 from aihummer.exceptions import NotFound
 
@@ -351,3 +358,35 @@ def test_the_judge_preset_must_be_an_openai_preset_of_the_workspace(workspace, o
     with pytest.raises(ValidationError) as caught:
         workspace.full_clean()
     assert caught.value.message_dict == {"judge_preset": ["Unknown preset."]}
+
+
+# --- the approval policy ------------------------------------------------------------------
+def test_a_workspace_that_blocks_on_regressions_needs_the_failing_cases_named(
+    workspace, agent, alice, bob, cases, django_capture_on_commit_callbacks
+):
+    workspace.block_approval_on_regressions = True
+    workspace.save()
+    proposal = run_now(django_capture_on_commit_callbacks, lambda: propose_long(agent, alice))
+    reviewer = Actor.for_user(bob)
+
+    with pytest.raises(UnconfirmedRegressions) as caught:
+        prompt_version_approve(version=proposal, actor=reviewer)
+    assert str(caught.value) == (
+        "Version 2 fails test cases that pass on live: budget. Workspace 'acme' blocks approval on regressions: "
+        "confirm these cases to approve."
+    )
+    assert caught.value.extra == {"regressions": ["budget"]}
+    with pytest.raises(UnconfirmedRegressions):
+        prompt_version_approve(version=proposal, actor=reviewer, confirm_regressions=["salue"])
+    proposal.refresh_from_db()
+    assert proposal.status == "pending"
+
+    approved = prompt_version_approve(version=proposal, actor=reviewer, confirm_regressions=["budget"])
+
+    assert approved.status == "approved"
+
+
+def test_without_the_policy_a_regression_never_blocks(agent, alice, bob, cases, django_capture_on_commit_callbacks):
+    proposal = run_now(django_capture_on_commit_callbacks, lambda: propose_long(agent, alice))
+
+    assert prompt_version_approve(version=proposal, actor=Actor.for_user(bob)).status == "approved"
