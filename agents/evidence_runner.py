@@ -124,10 +124,12 @@ def _execute(run: EvidenceRun) -> None:
     pairs = [(case, side) for case in cases for side in (version, live)]
     outcomes = cases_run(agent=agent, pairs=pairs, actor=evidence_actor())
     candidate, on_live = outcomes[0::2], outcomes[1::2]
+    # A case deleted while its turns ran keeps its results, by name, without the link.
+    kept = set(AgentTestCase.objects.filter(pk__in=[case.pk for case in cases]).values_list("pk", flat=True))
     with transaction.atomic():
         CaseResult.objects.bulk_create(
-            [_result(run, o, CaseResult.Side.CANDIDATE) for o in candidate]
-            + [_result(run, o, CaseResult.Side.LIVE) for o in on_live]
+            [_result(run, o, CaseResult.Side.CANDIDATE, kept) for o in candidate]
+            + [_result(run, o, CaseResult.Side.LIVE, kept) for o in on_live]
         )
     run.cases_total = len(cases)
     run.candidate_passed = sum(o.passed for o in candidate)
@@ -138,10 +140,10 @@ def _execute(run: EvidenceRun) -> None:
         _judge(run, candidate, on_live)
 
 
-def _result(run: EvidenceRun, outcome: CaseOutcome, side: str) -> CaseResult:
+def _result(run: EvidenceRun, outcome: CaseOutcome, side: str, kept: set[int]) -> CaseResult:
     return CaseResult(
         run=run,
-        case=outcome.case,
+        case=outcome.case if outcome.case.pk in kept else None,
         case_name=outcome.case.name,
         side=side,
         version=outcome.version,

@@ -9,6 +9,7 @@ scores from 0 to 10 and its reasons. It never decides anything: a failing judge 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import openai
@@ -21,6 +22,7 @@ BANDS = ((9, "exemplary"), (7, "good"), (4, "improvable"), (0, "critical"))
 MAX_PROMPT_CHARS = 30_000
 MAX_ANSWER_CHARS = 500
 DEFAULT_MAX_OUTPUT_TOKENS = 1_500
+REASONING_MODEL = re.compile(r"^(o\d|gpt-5)(?!.*-chat)")
 
 INSTRUCTIONS = """You review a proposed change to the system prompt of an LLM agent, before a person \
 decides whether it goes live. Score the PROPOSED prompt from 0 (unusable) to 10 (exemplary):
@@ -111,12 +113,14 @@ def judge_call(
             timeout=timeout_seconds,
             max_retries=settings.AIHUMMER_PROVIDER_MAX_RETRIES,
         ) as client:
+            # Reasoning models (o-series, gpt-5) refuse a temperature: they get none.
+            sampling = {} if REASONING_MODEL.match(model) else {"temperature": 0}
             completion = client.chat.completions.parse(
                 model=model,
                 messages=messages,
                 response_format=Judgement,
-                temperature=0,
                 max_completion_tokens=max_output_tokens or DEFAULT_MAX_OUTPUT_TOKENS,
+                **sampling,
             )
     except openai.APIStatusError as exc:
         raise JudgeUnavailable(_clean(f"The judge answered HTTP {exc.status_code}: {_message(exc)}", api_key)) from None
