@@ -153,3 +153,19 @@ def test_a_judge_nobody_answers_is_unavailable():
 )
 def test_score_bands(score, label):
     assert band(score) == label
+
+
+def test_a_reasoning_model_gets_no_temperature(httpserver):
+    httpserver.expect_request(PATH, method="POST").respond_with_json(completion(json.dumps(GOOD)))
+
+    judge_call(
+        model="o4-mini",
+        base_url=httpserver.url_for("/v1"),
+        api_key=SECRET,
+        timeout_seconds=5,
+        max_output_tokens=800,
+        messages=[{"role": "user", "content": "x"}],
+    )
+
+    body = json.loads(httpserver.log[0][0].get_data())
+    assert "temperature" not in body and body["max_completion_tokens"] == 800
