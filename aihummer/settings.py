@@ -202,7 +202,7 @@ AIHUMMER_MAX_SNAPSHOT_CHARS = env.int("AIHUMMER_MAX_SNAPSHOT_CHARS", 200_000, mi
 
 # Demo data after the tenancy (`seed_demo`): each app's seeders, in dependency order
 # (agents, then workflows), each called with the aihummer.demo.DemoContext.
-AIHUMMER_DEMO_SEEDERS = ["agents.demo.seed_agents", "agents.demo.seed_proposals"]
+AIHUMMER_DEMO_SEEDERS = ["agents.demo.seed_agents", "agents.demo.seed_test_cases", "agents.demo.seed_proposals"]
 
 # Historical records are shown, never reverted: a revert would bypass the services.
 SIMPLE_HISTORY_REVERT_DISABLED = True

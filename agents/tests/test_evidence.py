@@ -9,20 +9,18 @@ import json
 import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
 
-from agents.evidence_runner import evidence_run_execute
-from agents.evidence_services import (
+from agents.models import AgentTestCase, CaseResult, DebugLog, EvidenceRun
+from agents.runtime.evidence import evidence_run_execute
+from agents.runtime.providers.echo import system_prompt_hash8
+from agents.services import (
     UnconfirmedRegressions,
+    agent_create,
     agent_test_case_create,
     agent_test_case_delete,
     agent_test_case_update,
+    credential_create,
     evidence_regressions,
     evidence_request,
-)
-from agents.models import AgentTestCase, CaseResult, DebugLog, EvidenceRun
-from agents.providers.echo import system_prompt_hash8
-from agents.services import (
-    agent_create,
-    credential_create,
     preset_create,
     prompt_version_approve,
     prompt_version_propose,

@@ -7,10 +7,9 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from agents.evidence_runner import evidence_run_execute
-from agents.evidence_services import agent_test_case_create
 from agents.models import AgentTestCase, EvidenceRun
-from agents.services import agent_create, prompt_version_propose
+from agents.runtime.evidence import evidence_run_execute
+from agents.services import agent_create, agent_test_case_create, prompt_version_propose
 from aihummer.actors import Actor
 
 SNAPSHOT = {"identity": {"name": "Camille"}, "sections": [{"key": "ton", "body": "Sois brève."}]}

@@ -13,9 +13,8 @@ import time
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from agents.evidence_services import agent_test_case_create
 from agents.models import CaseResult, EvidenceRun
-from agents.services import agent_create, preset_create, prompt_version_propose
+from agents.services import agent_create, agent_test_case_create, preset_create, prompt_version_propose
 from aihummer.actors import Actor
 
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's loop shares this thread with the ORM

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from django.core.management import call_command
 
-from agents.evidence_services import evidence_regressions
 from agents.models import Agent, EvidenceRun
+from agents.services import evidence_regressions
 
 
 def test_each_demo_agent_has_cases_and_one_proposal_regresses(

@@ -12,9 +12,8 @@ import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
-from agents.evidence_services import agent_test_case_create
 from agents.models import AgentTurn
-from agents.services import agent_create, prompt_version_propose
+from agents.services import agent_create, agent_test_case_create, prompt_version_propose
 from aihummer.actors import Actor
 
 SNAPSHOT = {"identity": {"name": "Camille"}, "sections": [{"key": "ton", "body": "Sois brève."}]}

@@ -4,8 +4,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from agents.evidence_runner import CaseOutcome, cases_run
 from agents.models import Agent, AgentTestCase, PromptVersion
+from agents.runtime.evidence import CaseOutcome, cases_run
 from aihummer.actors import Actor
 from aihummer.management import workspace_or_error
 

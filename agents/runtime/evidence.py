@@ -16,9 +16,9 @@ from django.utils import timezone
 from agents.evidence import Check, evaluate
 from agents.judge import CaseLine, JudgeUnavailable, judge_call, judge_messages
 from agents.models import Agent, AgentTestCase, AgentTurn, CaseResult, EvidenceRun, PromptVersion
-from agents.providers.base import ProviderError
 from agents.rendering import render_prefix
-from agents.runtime import agent_run_test
+from agents.runtime.loop import agent_run_test
+from agents.runtime.providers.base import ProviderError
 from agents.services import preset_api_key
 from aihummer.actors import Actor
 

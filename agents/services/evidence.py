@@ -2,7 +2,7 @@
 and the approval policy on regressions.
 
 Running the cases needs the runtime, which needs the services: that part lives in
-`agents.evidence_runner`, reached only through the task.
+`agents.runtime.evidence`, reached only through the task.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from django.db import IntegrityError, transaction
 
 from agents.evidence import ASSERTION_FIELDS
 from agents.models import Agent, AgentTestCase, CaseResult, EvidenceRun, PromptVersion
+from agents.tasks import evidence_run_task
 from aihummer.actors import Actor, Verb
 from aihummer.exceptions import ApplicationError, NotFound
 from aihummer.history import stamp
@@ -136,8 +137,6 @@ def evidence_request(*, version: PromptVersion, trigger: str) -> EvidenceRun | N
         trigger=trigger,
         judge_status=EvidenceRun.JudgeStatus.PENDING if workspace.judge_preset_id else EvidenceRun.JudgeStatus.NONE,
     )
-    from agents.evidence_tasks import evidence_run_task
-
     enqueue(evidence_run_task, run.pk)
     return run
 

@@ -10,52 +10,13 @@ from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest
 from django.utils.html import format_html
 
-from agents.evidence import ASSERTION_FIELDS
-from agents.evidence_services import agent_test_case_create, agent_test_case_delete, agent_test_case_update
+from agents.admin.forms import AgentTestCaseForm
 from agents.models import AgentTestCase, PromptVersion
+from agents.services import agent_test_case_delete
 from aihummer.actors import Actor, Verb
-from aihummer.admin_site import ServiceModelForm
 
 
 # --- the test-case inline -------------------------------------------------------------------
-class LinesField(forms.CharField):
-    """A list of strings edited as lines of text (blank lines ignored)."""
-
-    widget = forms.Textarea(attrs={"rows": 2, "cols": 40})
-
-    def prepare_value(self, value: object) -> object:
-        return "\n".join(value) if isinstance(value, list | tuple) else value
-
-    def to_python(self, value: object) -> list[str]:
-        text = super().to_python(value) or ""
-        return [line.strip() for line in text.splitlines() if line.strip()]
-
-
-class AgentTestCaseForm(ServiceModelForm):
-    contains = LinesField(required=False, help_text="One per line: the answer must contain each.")
-    not_contains = LinesField(required=False, help_text="One per line: the answer must contain none.")
-
-    class Meta:
-        model = AgentTestCase
-        fields = ["name", "is_active", "message", "input", *ASSERTION_FIELDS]
-        widgets = {"message": forms.Textarea(attrs={"rows": 2, "cols": 60})}
-
-    def call_service(self) -> AgentTestCase:
-        data = self.cleaned_data
-        if data.get("DELETE") or (self.instance.pk and not self.has_changed()):
-            return self.instance  # deleted by the formset, or nothing to write
-        fields = {
-            "name": data["name"],
-            "message": data["message"],
-            "input": data["input"],
-            "is_active": data["is_active"],
-        }
-        assertions = {field: data[field] for field in ASSERTION_FIELDS}
-        if self.instance.pk is None:
-            return agent_test_case_create(agent=self.instance.agent, actor=self.actor, assertions=assertions, **fields)
-        return agent_test_case_update(case=self.instance, actor=self.actor, assertions=assertions, **fields)
-
-
 class AgentTestCaseFormSet(BaseInlineFormSet):
     """Rows were written by the services while the forms validated; deletions go
     through the service too (its history stamp, the evidence re-run)."""
