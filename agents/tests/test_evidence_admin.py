@@ -177,3 +177,21 @@ def test_the_queue_shows_the_evidence_column_and_filters_regressions(client, bob
     assert ">1 regression</span>" in page and ">running</span>" in page  # `other`'s run is queued
     assert "camille v2" in filtered and "camille v3" not in filtered
     assert EvidenceRun.objects.filter(version=other).get().status == "queued"
+
+
+def test_the_workspace_page_sets_the_judge_and_refuses_a_preset_without_structured_output(
+    client, ada, workspace, echo_preset
+):
+    client.force_login(ada)
+    url = reverse("admin:aihummer_workspace_change", args=[workspace.pk])
+    data = {"name": workspace.name, "memberships-TOTAL_FORMS": "0", "memberships-INITIAL_FORMS": "0"}
+
+    page = client.get(url).content.decode()
+    refused = client.post(url, {**data, "judge_preset": echo_preset.pk}).content.decode()
+    saved = client.post(url, {**data, "block_approval_on_regressions": "on"})
+
+    assert 'name="judge_preset"' in page and 'name="block_approval_on_regressions"' in page
+    assert "The judge needs structured output: choose an OpenAI or compatible preset." in refused
+    assert saved.status_code == 302
+    workspace.refresh_from_db()
+    assert (workspace.judge_preset, workspace.block_approval_on_regressions) == (None, True)
