@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('agents', '0001_initial'),
-        ('aihummer', '0001_initial'),
+        ('aihummer', '0002_oidc_identity_and_sso_memberships'),
     ]
 
     operations = [
