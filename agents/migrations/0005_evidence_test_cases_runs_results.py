@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('agents', '0003_prompt_version_diff_stats'),
+        ('agents', '0004_queue_order_index_and_incremental_debug_logs'),
         ('aihummer', '0001_initial'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
