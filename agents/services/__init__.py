@@ -3,6 +3,16 @@ tests import them from here: `from agents.services import prompt_version_propose
 
 from agents.services.agents import AGENT_FIELDS, agent_create, agent_delete, agent_dependents, agent_update
 from agents.services.credentials import credential_create, credential_delete, credential_rotate_all, credential_update
+from agents.services.evidence import (
+    UnconfirmedRegressions,
+    agent_test_case_create,
+    agent_test_case_delete,
+    agent_test_case_update,
+    evidence_regressions,
+    evidence_regressions_to_confirm,
+    evidence_request,
+    evidence_request_for_agent,
+)
 from agents.services.notifications import prompt_version_notify
 from agents.services.presets import (
     PRESET_FIELDS,
@@ -33,16 +43,24 @@ __all__ = [
     "PRESET_FIELDS",
     "IdenticalToLive",
     "StaleProposal",
+    "UnconfirmedRegressions",
     "agent_clone",
     "agent_create",
     "agent_delete",
     "agent_dependents",
     "agent_snapshot",
+    "agent_test_case_create",
+    "agent_test_case_delete",
+    "agent_test_case_update",
     "agent_update",
     "credential_create",
     "credential_delete",
     "credential_rotate_all",
     "credential_update",
+    "evidence_regressions",
+    "evidence_regressions_to_confirm",
+    "evidence_request",
+    "evidence_request_for_agent",
     "preset_activate",
     "preset_api_key",
     "preset_create",

@@ -3,7 +3,7 @@ clone an agent from one. Four eyes: the reviewer is never the proposer."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -11,9 +11,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.diff import diff_stats
-from agents.models import Agent, PromptVersion
+from agents.models import Agent, EvidenceRun, PromptVersion
 from agents.services.agents import agent_create
 from agents.services.common import identity_label, require_visible
+from agents.services.evidence import evidence_request, evidence_require_confirmed
 from agents.services.notifications import notify
 from agents.services.versions import version_go_live, version_record
 from agents.snapshot import SNAPSHOT_KEYS, apply_changes, content_hash, is_empty_prompt
@@ -122,6 +123,7 @@ def prompt_version_propose(
             version_go_live(agent=agent, version=version, actor=actor)
         else:
             notify(version, "proposed")
+            evidence_request(version=version, trigger=EvidenceRun.Trigger.PROPOSED)
     return version
 
 
@@ -139,19 +141,23 @@ def prompt_version_approve(
     confirm_stale: bool = False,
     live_number_seen: int | None = None,
     may_revert: Collection[int] | None = None,
+    confirm_regressions: Iterable[str] = (),
 ) -> PromptVersion:
     """Approve a pending proposal and put it live. The reviewer is never the proposer.
 
     A stale proposal (the live version moved since) needs `confirm_stale=True`. The
     confirmation holds for the live version the reviewer saw (`live_number_seen`): if
     live moved again since, it is refused so the reviewer looks again. `may_revert`
-    (ids, for bulk approval) limits which later versions the approval may undo."""
+    (ids, for bulk approval) limits which later versions the approval may undo. Where
+    the workspace blocks approval on regressions, `confirm_regressions` must name every
+    test case the proposal fails and live passes."""
     return _decide(
         version=version,
         actor=actor,
         note=note,
         approve=True,
         stale=_StaleConsent(confirm_stale, live_number_seen, may_revert),
+        confirm_regressions=confirm_regressions,
     )
 
 
@@ -169,7 +175,15 @@ class _StaleConsent:
     may_revert: Collection[int] | None
 
 
-def _decide(*, version: PromptVersion, actor: Actor, note: str, approve: bool, stale: _StaleConsent) -> PromptVersion:
+def _decide(
+    *,
+    version: PromptVersion,
+    actor: Actor,
+    note: str,
+    approve: bool,
+    stale: _StaleConsent,
+    confirm_regressions: Iterable[str] = (),
+) -> PromptVersion:
     note = require_text(note, field="note", max_chars=MAX_NOTE_CHARS)
     require_visible(actor, version.workspace, "version")
     actor.require(Verb.DECIDE, version.workspace)
@@ -182,6 +196,8 @@ def _decide(*, version: PromptVersion, actor: Actor, note: str, approve: bool, s
         actor.require_may_decide(version.proposer_identity)
         if approve and agent.live_version_id != version.base_version_id:
             _require_stale_consent(agent, version, stale)
+        if approve:
+            evidence_require_confirmed(version=version, confirmed=confirm_regressions)
         version.status = PromptVersion.Status.APPROVED if approve else PromptVersion.Status.REJECTED
         version.reviewed_by = actor.person
         version.reviewed_at = timezone.now()

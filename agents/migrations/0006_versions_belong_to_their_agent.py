@@ -89,6 +89,6 @@ def _on_postgresql(sql: str):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("agents", "0004_queue_order_index_and_incremental_debug_logs")]
+    dependencies = [("agents", "0005_evidence_test_cases_runs_results")]
 
     operations = [migrations.RunPython(_on_postgresql(FORWARD), _on_postgresql(BACKWARD))]

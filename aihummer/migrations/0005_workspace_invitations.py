@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('aihummer', '0003_api_key_created_by'),
+        ('aihummer', '0004_api_key_created_by'),
     ]
 
     operations = [
