@@ -17,6 +17,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 from pydantic import ValidationError as PydanticValidationError
 from pydantic_core import ErrorDetails, PydanticCustomError
 
+from aihummer.jsonsafe import require_storable
+
 NOT_ENFORCED_YET = "Stored and validated; enforced once conversations exist."
 AGENT_KEY_PATTERN = r"^[a-z0-9_-]{1,50}$"
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -181,6 +183,7 @@ def validate_runtime_policy(data: object, *, field: str = "runtime_policy") -> d
     Raises `ValidationError({field: [messages]})`, one message per problem, each led by
     its JSON path, e.g. "$.children.max_depth: must be at most 4 (got 9)".
     """
+    require_storable(data, field=field)
     return _validate(data, field=field).model_dump(mode="json")
 
 

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic import ValidationError as PydanticValidationError
 
 from agents.policy import pydantic_error_messages, validate_runtime_policy
+from aihummer.jsonsafe import storable_problem
 
 SNAPSHOT_KEYS = (
     "identity",
@@ -97,6 +98,9 @@ def normalize_snapshot(data: object) -> dict:
     messages start with their JSON path (`$.sections[2].key: ...`)."""
     if not isinstance(data, dict):
         raise ValidationError({"snapshot": ["$: must be a JSON object"]})
+    problem = storable_problem(data)
+    if problem:
+        raise ValidationError(_by_top_level_key([problem]))
     try:
         parsed = Snapshot.model_validate(data)
     except PydanticValidationError as exc:

@@ -3,10 +3,20 @@
 Services import this module to enqueue; a task imports its service in its body, so
 this module imports nothing of the agents app when it loads."""
 
+from smtplib import SMTPException
+
 from celery import shared_task
 
 
-@shared_task(name="agents.prompt_version_notify")
+# A mail server down for a while: retried with backoff by the worker (inline, without a
+# broker, `enqueue` retries). The decision it reports was committed before; it stands.
+@shared_task(
+    name="agents.prompt_version_notify",
+    autoretry_for=(OSError, SMTPException),
+    retry_backoff=True,
+    retry_backoff_max=600,
+    max_retries=6,
+)
 def prompt_version_notify_task(version_id: int, event: str) -> int:
     """E-mail reviewers about a proposal, or its proposer about a decision."""
     from agents.services.notifications import prompt_version_notify

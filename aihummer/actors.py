@@ -148,16 +148,49 @@ class Actor:
     # --- identity ---------------------------------------------------------------------
     @property
     def identity(self) -> tuple[str, int | str]:
-        """Who is answerable: compared by four eyes (proposer ≠ reviewer)."""
+        """The first of `identities`: the one answerable party a label names first."""
+        return self.identities[0]
+
+    @property
+    def identities(self) -> tuple[tuple[str, int | str], ...]:
+        """Everyone answerable for what this actor does, compared by four eyes.
+
+        A key answers for its owner (or itself when it has none) AND for the person who
+        created it: an admin cannot mint an owner-less key, propose through it and
+        approve the result herself.
+        """
         if self.kind == self.USER:
-            return ("user", self.user.pk)
+            return (("user", self.user.pk),)
         if self.kind == self.API_KEY:
-            if self.api_key.owner_id:
-                return ("user", self.api_key.owner_id)
-            return ("api_key", self.api_key.pk)
+            key = self.api_key
+            holder = ("user", key.owner_id) if key.owner_id else ("api_key", key.pk)
+            creator = ("user", key.created_by_id) if key.created_by_id else None
+            return (holder,) if creator in (None, holder) else (holder, creator)
         if self.kind == self.AGENT:
-            return self.on_behalf_of.identity
-        return ("operator", self.client_name)
+            return self.on_behalf_of.identities
+        return (("operator", self.client_name),)
+
+    @property
+    def identity_label(self) -> str:
+        """`identities` as recorded on a proposal: `user:3` or `api_key:7,user:3`."""
+        return ",".join(f"{kind}:{value}" for kind, value in self.identities)
+
+    def answers_for(self, identity_label: str) -> bool:
+        """Whether this actor is (one of) the parties a recorded label names."""
+        recorded = set(identity_label.split(","))
+        return any(f"{kind}:{value}" in recorded for kind, value in self.identities)
+
+    def decision_refusal(self, proposer_identity: str) -> str | None:
+        """Four eyes: why this actor may not decide a proposal recorded with
+        `proposer_identity`, or None. Checked with `Verb.DECIDE`, which it does not replace."""
+        if self.answers_for(proposer_identity):
+            return "You proposed this version: another person must decide it (four eyes)."
+        return None
+
+    def require_may_decide(self, proposer_identity: str) -> None:
+        reason = self.decision_refusal(proposer_identity)
+        if reason is not None:
+            raise PermissionDenied(reason)
 
     @property
     def person(self) -> User | None:
@@ -189,7 +222,7 @@ class Actor:
         return f"<Actor {self.source}>"
 
     def is_same_person(self, other: Actor) -> bool:
-        return self.identity == other.identity
+        return bool(set(self.identities) & set(other.identities))
 
     # --- rights -----------------------------------------------------------------------
     def role_in(self, workspace: Workspace | int) -> str | None:
@@ -203,6 +236,15 @@ class Actor:
         if self.kind == self.OPERATOR:
             return Membership.Role.ADMIN
         return None
+
+    @property
+    def is_site_admin(self) -> bool:
+        """Superusers and the operator: they create workspaces and manage people's
+        accounts. Inside a workspace a superuser is an admin, and still no exception to
+        four eyes."""
+        if self.kind == self.OPERATOR:
+            return True
+        return self.kind == self.USER and self.user.is_active and self.user.is_superuser
 
     def _membership_roles(self) -> dict[int, str]:
         # One query per actor, so an admin page checking many rows stays constant.
@@ -257,6 +299,16 @@ class Actor:
 
     def can(self, verb: Verb, workspace: Workspace) -> bool:
         return self.refusal(verb, workspace) is None
+
+    def sees_sandbox_rows(self, workspace: Workspace) -> bool:
+        """Sandbox rows are for programs (keys, agents, the operator) with the sandbox
+        right; to people they stay invisible, in lists, counts and messages alike."""
+        return self.kind != self.USER and self.can(Verb.SANDBOX, workspace)
+
+    def may_publish(self, workspace: Workspace) -> bool:
+        """Whether a change by this actor may go live without a second person: the
+        publish right, in a workspace that does not require review of every change."""
+        return self.can(Verb.PUBLISH, workspace) and not workspace.every_change_needs_review
 
     def require(self, verb: Verb, workspace: Workspace) -> None:
         """Raise `PermissionDenied` naming the missing role or scope."""

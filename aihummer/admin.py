@@ -5,14 +5,24 @@ from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin
 from django.core.exceptions import PermissionDenied
 from django.db import models
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
 from django.utils import timezone
+from django.utils.cache import add_never_cache_headers
 
 from aihummer.actors import Actor, Verb
 from aihummer.admin_site import ServiceModelForm, WorkspaceScopedAdmin
 from aihummer.exceptions import ApplicationError
-from aihummer.models import ApiKey, Membership, OidcIdentity, User, Workspace
-from aihummer.services import VALID_SCOPES, api_key_create, api_key_revoke
+from aihummer.history import stamp
+from aihummer.models import ApiKey, Invitation, Membership, OidcIdentity, User, Workspace
+from aihummer.services import (
+    VALID_SCOPES,
+    api_key_create,
+    api_key_revoke,
+    invitation_create,
+    membership_remove,
+    membership_set,
+)
 
 
 class OidcIdentityInline(admin.TabularInline):
@@ -34,34 +44,25 @@ class AiHummerUserAdmin(UserAdmin):
     inlines = [OidcIdentityInline]
 
     def has_module_permission(self, request: HttpRequest) -> bool:
-        return request.user.is_superuser
+        return Actor.for_request(request).is_site_admin
 
     def has_view_permission(self, request: HttpRequest, obj: User | None = None) -> bool:
-        return request.user.is_superuser
+        return Actor.for_request(request).is_site_admin
 
     def has_add_permission(self, request: HttpRequest) -> bool:
-        return request.user.is_superuser
+        return Actor.for_request(request).is_site_admin
 
     def has_change_permission(self, request: HttpRequest, obj: User | None = None) -> bool:
-        return request.user.is_superuser
+        return Actor.for_request(request).is_site_admin
 
     def has_delete_permission(self, request: HttpRequest, obj: User | None = None) -> bool:
-        return request.user.is_superuser
+        return Actor.for_request(request).is_site_admin
 
 
 class MembershipForm(forms.ModelForm):
-    # A username to type, not a list of every user: members of one workspace must not
-    # be able to enumerate the people of the others.
-    user = forms.ModelChoiceField(
-        queryset=User.objects.filter(is_active=True),
-        to_field_name="username",
-        widget=forms.TextInput,
-        error_messages={"invalid_choice": "No active user has this username."},
-    )
-
     class Meta:
         model = Membership
-        fields = ["user", "role"]
+        fields = ["role"]
 
     def clean_role(self) -> str:
         role = self.cleaned_data["role"]
@@ -73,10 +74,14 @@ class MembershipForm(forms.ModelForm):
 
 
 class MembershipInline(admin.TabularInline):
+    """Current members and their roles. People join through invitations, never by
+    being picked from the accounts of other workspaces."""
+
     model = Membership
     form = MembershipForm
+    fields = ["user", "role", "managed_by_sso"]
+    readonly_fields = ["user", "managed_by_sso"]
     extra = 0
-    readonly_fields = ["managed_by_sso"]
 
     def _may_manage(self, request: HttpRequest, obj: Workspace | None) -> bool:
         return obj is not None and Actor.for_request(request).can(Verb.MANAGE, obj)
@@ -85,7 +90,7 @@ class MembershipInline(admin.TabularInline):
         return obj is None or Actor.for_request(request).can(Verb.READ, obj)
 
     def has_add_permission(self, request: HttpRequest, obj: Workspace | None = None) -> bool:
-        return self._may_manage(request, obj)
+        return False
 
     def has_change_permission(self, request: HttpRequest, obj: Workspace | None = None) -> bool:
         return self._may_manage(request, obj)
@@ -94,12 +99,62 @@ class MembershipInline(admin.TabularInline):
         return self._may_manage(request, obj)
 
 
+class InvitationInline(MembershipInline):
+    model = Invitation
+    form = forms.ModelForm
+    fields = ["identifier", "role", "invited_by", "accepted_at"]
+    readonly_fields = ["invited_by", "accepted_at"]
+    verbose_name_plural = "invitations (the person joins when they next sign in)"
+
+    def has_add_permission(self, request: HttpRequest, obj: Workspace | None = None) -> bool:
+        return self._may_manage(request, obj)
+
+    def has_view_permission(self, request: HttpRequest, obj: Workspace | None = None) -> bool:
+        return self._may_manage(request, obj)
+
+
 @admin.register(Workspace)
 class WorkspaceAdmin(WorkspaceScopedAdmin):
     workspace_path = ""
     list_display = ["slug", "name", "every_change_needs_review", "member_count", "created_at"]
     search_fields = ["slug", "name"]
-    inlines = [MembershipInline]
+    inlines = [MembershipInline, InvitationInline]
+
+    def save_formset(self, request: HttpRequest, form: forms.ModelForm, formset: forms.BaseModelFormSet, change: bool):
+        """Invitations and role changes go through their services (rights, history);
+        the answer is the same whether or not the invited account exists."""
+        if formset.model not in (Invitation, Membership):
+            return super().save_formset(request, form, formset, change)
+        actor = self.actor(request)
+        # What the admin's change message reads, as formset.save() would have set it.
+        formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
+        for row in formset.forms:
+            if row in formset.deleted_forms or not row.has_changed() or not row.cleaned_data:
+                continue
+            data = row.cleaned_data
+            if formset.model is Invitation:
+                invitation_create(
+                    workspace=form.instance, identifier=data["identifier"], role=data["role"], actor=actor
+                )
+                messages.info(
+                    request,
+                    f"Invitation for '{data['identifier']}' saved: they join as {data['role']} when they next "
+                    "sign in with that username or e-mail.",
+                )
+            else:
+                membership_set(workspace=form.instance, user=row.instance.user, role=data["role"], actor=actor)
+            formset.changed_objects.append((row.instance, row.changed_data))
+        for row in formset.deleted_forms:
+            if not row.instance.pk:
+                continue
+            if formset.model is Membership:
+                membership_remove(membership=row.instance, actor=actor)
+            else:
+                actor.require(Verb.MANAGE, form.instance)
+                stamp(row.instance, actor=actor, reason="withdrawn")
+                row.instance.delete()
+            formset.deleted_objects.append(row.instance)
+        return None
 
     def get_queryset(self, request: HttpRequest) -> models.QuerySet:
         return super().get_queryset(request).annotate(member_count=models.Count("memberships"))
@@ -112,10 +167,10 @@ class WorkspaceAdmin(WorkspaceScopedAdmin):
         return ["slug"] if obj else []
 
     def has_add_permission(self, request: HttpRequest) -> bool:
-        return request.user.is_superuser
+        return Actor.for_request(request).is_site_admin
 
     def has_delete_permission(self, request: HttpRequest, obj: Workspace | None = None) -> bool:
-        return request.user.is_superuser
+        return Actor.for_request(request).is_site_admin
 
 
 class ApiKeyCreateForm(ServiceModelForm):
@@ -146,12 +201,22 @@ class ApiKeyCreateForm(ServiceModelForm):
 
 @admin.register(ApiKey)
 class ApiKeyAdmin(WorkspaceScopedAdmin):
-    list_display = ["name", "workspace", "owner", "scopes", "status", "last_used_at", "created_at"]
+    list_display = ["name", "workspace", "owner", "created_by", "scopes", "status", "last_used_at", "created_at"]
     list_filter = ["workspace"]
-    list_select_related = ["workspace", "owner"]
+    list_select_related = ["workspace", "owner", "created_by"]
     search_fields = ["name"]
     actions = ["revoke_keys"]
-    readonly_fields = ["workspace", "name", "owner", "scopes", "status", "revoked_at", "last_used_at", "created_at"]
+    readonly_fields = [
+        "workspace",
+        "name",
+        "owner",
+        "created_by",
+        "scopes",
+        "status",
+        "revoked_at",
+        "last_used_at",
+        "created_at",
+    ]
 
     @admin.display(description="status")
     def status(self, obj: ApiKey) -> str:
@@ -180,7 +245,18 @@ class ApiKeyAdmin(WorkspaceScopedAdmin):
 
     def save_model(self, request: HttpRequest, obj: ApiKey, form: ApiKeyCreateForm, change: bool) -> None:
         super().save_model(request, obj, form, change)
-        messages.warning(request, f"Copy this key now; it will not be shown again: {form.raw_key}")
+        request._aihummer_raw_key = form.raw_key
+
+    def response_add(self, request: HttpRequest, obj: ApiKey, post_url_continue: str | None = None) -> HttpResponse:
+        # The full key is rendered in this response only: a flash message would carry
+        # it in the messages cookie, which is signed, not encrypted.
+        response = TemplateResponse(
+            request,
+            "admin/aihummer/apikey/created.html",
+            {**self.admin_site.each_context(request), "api_key": obj, "raw_key": request._aihummer_raw_key},
+        )
+        add_never_cache_headers(response)
+        return response
 
     @admin.action(description="Revoke selected API keys", permissions=["revoke"])
     def revoke_keys(self, request: HttpRequest, queryset: models.QuerySet) -> None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
+from django.contrib.admin import helpers
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import NON_FIELD_ERRORS, PermissionDenied, ValidationError
@@ -18,10 +21,20 @@ from aihummer.exceptions import ApplicationError
 from aihummer.models import Workspace
 from aihummer.sso.views import OidcLogoutView, is_sso_session
 
+# An id as the database spells it: ASCII digits that fit a bigint.
+_CANONICAL_ID = re.compile(r"[0-9]{1,18}")
+
+
+def canonical_id(value: str) -> bool:
+    """Whether `value` can be a row id (anything else answers as a missing row)."""
+    return bool(_CANONICAL_ID.fullmatch(value))
+
 
 class MemberAuthenticationForm(AdminAuthenticationForm):
     def confirm_login_allowed(self, user: object) -> None:
-        if not may_use_admin(user):
+        from aihummer.services import invitation_pending_for
+
+        if not may_use_admin(user) and not invitation_pending_for(user):
             raise ValidationError(
                 "This account belongs to no workspace. Ask a workspace admin to add you.", code="no_workspace"
             )
@@ -119,6 +132,22 @@ class WorkspaceScopedAdmin(SimpleHistoryAdmin):
             form = type(form.__name__, (form,), {"actor": self.actor(request)})
         return form
 
+    def get_search_results(
+        self, request: HttpRequest, queryset: models.QuerySet, search_term: str
+    ) -> tuple[models.QuerySet, bool]:
+        # PostgreSQL refuses NUL in a text parameter: a search (or an autocomplete) for
+        # '%00' would be a 500. Nobody means a NUL, so it is dropped.
+        return super().get_search_results(request, queryset, search_term.replace("\x00", ""))
+
+    def response_action(self, request: HttpRequest, queryset: models.QuerySet) -> HttpResponse | None:
+        # Django filters `pk__in` on whatever was posted; 'abc' there is a 500 when the
+        # action runs. A forged selection is refused before any action sees it.
+        selected = request.POST.getlist(helpers.ACTION_CHECKBOX_NAME)
+        if not all(_CANONICAL_ID.fullmatch(value) for value in selected):
+            self.message_user(request, "The selection holds an invalid id; nothing was done.", messages.ERROR)
+            return None
+        return super().response_action(request, queryset)
+
     def get_actions(self, request: HttpRequest) -> dict:
         # Bulk delete goes straight to the queryset, past the services' rules and
         # history stamps: deletes happen one row at a time, through the service.
@@ -172,6 +201,9 @@ class WorkspaceScopedAdmin(SimpleHistoryAdmin):
         self, request: HttpRequest, object_id: str, version_id: str, extra_context: dict | None = None
     ) -> HttpResponse:
         self.require_visible_history(request, object_id)
+        # simple-history would int() whatever the URL holds ('abc', '%00', '¹'): a 500.
+        if not _CANONICAL_ID.fullmatch(unquote(version_id)):
+            raise Http404
         if request.method == "POST":
             # History is read, never replayed: reverting would skip the services.
             raise PermissionDenied("Reverting from history is disabled; make the change through the usual form.")
@@ -182,6 +214,8 @@ class WorkspaceScopedAdmin(SimpleHistoryAdmin):
         request could see in the changelist. simple-history itself would answer 403,
         which tells a stranger that the row exists."""
         object_id = unquote(object_id)
+        if not hasattr(self.model, "history"):
+            raise Http404  # an execution record (a turn, a run) keeps no history
         try:
             if self.get_queryset(request).filter(pk=object_id).exists():
                 return

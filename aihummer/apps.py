@@ -6,6 +6,18 @@ class AiHummerConfig(AppConfig):
     name = "aihummer"
     verbose_name = "Workspaces and access"
 
+    def ready(self) -> None:
+        from django.contrib.auth.signals import user_logged_in
+
+        user_logged_in.connect(_accept_invitations, dispatch_uid="aihummer_accept_invitations")
+
+
+def _accept_invitations(sender: object, request: object, user: object, **kwargs: object) -> None:
+    # Signing in (password or OIDC) is how an invited person says yes.
+    from aihummer.services import invitations_accept
+
+    invitations_accept(user=user)
+
 
 class AiHummerAdminConfig(AdminConfig):
     default_site = "aihummer.admin_site.AiHummerAdminSite"

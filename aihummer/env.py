@@ -18,6 +18,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from django.core.exceptions import ImproperlyConfigured
 
 MIN_SECRET_KEY_LENGTH = 50
+MIN_SECRET_KEY_DISTINCT = 20
 # Membership roles, as aihummer.models.Membership.Role spells them (settings are read
 # before models can be imported; a test keeps the two lists equal).
 MEMBERSHIP_ROLES = ("viewer", "editor", "reviewer", "admin")
@@ -130,24 +131,69 @@ def validate_vault_keys(keys: list[str]) -> list[str]:
     return keys
 
 
-def production_problems(*, debug: bool, secret_key: str, vault_keys: list[str], allowed_hosts: list[str]) -> list[str]:
-    """Why a production process must refuse to start; empty when it may."""
+def production_problems(
+    *,
+    debug: bool,
+    secret_key: str,
+    vault_keys: list[str],
+    allowed_hosts: list[str],
+    database_url: str | None = None,
+    dev_secrets: Mapping[str, str] | None = None,
+) -> list[str]:
+    """Why a production process must refuse to start; empty when it may.
+
+    `dev_secrets` are the development secrets found on this machine (if any): a
+    production process reusing them would sign sessions and encrypt credentials with
+    keys that sit in a plain file.
+    """
     problems = []
+    dev_secrets = dev_secrets or {}
     if debug:
         problems.append("DEBUG is on")
-    if not secret_key:
-        problems.append("SECRET_KEY is not set")
-    elif secret_key.startswith("django-insecure") or secret_key in {"changeme", "secret", "dev"}:
-        problems.append("SECRET_KEY is a default value")
-    elif len(secret_key) < MIN_SECRET_KEY_LENGTH or len(set(secret_key)) < 5:
-        problems.append(f"SECRET_KEY is shorter than {MIN_SECRET_KEY_LENGTH} characters or too uniform")
+    problems.extend(_secret_key_problems(secret_key, dev_secrets.get("secret_key")))
     if not vault_keys:
         problems.append("AIHUMMER_VAULT_KEYS is empty")
+    for index, key in enumerate(vault_keys, start=1):
+        if dev_secrets.get("vault_key") and key == dev_secrets["vault_key"]:
+            problems.append(f"AIHUMMER_VAULT_KEYS key #{index} is the development vault key (var/dev-secrets.json)")
     if not allowed_hosts:
         problems.append("ALLOWED_HOSTS is empty")
     elif any("*" in host for host in allowed_hosts):
         problems.append("ALLOWED_HOSTS contains a wildcard")
+    if database_url is not None:
+        if not database_url:
+            problems.append("DATABASE_URL is not set (production runs on PostgreSQL, never the embedded SQLite)")
+        elif urlsplit(database_url).scheme == "sqlite":
+            problems.append("DATABASE_URL points to SQLite (production runs on PostgreSQL)")
     return problems
+
+
+def _secret_key_problems(secret_key: str, dev_secret_key: str | None) -> list[str]:
+    if not secret_key:
+        return ["SECRET_KEY is not set"]
+    if secret_key.startswith("django-insecure") or secret_key in {"changeme", "secret", "dev"}:
+        return ["SECRET_KEY is a default value"]
+    if dev_secret_key and secret_key == dev_secret_key:
+        return ["SECRET_KEY is the development secret (var/dev-secrets.json)"]
+    problems = []
+    if len(secret_key) < MIN_SECRET_KEY_LENGTH:
+        problems.append(f"SECRET_KEY is shorter than {MIN_SECRET_KEY_LENGTH} characters")
+    # Length alone is no strength: 'changeme' * 8 is 64 characters of 7 kinds.
+    distinct = len(set(secret_key))
+    if distinct < MIN_SECRET_KEY_DISTINCT:
+        problems.append(
+            f"SECRET_KEY has only {distinct} distinct characters (at least {MIN_SECRET_KEY_DISTINCT}: "
+            "generate one, e.g. python -c 'import secrets; print(secrets.token_urlsafe(64))')"
+        )
+    return problems
+
+
+def read_dev_secrets(path: Path) -> dict[str, str]:
+    """The development secrets file's contents, or {} when there is none (or it is unreadable)."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
 
 
 def load_or_create_dev_secrets(path: Path) -> dict[str, str]:

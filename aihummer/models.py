@@ -111,6 +111,38 @@ class Membership(TimeStampedModel):
         return f"{self.user} in {self.workspace} ({self.role})"
 
 
+class Invitation(TimeStampedModel):
+    """A place in a workspace kept for whoever signs in with this username or e-mail.
+
+    Inviting never looks the person up: the admin learns nothing about which accounts
+    exist, and nobody of another workspace is added without signing in themselves.
+    """
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="invitations")
+    identifier = models.CharField(
+        "username or e-mail", max_length=254, help_text="Exactly as the person signs in, or their e-mail address."
+    )
+    role = models.CharField(max_length=20, choices=Membership.Role.choices, default=Membership.Role.VIEWER)
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", editable=False
+    )
+    accepted_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["workspace__slug", "identifier"]
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "identifier"], name="aihummer_invitation_unique_identifier"),
+            models.CheckConstraint(
+                condition=Q(role__in=["viewer", "editor", "reviewer", "admin"]), name="aihummer_invitation_role_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.identifier} to {self.workspace} ({self.role})"
+
+
 class OidcIdentity(TimeStampedModel):
     """Who a person is at an OpenID provider: the `sub` claim, unique per issuer.
 
@@ -155,6 +187,15 @@ class ApiKey(TimeStampedModel):
         on_delete=models.SET_NULL,
         related_name="api_keys",
         help_text="The person answerable for this key; they may not approve what it proposes.",
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        editable=False,
+        help_text="Who created the key; like its owner, they may not approve what it proposes.",
     )
     scopes = models.CharField(max_length=50, help_text="Comma-separated: read, write, publish.")
     secret_digest = models.CharField(max_length=64, editable=False)

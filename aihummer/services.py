@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hmac
+import re
 import secrets
 
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -13,11 +14,14 @@ from django.utils import timezone
 from aihummer.actors import Actor, Verb
 from aihummer.exceptions import ApplicationError
 from aihummer.history import stamp
-from aihummer.models import API_KEY_PREFIX, API_KEY_TOUCH_INTERVAL, ApiKey, Membership, User, Workspace
+from aihummer.models import API_KEY_PREFIX, API_KEY_TOUCH_INTERVAL, ApiKey, Invitation, Membership, User, Workspace
 
 VALID_SCOPES = [choice.value for choice in ApiKey.Scope]
 # Compared against when the key id is unknown, so a miss costs the same as a mismatch.
 _DUMMY_DIGEST = ApiKey.digest("not-a-real-secret")
+# The one spelling of a key: ASCII digits without leading zero (ids fit a bigint), so
+# `ahk_01_…` or a unicode digit never names key 1, and never reaches `int()`.
+_RAW_KEY = re.compile(API_KEY_PREFIX + r"_([1-9][0-9]{0,17})_([A-Za-z0-9_-]+)")
 
 
 def normalize_scopes(scopes: str | list[str]) -> str:
@@ -36,7 +40,7 @@ def normalize_scopes(scopes: str | list[str]) -> str:
 
 def workspace_create(*, slug: str, name: str, actor: Actor) -> Workspace:
     """A new tenant; only a superuser or the operator may create one."""
-    if not (actor.kind == Actor.OPERATOR or (actor.user is not None and actor.user.is_superuser)):
+    if not actor.is_site_admin:
         raise PermissionDenied("Only a superuser or an operator may create workspaces.")
     workspace = Workspace(slug=slug, name=name)
     workspace.full_clean()
@@ -67,6 +71,51 @@ def membership_set(
     return membership
 
 
+def invitation_create(*, workspace: Workspace, identifier: str, role: str, actor: Actor) -> Invitation:
+    """Keep a place in `workspace` for whoever signs in as `identifier` (a username or
+    an e-mail address). Nobody is looked up: whether such a person exists stays unknown
+    to the inviter, and they join only by signing in themselves."""
+    actor.require(Verb.MANAGE, workspace)
+    identifier = (identifier or "").strip()
+    with transaction.atomic():
+        invitation = Invitation.objects.select_for_update().filter(
+            workspace=workspace, identifier=identifier
+        ).first() or Invitation(workspace=workspace, identifier=identifier, invited_by=actor.person)
+        invitation.role = role
+        invitation.full_clean()
+        stamp(invitation, actor=actor, reason=f"invited as {role}")
+        invitation.save()
+    return invitation
+
+
+def invitations_accept(*, user: User) -> list[Membership]:
+    """At sign-in: the memberships `user`'s pending invitations grant (by exact username
+    or e-mail). An existing membership keeps its role."""
+    match = Q(identifier=user.get_username())
+    if user.email:
+        match |= Q(identifier__iexact=user.email)
+    joined = []
+    actor = Actor.for_user(user)
+    with transaction.atomic():
+        for invitation in Invitation.objects.select_for_update().filter(match, accepted_at__isnull=True):
+            if not Membership.objects.filter(workspace_id=invitation.workspace_id, user=user).exists():
+                membership = Membership(workspace_id=invitation.workspace_id, user=user, role=invitation.role)
+                stamp(membership, actor=actor, reason=f"accepted an invitation as {invitation.role}")
+                membership.save()
+                joined.append(membership)
+            invitation.accepted_at = timezone.now()
+            stamp(invitation, actor=actor, reason="accepted")
+            invitation.save(update_fields=["accepted_at", "updated_at"])
+    return joined
+
+
+def invitation_pending_for(user: User) -> bool:
+    match = Q(identifier=user.get_username())
+    if user.email:
+        match |= Q(identifier__iexact=user.email)
+    return Invitation.objects.filter(match, accepted_at__isnull=True).exists()
+
+
 def membership_remove(*, membership: Membership, actor: Actor, reason: str = "") -> None:
     """End a membership; removing one that is already gone is harmless."""
     actor.require(Verb.MANAGE, membership.workspace)
@@ -83,15 +132,14 @@ def api_key_create(
 ) -> tuple[ApiKey, str]:
     """A new key and its full text `ahk_<id>_<secret>`, which is never shown again."""
     actor.require(Verb.MANAGE, workspace)
-    if owner is not None and not (
-        owner.is_superuser or Membership.objects.filter(workspace=workspace, user=owner).exists()
-    ):
+    if owner is not None and not Actor.for_user(owner).belongs_to(workspace):
         raise ValidationError({"owner": f"{owner.get_username()} is not a member of workspace '{workspace.slug}'."})
     secret = secrets.token_urlsafe(32)
     api_key = ApiKey(
         workspace=workspace,
         name=name,
         owner=owner,
+        created_by=actor.person,
         scopes=normalize_scopes(scopes),
         secret_digest=ApiKey.digest(secret),
     )
@@ -117,10 +165,10 @@ def api_key_revoke(*, api_key: ApiKey, actor: Actor) -> ApiKey:
 
 def api_key_authenticate(raw_key: str) -> ApiKey | None:
     """The live key `raw_key` names, or None; records its use at most once a minute."""
-    prefix, _, rest = raw_key.partition("_")
-    key_id, _, secret = rest.partition("_")
-    api_key = None
-    if prefix == API_KEY_PREFIX and key_id.isdigit() and secret:
+    match = _RAW_KEY.fullmatch(raw_key)
+    api_key, secret = None, raw_key
+    if match:
+        key_id, secret = match.groups()
         api_key = ApiKey.objects.select_related("workspace", "owner").filter(pk=int(key_id)).first()
     expected = api_key.secret_digest if api_key else _DUMMY_DIGEST
     matches = hmac.compare_digest(ApiKey.digest(secret), expected)

@@ -16,6 +16,7 @@ from aihummer.env import (
     parse_database_url,
     parse_group_roles,
     production_problems,
+    read_dev_secrets,
     validate_vault_keys,
 )
 
@@ -31,7 +32,12 @@ if IS_PRODUCTION:
     AIHUMMER_VAULT_KEYS = validate_vault_keys(env.list("AIHUMMER_VAULT_KEYS"))
     ALLOWED_HOSTS = env.list("ALLOWED_HOSTS")
     _problems = production_problems(
-        debug=DEBUG, secret_key=SECRET_KEY, vault_keys=AIHUMMER_VAULT_KEYS, allowed_hosts=ALLOWED_HOSTS
+        debug=DEBUG,
+        secret_key=SECRET_KEY,
+        vault_keys=AIHUMMER_VAULT_KEYS,
+        allowed_hosts=ALLOWED_HOSTS,
+        database_url=env.str("DATABASE_URL"),
+        dev_secrets=read_dev_secrets(BASE_DIR / "var" / "dev-secrets.json"),
     )
     if _problems:
         raise ImproperlyConfigured("Refusing to start in production: " + "; ".join(_problems) + ".")
@@ -164,10 +170,16 @@ AUTHENTICATION_BACKENDS = [
 # --- Security ----------------------------------------------------------------------
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = True
+# Production defaults satisfy `manage.py check --deploy`; each can be turned off from
+# the environment (e.g. SECURE_SSL_REDIRECT=false when the proxy already redirects).
 SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", IS_PRODUCTION)
 CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", IS_PRODUCTION)
-SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", False)
-SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", 0, minimum=0)
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", IS_PRODUCTION)
+# Load balancers probe over plain HTTP.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", 31_536_000 if IS_PRODUCTION else 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", IS_PRODUCTION)
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", False)
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
@@ -188,6 +200,8 @@ EMAIL_PORT = env.int("EMAIL_PORT", 25, minimum=1, maximum=65535)
 EMAIL_HOST_USER = env.str("EMAIL_HOST_USER")
 EMAIL_HOST_PASSWORD = env.str("EMAIL_HOST_PASSWORD")
 EMAIL_USE_TLS = env.bool("EMAIL_USE_TLS", False)
+# A mail server that does not answer must not hold a request (or a worker) for long.
+EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", 10, minimum=1, maximum=300)
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", "aihummer@localhost")
 
 DEFAULT_EXCEPTION_REPORTER_FILTER = "aihummer.error_reports.AlwaysSafeExceptionReporterFilter"
@@ -195,7 +209,9 @@ DEFAULT_EXCEPTION_REPORTER_FILTER = "aihummer.error_reports.AlwaysSafeExceptionR
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # Secrets in use are redacted by value from every line (agents.redaction).
+    "filters": {"redact_secrets": {"()": "agents.redaction.RedactingFilter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["redact_secrets"]}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", "INFO")},
 }
 

@@ -77,8 +77,11 @@ class AgentDeskMixin:
         actor = self.actor(request)
         agent = self._agent(request, object_id)
         actor.require(Verb.PROPOSE, agent.workspace)
+        if agent.live_version is None:
+            messages.error(request, f"Agent '{agent.key}' has no approved version yet: review its version 1 first.")
+            return redirect("admin:agents_agent_versions", agent.pk)
         snapshot = agent.live_version.snapshot
-        can_publish = actor.can(Verb.PUBLISH, agent.workspace) and not agent.workspace.every_change_needs_review
+        can_publish = actor.may_publish(agent.workspace)
         form_kwargs = {"current_tools": snapshot["allowed_tool_names"], "can_publish": can_publish}
         if request.method == "POST":
             form = ProposeForm(request.POST, **form_kwargs)
@@ -135,7 +138,7 @@ class AgentDeskMixin:
             f"Versions of {agent.key}",
             page=page,
             can_propose=actor.can(Verb.PROPOSE, agent.workspace),
-            can_publish=actor.can(Verb.PUBLISH, agent.workspace) and not agent.workspace.every_change_needs_review,
+            can_publish=actor.may_publish(agent.workspace),
             can_clone=actor.can(Verb.PUBLISH, agent.workspace),
         )
         return TemplateResponse(request, "admin/agents/agent/versions.html", context)

@@ -29,6 +29,7 @@ from agents.services import (
     skill_update,
 )
 from aihummer.admin_site import ServiceModelForm
+from aihummer.jsonsafe import json_loads
 
 
 class DecisionForm(forms.Form):
@@ -40,6 +41,8 @@ class DecisionForm(forms.Form):
     confirm_stale = forms.BooleanField(
         required=False, label="I understand that approving reverts the versions listed above."
     )
+    # The live version number the page showed: a confirmation holds for it only.
+    live_number = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
 
 
 class TryItForm(forms.Form):
@@ -109,10 +112,7 @@ class ProposeForm(forms.Form):
 
     def clean_runtime_policy(self) -> dict:
         try:
-            data = json.loads(self.cleaned_data["runtime_policy"] or "{}")
-        except json.JSONDecodeError as exc:
-            raise ValidationError(f"Not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.") from exc
-        try:
+            data = json_loads(self.cleaned_data["runtime_policy"] or "{}", field="runtime_policy")
             return validate_runtime_policy(data)
         except ValidationError as exc:
             raise ValidationError(exc.messages) from exc

@@ -5,7 +5,7 @@ import json
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import models
-from django.db.models import Count
+from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -65,7 +65,15 @@ class CredentialAdmin(WorkspaceScopedAdmin):
     history_list_display = ["fingerprint"]
 
     def get_queryset(self, request: HttpRequest) -> models.QuerySet:
-        return super().get_queryset(request).defer("ciphertext").annotate(preset_count=Count("presets"))
+        return (
+            super()
+            .get_queryset(request)
+            .defer("ciphertext")
+            .annotate(
+                # Sandbox rows are invisible to people, in counts too.
+                preset_count=Count("presets", filter=Q(presets__is_sandbox=False))
+            )
+        )
 
     @admin.display(description="secret")
     def secret_status(self, obj: Credential) -> str:
@@ -101,7 +109,7 @@ class PresetAdmin(WorkspaceScopedAdmin):
     actions = ["make_default"]
 
     def get_queryset(self, request: HttpRequest) -> models.QuerySet:
-        return super().get_queryset(request).annotate(agent_count=Count("agents"))
+        return super().get_queryset(request).annotate(agent_count=Count("agents", filter=Q(agents__is_sandbox=False)))
 
     @admin.display(description="agents", ordering="agent_count")
     def agent_count(self, obj: Preset) -> int:
@@ -130,7 +138,7 @@ class PresetAdmin(WorkspaceScopedAdmin):
                 self.message_user(request, f"{preset.key}: {exc}", level="error")
 
     def deletion_refusal(self, request: HttpRequest, obj: Preset) -> str | None:
-        dependents = preset_dependents(obj)
+        dependents = preset_dependents(obj, actor=self.actor(request))
         return f"Preset '{obj.key}' is used by {', '.join(dependents)}." if dependents else None
 
     def delete_model(self, request: HttpRequest, obj: Preset) -> None:
@@ -155,7 +163,8 @@ class SkillAdmin(WorkspaceScopedAdmin):
     def save_model(self, request: HttpRequest, obj: Skill, form: SkillForm, change: bool) -> None:
         super().save_model(request, obj, form, change)
         for proposal in getattr(form, "proposals", []):
-            messages.info(request, f"Proposed to {proposal.agent.key} as v{proposal.number} ({proposal.status}).")
+            if not proposal.is_sandbox:  # sandbox agents follow too, unseen by people
+                messages.info(request, f"Proposed to {proposal.agent.key} as v{proposal.number} ({proposal.status}).")
 
 
 # --- agents ---------------------------------------------------------------------------
@@ -253,7 +262,7 @@ class AgentAdmin(AgentDeskMixin, WorkspaceScopedAdmin):
     def deletion_refusal(self, request: HttpRequest, obj: Agent) -> str | None:
         if obj.is_builtin:
             return f"Agent '{obj.key}' is built in and cannot be deleted; disable it instead."
-        dependents = agent_dependents(obj)
+        dependents = agent_dependents(obj, actor=self.actor(request))
         return f"Agent '{obj.key}' is used: {'; '.join(dependents)}." if dependents else None
 
     def delete_model(self, request: HttpRequest, obj: Agent) -> None:

@@ -41,8 +41,9 @@ from agents.services import (
     prompt_version_reject,
     prompt_version_reverts,
 )
+from agents.snapshot import empty_snapshot
 from aihummer.actors import Actor, Verb
-from aihummer.admin_site import WorkspaceScopedAdmin
+from aihummer.admin_site import WorkspaceScopedAdmin, canonical_id
 from aihummer.exceptions import ApplicationError, NotFound
 
 STATUS_COLOURS = {"pending": "#b7791f", "approved": "#2f855a", "rejected": "#c53030", "withdrawn": "#718096"}
@@ -230,7 +231,7 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
 
     def change_view(self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: dict | None = None):
         # One page per version: the review page, which shows everything and decides.
-        if self.get_queryset(request).filter(pk=unquote(object_id)).exists():
+        if canonical_id(unquote(object_id)) and self.get_queryset(request).filter(pk=unquote(object_id)).exists():
             return redirect("admin:agents_promptversion_review", object_id)
         return super().change_view(request, object_id, form_url, extra_context)
 
@@ -268,6 +269,7 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
                     actor=actor,
                     note=note,
                     confirm_stale=form.cleaned_data["confirm_stale"],
+                    live_number_seen=form.cleaned_data["live_number"],
                     confirm_regressions=request.POST.getlist("confirm_regressions"),
                 )
             else:
@@ -288,7 +290,9 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
         try:
             return {
                 "proposal": agent_run_test(agent=agent, message=message, actor=actor, version=version),
-                "live": agent_run_test(agent=agent, message=message, actor=actor, version=agent.live_version),
+                # A new agent waiting for its first review has no live version to try.
+                "live": agent.live_version
+                and agent_run_test(agent=agent, message=message, actor=actor, version=agent.live_version),
             }
         except (PermissionDenied, ValidationError) as exc:
             messages.error(request, " ".join(getattr(exc, "messages", [str(exc)])))
@@ -306,11 +310,12 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
         agent, live = version.agent, version.agent.live_version
         stale = version.is_stale
         reverts = prompt_version_reverts(version) if stale else []
-        same_person = ":".join(map(str, actor.identity)) == version.proposer_identity
-        decide_refusal = actor.refusal(Verb.DECIDE, version.workspace) or (
-            "You proposed this version: another person must decide it (four eyes)." if same_person else None
+        decide_refusal = actor.refusal(Verb.DECIDE, version.workspace) or actor.decision_refusal(
+            version.proposer_identity
         )
-        before_prompt = render_prefix(live.snapshot, first_turn=True)
+        # A new agent's version 1 may wait for review with nothing live yet.
+        live_snapshot = live.snapshot if live else empty_snapshot()
+        before_prompt = render_prefix(live_snapshot, first_turn=True)
         after_prompt = render_prefix(version.snapshot, first_turn=True)
         return {
             **self.admin_site.each_context(request),
@@ -319,10 +324,10 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
             "version": version,
             "agent": agent,
             "live": live,
-            "is_live": live.pk == version.pk,
+            "is_live": live is not None and live.pk == version.pk,
             "stale": stale,
             "reverts": reverts,
-            "diff": snapshot_diff(live.snapshot, version.snapshot),
+            "diff": snapshot_diff(live_snapshot, version.snapshot),
             "base_diff": snapshot_diff(version.base_version.snapshot, version.snapshot) if stale else None,
             "prompt_words": word_diff(before_prompt, after_prompt),
             "prompt_changed": before_prompt != after_prompt,
@@ -380,11 +385,17 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
         confirm_stale: bool,
     ) -> None:
         done = 0
-        for version in queryset.order_by("pk"):
+        selected = list(queryset.order_by("pk"))
+        # One confirmation for the selection: it may revert what the selection holds,
+        # never a version it did not list.
+        listed = {version.pk for version in selected}
+        for version in selected:
             label = f"{version.agent.key} v{version.number}"
             try:
                 if approve:
-                    prompt_version_approve(version=version, actor=actor, note=note, confirm_stale=confirm_stale)
+                    prompt_version_approve(
+                        version=version, actor=actor, note=note, confirm_stale=confirm_stale, may_revert=listed
+                    )
                 else:
                     prompt_version_reject(version=version, actor=actor, note=note)
             except (ApplicationError, PermissionDenied, ValidationError) as exc:

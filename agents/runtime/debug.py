@@ -3,33 +3,21 @@ what it may hold (secrets redacted, bodies bounded)."""
 
 from __future__ import annotations
 
-import re
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from django.conf import settings
 
 from agents.models import AgentTurn, DebugLog
+from agents.redaction import REDACTED, redact_values  # noqa: F401 - REDACTED re-exported
 
 if TYPE_CHECKING:
     from agents.runtime.providers.base import Message, ModelRequest, ModelResponse, Provider, Usage
 
-REDACTED = "[redacted]"
-# Shapes of well-known secrets, redacted even when nobody told us the value.
-SECRET_PATTERNS = [
-    re.compile(r"sk-[A-Za-z0-9_-]{16,}"),  # OpenAI, Anthropic (sk-ant-...)
-    re.compile(r"AIza[0-9A-Za-z_-]{30,}"),  # Google API keys
-    re.compile(r"ahk_\d+_[A-Za-z0-9_-]{20,}"),  # our own API keys
-    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/-]{20,}=*"),
-]
-
 
 def redact_text(text: str, secrets: list[str], *, bound: bool = True) -> str:
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, REDACTED)
-    for pattern in SECRET_PATTERNS:
-        text = pattern.sub(lambda m: (m.group(1) if m.lastindex else "") + REDACTED, text)
+    """`text` redacted by value and by shape (agents.redaction), bounded for a debug log."""
+    text = redact_values(text, secrets)
     limit = settings.AIHUMMER_DEBUG_MAX_CHARS
     if bound and len(text) > limit:
         text = f"{text[:limit]}… [{len(text) - limit} more characters not kept]"

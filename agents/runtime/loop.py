@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import connection, transaction
 from django.db.models import FilteredRelation, Q, QuerySet
 from django.utils import timezone
@@ -28,9 +28,10 @@ from django.utils import timezone
 from agents import catalog
 from agents.models import Agent, AgentTurn, Preset, PromptVersion
 from agents.policy import RuntimePolicy, parse_runtime_policy
+from agents.redaction import Redactor, redact_response, workspace_ciphertexts
 from agents.rendering import RenderedPrompt, render_system_prompt
 from agents.runtime.budget import prepare_messages
-from agents.runtime.debug import DebugLogWriter, redact_text
+from agents.runtime.debug import DebugLogWriter
 from agents.runtime.errors import TurnFailed
 from agents.runtime.providers import complete, get_provider
 from agents.runtime.providers.base import Message, ModelRequest, Provider, ProviderError, ToolCall, Usage
@@ -94,9 +95,9 @@ def turn_agents() -> QuerySet:
     workspace, its own preset and the workspace's default (`default_preset`, set only
     when there is one), each with its credential."""
     default = FilteredRelation("workspace__presets", condition=Q(workspace__presets__is_active=True))
-    return Agent.all_objects.annotate(default_preset=default).select_related(
-        "live_version", "workspace", "preset__credential", "default_preset__credential"
-    )
+    return Agent.all_objects.annotate(
+        default_preset=default, workspace_ciphertexts=workspace_ciphertexts("workspace_id")
+    ).select_related("live_version", "workspace", "preset__credential", "default_preset__credential")
 
 
 # --- the turn -------------------------------------------------------------------------
@@ -130,7 +131,14 @@ def _run_turn(
         if agent is None:
             return None
         version = version or agent.live_version
+        if version is None:
+            raise PermissionDenied(
+                f"Agent '{agent.key}' has no approved version yet: a reviewer must approve version 1 before it runs."
+            )
         setup = _setup(agent, version, context)
+        # Every credential secret of the workspace, replaced by value in all text this
+        # turn stores: a model or a compatible server may echo the key it was called with.
+        redactor = Redactor.from_ciphertexts(agent.workspace_ciphertexts)
         turn = AgentTurn.all_objects.create(
             workspace_id=agent.workspace_id,
             agent=agent,
@@ -142,13 +150,13 @@ def _run_turn(
             actor_source=actor.source,
             started_by=actor.person,
             dry_run=dry_run,
-            message=redact_text(message, [], bound=False),
+            message=redactor.text(message),
             is_sandbox=agent.is_sandbox,
             provider_name=setup.preset.provider_name if setup.preset else "",
             model=setup.preset.model if setup.preset else "",
             prefix_hash=setup.rendered.prefix_hash if setup.rendered else "",
         )
-    log = DebugLogWriter(turn=turn, secrets=[setup.api_key])
+    log = DebugLogWriter(turn=turn, secrets=redactor.secrets)
     status, answer, error = AgentTurn.Status.FAILED, "", ""
     try:
         answer = _loop(turn, log, agent, version, setup, message, actor, dry_run, depth, depth_limit, deadline)
@@ -159,8 +167,7 @@ def _run_turn(
         logger.exception("Turn %s of agent %s failed unexpectedly", turn.pk, agent.key)
         error = f"Internal error ({type(exc).__name__}); it was logged."
     turn.status, turn.finished_at = status, timezone.now()
-    # Stored like a debug log: redacted (the shapes of well-known secrets).
-    turn.answer, turn.error = redact_text(answer, [], bound=False), redact_text(error, [], bound=False)
+    turn.answer, turn.error = redactor.text(answer), redactor.text(error)
     with transaction.atomic():  # the last call's log and the outcome: one commit
         log.flush()
         turn.save(update_fields=[*TOTALS, "status", "answer", "error", "finished_at"])
@@ -259,7 +266,8 @@ def _loop(
         )
         started = time.monotonic()
         try:
-            response, error = complete(setup.provider, request), ""
+            # Redacted before anything uses it: text, tool-call arguments, raw body.
+            response, error = redact_response(complete(setup.provider, request), log.secrets), ""
         except ProviderError as exc:
             response, error = None, _call_error(exc, request, preset)
         usage = response.usage if response else Usage()

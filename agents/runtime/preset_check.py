@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass, field, replace
 
 from agents.models import Preset
+from agents.redaction import Redactor
 from agents.runtime.providers import complete, get_provider
 from agents.runtime.providers.base import Message, ModelRequest, ProviderError, Usage
 from agents.services import preset_api_key
@@ -41,6 +42,8 @@ def preset_check(*, preset: Preset, actor: Actor) -> PresetCheckResult:
     nothing is written."""
     actor.require(Verb.SANDBOX if preset.is_sandbox else Verb.RUN, preset.workspace)
     base = PresetCheckResult(ok=False, provider_name=preset.provider_name, model=preset.model)
+    # What the provider says back is shown: any secret of the workspace in it is not.
+    redactor = Redactor.for_workspace(preset.workspace_id)
     try:
         provider = get_provider(preset.provider_name)  # imports the SDK: not part of the call's time
         request = _check_request(preset, preset_api_key(preset=preset))
@@ -50,12 +53,13 @@ def preset_check(*, preset: Preset, actor: Actor) -> PresetCheckResult:
     try:
         response = complete(provider, request)
     except ProviderError as exc:
-        return replace(base, latency_ms=_since(started), error_kind=exc.kind, error_message=exc.message)
+        message = redactor.text(exc.message)
+        return replace(base, latency_ms=_since(started), error_kind=exc.kind, error_message=message)
     return replace(
         base,
         ok=True,
         latency_ms=_since(started),
-        text=response.text,
+        text=redactor.text(response.text),
         finish_reason=response.finish_reason,
         usage=response.usage,
     )

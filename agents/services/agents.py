@@ -7,7 +7,15 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from agents.models import Agent, Preset, PromptVersion
-from agents.services.common import no_sandbox_reference, require_key_free, same_workspace, save_checked, write_verb
+from agents.services.common import (
+    name_dependents,
+    no_sandbox_reference,
+    require_key_free,
+    same_workspace,
+    save_checked,
+    write_verb,
+)
+from agents.services.notifications import notify
 from agents.services.versions import version_go_live, version_record
 from agents.snapshot import is_empty_prompt, normalize_snapshot
 from aihummer.actors import Actor
@@ -31,8 +39,12 @@ def agent_create(
     is_sandbox: bool = False,
     reason: str = "created",
 ) -> Agent:
-    """A new agent with its version 1 live. Without a snapshot it is told only its
-    name. A sandbox agent stores the preset resolved now (the default, if none)."""
+    """A new agent with its version 1. Without a snapshot it is told only its name. A
+    sandbox agent stores the preset resolved now (the default, if none).
+
+    Version 1 obeys the rule of any change: it goes live at once when the actor may
+    publish (or for a sandbox agent); otherwise — a workspace where every change needs
+    a second person — it waits for review, and the agent does not run until then."""
     actor.require(write_verb(is_sandbox), workspace)
     snapshot = normalize_snapshot(snapshot if snapshot is not None else {"identity": {"name": name}})
     if is_empty_prompt(snapshot):
@@ -55,10 +67,13 @@ def agent_create(
     require_key_free(Agent, workspace=workspace, key=key, noun="agent")
     with transaction.atomic():
         save_checked(agent, actor=actor, reason=reason, noun="agent")
-        version = version_record(
-            agent=agent, snapshot=snapshot, actor=actor, status=PromptVersion.Status.APPROVED, reason=reason
-        )
-        version_go_live(agent=agent, version=version, actor=actor)
+        live_now = is_sandbox or actor.may_publish(workspace)
+        status = PromptVersion.Status.APPROVED if live_now else PromptVersion.Status.PENDING
+        version = version_record(agent=agent, snapshot=snapshot, actor=actor, status=status, reason=reason)
+        if live_now:
+            version_go_live(agent=agent, version=version, actor=actor)
+        else:
+            notify(version, "proposed")
     return agent
 
 
@@ -80,14 +95,16 @@ def agent_update(*, agent: Agent, actor: Actor, **fields: object) -> Agent:
     return agent
 
 
-def agent_dependents(agent: Agent) -> list[str]:
-    """What would break without `agent`: agents that delegate to it by key."""
+def agent_dependents(agent: Agent, *, actor: Actor | None = None) -> list[str]:
+    """What would break without `agent`: agents that delegate to it by key (sandbox ones
+    named only to an `actor` that can see them)."""
     delegators = Agent.all_objects.filter(workspace_id=agent.workspace_id).exclude(pk=agent.pk).order_by("key")
-    return [
-        f"agent '{other.key}' delegates to it" + (" (sandbox)" if other.is_sandbox else "")
+    rows = [
+        (f"agent '{other.key}' delegates to it", other.is_sandbox)
         for other in delegators.only("key", "is_sandbox", "runtime_policy")
         if agent.key in ((other.runtime_policy or {}).get("children") or {}).get("allowed_agents", [])
     ]
+    return name_dependents(rows, actor=actor, workspace=agent.workspace, noun="agent")
 
 
 def agent_delete(*, agent: Agent, actor: Actor, force: bool = False) -> list[str]:
@@ -96,7 +113,7 @@ def agent_delete(*, agent: Agent, actor: Actor, force: bool = False) -> list[str
     actor.require(write_verb(agent.is_sandbox), agent.workspace)
     if agent.is_builtin:
         raise ApplicationError(f"Agent '{agent.key}' is built in and cannot be deleted; disable it instead.")
-    dependents = agent_dependents(agent)
+    dependents = agent_dependents(agent, actor=actor)
     if dependents and not force:
         raise ApplicationError(
             f"Agent '{agent.key}' is used: {'; '.join(dependents)}. Delete with force to proceed.",

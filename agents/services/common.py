@@ -72,4 +72,15 @@ def require_visible(actor: Actor, workspace: Workspace, noun: str = "agent") -> 
 
 
 def identity_label(actor: Actor) -> str:
-    return ":".join(map(str, actor.identity))
+    """Who answers for what `actor` proposes, as recorded (see Actor.identities)."""
+    return actor.identity_label
+
+
+def name_dependents(rows: list[tuple[str, bool]], *, actor: Actor | None, workspace: Workspace, noun: str) -> list[str]:
+    """`(label, is_sandbox)` pairs as a dependents list: sandbox rows named only to a
+    caller that can see them (or to internal callers, `actor=None`), otherwise counted."""
+    if actor is None or actor.sees_sandbox_rows(workspace):
+        return [label + (" (sandbox)" if is_sandbox else "") for label, is_sandbox in rows]
+    hidden = sum(1 for _, is_sandbox in rows if is_sandbox)
+    named = [label for label, is_sandbox in rows if not is_sandbox]
+    return named + ([f"{hidden} sandbox {noun}{'s' if hidden > 1 else ''}"] if hidden else [])

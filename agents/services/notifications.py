@@ -25,6 +25,17 @@ NOTIFICATION_FIELDS = (
     "reviewed_by__username",
 )
 
+# A mail quotes, it does not carry: the whole text is on the review page.
+MAIL_EXCERPT_CHARS = 300
+
+
+def excerpt(text: str) -> str:
+    if not text:
+        return "—"
+    if len(text) <= MAIL_EXCERPT_CHARS:
+        return text
+    return f"{text[:MAIL_EXCERPT_CHARS]}… ({len(text)} characters; read it all on the review page)"
+
 
 def notify(version: PromptVersion, event: str) -> None:
     """Queue the e-mails about `event` ("proposed" or "decided") for after the commit."""
@@ -51,7 +62,7 @@ def prompt_version_notify(*, version_id: int, event: str) -> int:
         subject = f"[AiHummer] {version.agent.key} v{version.number} waits for review"
         body = (
             f"{version.source} proposed a change to '{version.agent.key}' in '{version.workspace.slug}'.\n\n"
-            f"Reason: {version.reason or '—'}"
+            f"Reason: {excerpt(version.reason)}"
         )
         recipients = list(reviewers.order_by("pk").values_list("email", flat=True))
     elif event == "decided":
@@ -60,7 +71,7 @@ def prompt_version_notify(*, version_id: int, event: str) -> int:
             return 0
         decided_by = version.reviewed_by.get_username() if version.reviewed_by else "someone"
         subject = f"[AiHummer] {version.agent.key} v{version.number} was {version.status}"
-        body = f"{decided_by} {version.status} your proposal.\n\nNote: {version.review_note or '—'}"
+        body = f"{decided_by} {version.status} your proposal.\n\nNote: {excerpt(version.review_note)}"
         recipients = [proposer.email]
     else:
         raise ValueError(f"Unknown notification event {event!r}.")

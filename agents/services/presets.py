@@ -8,7 +8,7 @@ from django.db import transaction
 
 from agents import vault
 from agents.models import Agent, Preset
-from agents.services.common import require_key_free, same_workspace, save_checked, write_verb
+from agents.services.common import name_dependents, require_key_free, same_workspace, save_checked, write_verb
 from aihummer.actors import Actor, Verb
 from aihummer.exceptions import ApplicationError
 from aihummer.history import stamp
@@ -100,10 +100,12 @@ def preset_activate(*, preset: Preset, actor: Actor) -> Preset:
     return preset
 
 
-def preset_dependents(preset: Preset) -> list[str]:
-    """Everything that uses `preset`, sandbox rows included (they would break too)."""
-    agents = Agent.all_objects.filter(preset=preset).order_by("key")
-    return [f"agent '{a.key}'" + (" (sandbox)" if a.is_sandbox else "") for a in agents]
+def preset_dependents(preset: Preset, *, actor: Actor | None = None) -> list[str]:
+    """Everything that uses `preset`, sandbox rows included (they would break too);
+    named only to an `actor` that can see them, counted for the others."""
+    agents = Agent.all_objects.filter(preset=preset).order_by("key").values_list("key", "is_sandbox")
+    rows = [(f"agent '{key}'", is_sandbox) for key, is_sandbox in agents]
+    return name_dependents(rows, actor=actor, workspace=preset.workspace, noun="agent")
 
 
 def preset_delete(*, preset: Preset, actor: Actor, force: bool = False) -> list[str]:
@@ -111,7 +113,7 @@ def preset_delete(*, preset: Preset, actor: Actor, force: bool = False) -> list[
     then their agents fall back to the workspace's default preset."""
     actor.require(write_verb(preset.is_sandbox), preset.workspace)
     with transaction.atomic():
-        dependents = preset_dependents(preset)
+        dependents = preset_dependents(preset, actor=actor)
         if dependents and not force:
             raise ApplicationError(
                 f"Preset '{preset.key}' is used by {', '.join(dependents)}; delete with force to detach them.",

@@ -3,7 +3,8 @@ clone an agent from one. Four eyes: the reviewer is never the proposer."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
@@ -20,6 +21,7 @@ from agents.snapshot import SNAPSHOT_KEYS, apply_changes, content_hash, is_empty
 from aihummer.actors import Actor, Verb
 from aihummer.exceptions import AlreadyDecided, ApplicationError
 from aihummer.history import stamp
+from aihummer.jsonsafe import require_text
 
 
 class IdenticalToLive(ApplicationError):
@@ -31,6 +33,9 @@ class StaleProposal(ApplicationError):
 
 
 PROPOSAL_MODES = ("pending", "live")
+# Why a change is proposed, and why it is decided: read by people, quoted in mails.
+MAX_REASON_CHARS = 2000
+MAX_NOTE_CHARS = 2000
 
 
 # What an agent may never change about itself, whoever it acts for.
@@ -57,6 +62,7 @@ def prompt_version_propose(
     """
     if mode not in PROPOSAL_MODES:
         raise ValidationError({"mode": f"Unknown mode '{mode}'; use pending or live."})
+    reason = require_text(reason, field="reason", max_chars=MAX_REASON_CHARS)
     require_visible(actor, agent.workspace)
     actor.require(Verb.SANDBOX if agent.is_sandbox else Verb.PROPOSE, agent.workspace)
     applies_now = agent.is_sandbox or mode == "live"
@@ -75,6 +81,14 @@ def prompt_version_propose(
         # The agent's row lock serialises proposals and decisions on one agent.
         agent = Agent.all_objects.select_for_update(of=("self",)).select_related("live_version").get(pk=agent.pk)
         live = agent.live_version
+        if agent.live_version_id and (live is None or live.pk != agent.live_version_id):
+            # We waited for a writer that put a new version live: the join, evaluated
+            # on the snapshot taken before the wait, cannot see it. Read it now.
+            live = PromptVersion.all_objects.filter(pk=agent.live_version_id).first()
+        if live is None:
+            raise ApplicationError(
+                f"Agent '{agent.key}' has no approved version yet: a reviewer decides its version 1 first."
+            )
         if prepared is None or seen.pk != live.pk:  # live moved since: again, from it
             prepared = _prepared(live, changes)
         snapshot, stats = prepared
@@ -125,18 +139,24 @@ def prompt_version_approve(
     actor: Actor,
     note: str = "",
     confirm_stale: bool = False,
+    live_number_seen: int | None = None,
+    may_revert: Collection[int] | None = None,
     confirm_regressions: Iterable[str] = (),
 ) -> PromptVersion:
-    """Approve a pending proposal and put it live. The reviewer is never the proposer;
-    a stale proposal (the live version moved since) needs `confirm_stale=True`; where
+    """Approve a pending proposal and put it live. The reviewer is never the proposer.
+
+    A stale proposal (the live version moved since) needs `confirm_stale=True`. The
+    confirmation holds for the live version the reviewer saw (`live_number_seen`): if
+    live moved again since, it is refused so the reviewer looks again. `may_revert`
+    (ids, for bulk approval) limits which later versions the approval may undo. Where
     the workspace blocks approval on regressions, `confirm_regressions` must name every
     test case the proposal fails and live passes."""
     return _decide(
         version=version,
         actor=actor,
         note=note,
-        confirm_stale=confirm_stale,
         approve=True,
+        stale=_StaleConsent(confirm_stale, live_number_seen, may_revert),
         confirm_regressions=confirm_regressions,
     )
 
@@ -145,7 +165,14 @@ def prompt_version_reject(*, version: PromptVersion, actor: Actor, note: str) ->
     """Reject a pending proposal; it is never applied. A note saying why is required."""
     if not isinstance(note, str) or not note.strip():
         raise ValidationError({"note": "Say why you reject it: the proposer reads this note."})
-    return _decide(version=version, actor=actor, note=note, confirm_stale=True, approve=False)
+    return _decide(version=version, actor=actor, note=note, approve=False, stale=_StaleConsent(True, None, None))
+
+
+@dataclass(frozen=True)
+class _StaleConsent:
+    confirmed: bool
+    live_number_seen: int | None
+    may_revert: Collection[int] | None
 
 
 def _decide(
@@ -153,10 +180,11 @@ def _decide(
     version: PromptVersion,
     actor: Actor,
     note: str,
-    confirm_stale: bool,
     approve: bool,
+    stale: _StaleConsent,
     confirm_regressions: Iterable[str] = (),
 ) -> PromptVersion:
+    note = require_text(note, field="note", max_chars=MAX_NOTE_CHARS)
     require_visible(actor, version.workspace, "version")
     actor.require(Verb.DECIDE, version.workspace)
     with transaction.atomic():
@@ -165,15 +193,9 @@ def _decide(
         agent = Agent.all_objects.select_for_update().get(pk=version.agent_id)
         version = PromptVersion.all_objects.select_for_update().get(pk=version.pk)
         _require_pending(version)
-        if identity_label(actor) == version.proposer_identity:
-            raise PermissionDenied("You proposed this version: another person must decide it (four eyes).")
-        if approve and not confirm_stale and agent.live_version_id != version.base_version_id:
-            reverted = [f"v{v.number}" for v in prompt_version_reverts(version)]
-            raise StaleProposal(
-                f"Version {version.number} was proposed against v{version.base_version.number}, but the live version "
-                f"moved since; approving would revert {', '.join(reverted) or 'later changes'}. Confirm to approve.",
-                extra={"reverts": reverted},
-            )
+        actor.require_may_decide(version.proposer_identity)
+        if approve and agent.live_version_id != version.base_version_id:
+            _require_stale_consent(agent, version, stale)
         if approve:
             evidence_require_confirmed(version=version, confirmed=confirm_regressions)
         version.status = PromptVersion.Status.APPROVED if approve else PromptVersion.Status.REJECTED
@@ -188,6 +210,35 @@ def _decide(
     return version
 
 
+def _require_stale_consent(agent: Agent, version: PromptVersion, stale: _StaleConsent) -> None:
+    """Approving `version` would undo what went live since it was proposed: only with a
+    confirmation given for the live version as it is now, covering what it reverts."""
+    reverted = prompt_version_reverts(version)
+    labels = [f"v{v.number}" for v in reverted]
+    live_number = PromptVersion.all_objects.filter(pk=agent.live_version_id).values_list("number", flat=True).first()
+    base = f"v{version.base_version.number}" if version.base_version_id else "no live version"
+    if not stale.confirmed:
+        raise StaleProposal(
+            f"Version {version.number} was proposed against {base}, but the live version moved since; "
+            f"approving would revert {', '.join(labels) or 'later changes'}. Confirm to approve.",
+            extra={"reverts": labels, "live_number": live_number},
+        )
+    if stale.live_number_seen is not None and stale.live_number_seen != live_number:
+        raise StaleProposal(
+            f"The live version moved to v{live_number} since you confirmed over v{stale.live_number_seen}; "
+            "look at the change again before approving.",
+            extra={"reverts": labels, "live_number": live_number},
+        )
+    if stale.may_revert is not None:
+        unlisted = [f"v{v.number}" for v in reverted if v.pk not in stale.may_revert]
+        if unlisted:
+            raise StaleProposal(
+                f"Approving version {version.number} would revert {', '.join(unlisted)}, which is not in the "
+                "selection; approve it from its review page to confirm that.",
+                extra={"reverts": labels, "live_number": live_number},
+            )
+
+
 def prompt_version_withdraw(*, version: PromptVersion, actor: Actor) -> PromptVersion:
     """The proposer takes back their pending proposal."""
     require_visible(actor, version.workspace, "version")
@@ -196,7 +247,7 @@ def prompt_version_withdraw(*, version: PromptVersion, actor: Actor) -> PromptVe
         Agent.all_objects.select_for_update().get(pk=version.agent_id)
         version = PromptVersion.all_objects.select_for_update().get(pk=version.pk)
         _require_pending(version)
-        if identity_label(actor) != version.proposer_identity:
+        if not actor.answers_for(version.proposer_identity):
             raise PermissionDenied("Only the proposer may withdraw a proposal; reviewers reject it instead.")
         version.status = PromptVersion.Status.WITHDRAWN
         version.reviewed_at = timezone.now()
@@ -245,10 +296,16 @@ def prompt_version_restore(
 
 
 def agent_clone(*, version: PromptVersion, actor: Actor, key: str, name: str, description: str = "") -> Agent:
-    """A new agent from any version of another (policy, tools and skills included),
-    with its own version 1."""
+    """A new agent from a version of another (policy, tools and skills included), with
+    its own version 1. Only a version that was once live, unless the actor may publish:
+    a clone must not put live what no reviewer approved."""
     require_visible(actor, version.workspace, "version")
     source = version.agent
+    if version.status != PromptVersion.Status.APPROVED and not actor.may_publish(source.workspace):
+        raise PermissionDenied(
+            f"Version {version.number} of '{source.key}' was never live: clone a version that was live, "
+            "or ask someone who may publish."
+        )
     return agent_create(
         workspace=source.workspace,
         actor=actor,

@@ -38,7 +38,7 @@ def version_record(
         source=actor.source,
         reason=reason,
         proposed_by=actor.person,
-        proposer_identity=":".join(map(str, actor.identity)),
+        proposer_identity=actor.identity_label,
         base_version=base_version,
         reviewed_by=actor.person if decided else None,
         reviewed_at=timezone.now() if decided else None,

@@ -314,7 +314,7 @@ def test_four_eyes_for_a_user_and_a_superuser(agent, ada, root):
         assert str(refused.value) == FOUR_EYES
 
 
-def test_four_eyes_for_a_key_with_an_owner_and_without(agent, workspace, ada, bob):
+def test_four_eyes_for_a_key_with_an_owner_and_without(agent, workspace, ada, bob, root):
     owned, _ = api_key_create(workspace=workspace, name="bobs", scopes="write", owner=bob, actor=actor(ada))
     ownerless, _ = api_key_create(workspace=workspace, name="bot", scopes="write", actor=actor(ada))
     by_owned = prompt_version_propose(agent=agent, changes=section_edit("a"), actor=Actor.for_api_key(owned))
@@ -323,7 +323,10 @@ def test_four_eyes_for_a_key_with_an_owner_and_without(agent, workspace, ada, bo
     with pytest.raises(PermissionDenied, match="four eyes"):
         prompt_version_approve(version=by_owned, actor=actor(bob))
     assert prompt_version_approve(version=by_bot, actor=actor(bob)).status == "approved"
-    assert prompt_version_reject(version=by_owned, actor=actor(ada), note="later").status == "rejected"
+    # The key's creator answers for it too (issue 10): someone else decides.
+    with pytest.raises(PermissionDenied, match="four eyes"):
+        prompt_version_reject(version=by_owned, actor=actor(ada), note="later")
+    assert prompt_version_reject(version=by_owned, actor=actor(root), note="later").status == "rejected"
 
 
 def test_four_eyes_for_an_agent_acting_for_a_person(agent, bob, ada):
@@ -349,7 +352,7 @@ def test_a_stale_proposal_needs_confirmation_and_lists_what_it_reverts(agent, al
         "Version 3 was proposed against v1, but the live version moved since; approving would revert v2. "
         "Confirm to approve."
     )
-    assert stale.value.extra == {"reverts": ["v2"]}
+    assert stale.value.extra == {"reverts": ["v2"], "live_number": 2}
     assert prompt_version_reverts(second) == [first]
     assert prompt_version_approve(version=second, actor=actor(bob), confirm_stale=True).status == "approved"
     assert Agent.objects.get(pk=agent.pk).live_version == second

@@ -184,7 +184,13 @@ def test_the_workspace_page_sets_the_judge_and_refuses_a_preset_without_structur
 ):
     client.force_login(ada)
     url = reverse("admin:aihummer_workspace_change", args=[workspace.pk])
-    data = {"name": workspace.name, "memberships-TOTAL_FORMS": "0", "memberships-INITIAL_FORMS": "0"}
+    data = {
+        "name": workspace.name,
+        "memberships-TOTAL_FORMS": "0",
+        "memberships-INITIAL_FORMS": "0",
+        "invitations-TOTAL_FORMS": "0",  # the invitations inline (issue 10)
+        "invitations-INITIAL_FORMS": "0",
+    }
 
     page = client.get(url).content.decode()
     refused = client.post(url, {**data, "judge_preset": echo_preset.pk}).content.decode()

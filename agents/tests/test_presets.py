@@ -329,7 +329,8 @@ def test_delete_lists_sandbox_agents_too(workspace, alice, ada, main, scribe):
     with pytest.raises(ApplicationError) as refused:
         preset_delete(preset=main, actor=Actor.for_user(ada))
 
-    assert refused.value.extra == {"dependents": ["agent 'sb-bot' (sandbox)", "agent 'scribe'"]}
+    # A person is told sandbox rows exist, never their names (issue 10).
+    assert refused.value.extra == {"dependents": ["agent 'scribe'", "1 sandbox agent"]}
 
 
 def test_forced_delete_detaches_the_agents(ada, main, scribe):

@@ -1,4 +1,5 @@
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -131,3 +132,84 @@ def test_development_keeps_its_generated_secrets_across_restarts():
 
     assert run() == run()
     assert len(run().split()[0]) >= 50
+
+
+# --- Issue 10: weak production settings are refused, each named ----------------------
+@pytest.mark.parametrize(
+    ("override", "problem"),
+    [
+        ({"SECRET_KEY": "changeme" * 8}, "SECRET_KEY has only 7 distinct characters (at least 20"),
+        ({"SECRET_KEY": "abcdefghij" * 6}, "SECRET_KEY has only 10 distinct characters"),
+        ({"DATABASE_URL": ""}, "DATABASE_URL is not set (production runs on PostgreSQL"),
+        ({"DATABASE_URL": "sqlite:////srv/db.sqlite3"}, "DATABASE_URL points to SQLite"),
+    ],
+)
+def test_production_refuses_weak_settings_and_names_them(override, problem):
+    environ = PRODUCTION_OK | override
+    if not override.get("DATABASE_URL", "x"):
+        environ.pop("DATABASE_URL")
+
+    result = start_django(environ)
+
+    assert result.returncode != 0
+    assert problem in result.stderr
+
+
+def test_production_refuses_the_development_secrets():
+    development = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import django; django.setup(); from django.conf import settings as s; "
+            "print(s.SECRET_KEY, s.AIHUMMER_VAULT_KEYS[0])",
+        ],
+        cwd=settings.BASE_DIR,
+        env={k: v for k, v in os.environ.items() if k not in PRODUCTION_OK | {"SECRET_KEY": ""}}
+        | {"AIHUMMER_ENV": "development", "DATABASE_URL": "sqlite:///:memory:"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    dev_secret, dev_vault = development.stdout.split()
+
+    result = start_django(
+        PRODUCTION_OK | {"SECRET_KEY": dev_secret, "AIHUMMER_VAULT_KEYS": f"{GOOD_VAULT},{dev_vault}"}
+    )
+
+    assert "SECRET_KEY is the development secret (var/dev-secrets.json)" in result.stderr
+    assert "AIHUMMER_VAULT_KEYS key #2 is the development vault key (var/dev-secrets.json)" in result.stderr
+
+
+def test_check_deploy_passes_with_the_production_defaults():
+    # The test environment's async escape hatch is not a production setting.
+    env = {k: v for k, v in os.environ.items() if k not in PRODUCTION_OK and k != "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    env |= PRODUCTION_OK
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy"],
+        cwd=settings.BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+    assert result.returncode == 0, result.stderr
+    # Only the preload opt-in remains: submitting a domain to browsers is hard to undo.
+    assert re.findall(r"security\.W\d+", result.stderr + result.stdout) == ["security.W021"]
+
+
+def test_production_redirects_to_https_behind_a_proxy_but_not_health_checks():
+    script = (
+        "import django; django.setup(); from django.test import Client; c = Client(); "
+        "print(c.get('/admin/', headers={'host': 'aihummer.example.com'}).status_code, "
+        "c.get('/admin/login/', headers={'host': 'aihummer.example.com', 'x-forwarded-proto': 'https'}).status_code, "
+        "c.get('/healthz', headers={'host': 'aihummer.example.com'}).status_code)"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in PRODUCTION_OK} | PRODUCTION_OK
+    env |= {"SECURE_PROXY_SSL_HEADER": "true", "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/postgres"}
+
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=settings.BASE_DIR, env=env, capture_output=True, text=True, check=False
+    )
+
+    assert result.stdout.split() == ["301", "200", "200"], result.stderr[-2000:]

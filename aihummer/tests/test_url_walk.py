@@ -1,0 +1,180 @@
+"""Issue 10: no input reaches a 500. Every admin and API URL pattern, resolved from the
+URL configuration itself (a new pattern is walked without editing this file), is
+requested with a bad value in each of its arguments, as each persona; so are every
+changelist's search, every autocomplete and every bulk action.
+
+This is the place future URLs get checked: if a new view answers 5xx for a bad id,
+one of these tests names the URL and the persona.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+from django.contrib import admin
+from django.contrib.contenttypes.models import ContentType
+from django.db import transaction
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver
+
+from aihummer.actors import Actor
+
+# What a careless user or an attacker types where an id goes.
+BAD_VALUES = ["abc", "%00", "-1", "99999999999999999999999", "%C2%B9", "%D9%A1", "1%2F..%2F2"]
+PERSONAS = ["anonymous", "vic", "alice", "bob", "ada", "charlie", "root"]
+_ARGUMENT = re.compile(r"<(?:\w+:)?(\w+)>|\((?:\?P<(\w+)>)?[^()]*\)")
+
+
+@dataclass(frozen=True)
+class Pattern:
+    template: str  # the URL with {0}, {1}… where its arguments go
+    names: tuple[str, ...]
+    model_admin: object | None
+
+
+def _model_admin(callback: object) -> object | None:
+    model_admin = getattr(callback, "model_admin", None)
+    wrapped = getattr(callback, "__wrapped__", None)
+    return model_admin or getattr(wrapped, "__self__", None)
+
+
+def url_patterns(resolver: URLResolver | None = None, prefix: str = "") -> Iterator[Pattern]:
+    """Every leaf pattern of the URL configuration, as a template."""
+    for entry in (resolver or get_resolver()).url_patterns:
+        text = prefix + str(entry.pattern).lstrip("^").removesuffix("$").removesuffix(r"\Z")
+        if isinstance(entry, URLResolver):
+            yield from url_patterns(entry, text)
+            continue
+        assert isinstance(entry, URLPattern)
+        names: list[str] = []
+
+        def placeholder(match: re.Match, names: list[str] = names) -> str:
+            names.append(match.group(1) or match.group(2) or f"arg{len(names)}")
+            return f"{{{len(names) - 1}}}"
+
+        template = _ARGUMENT.sub(placeholder, text.replace("{", "{{").replace("}", "}}")).replace("^", "")
+        yield Pattern("/" + template, tuple(names), _model_admin(entry.callback))
+
+
+@pytest.fixture
+def world(workspace, other_workspace, vic, alice, bob, ada, charlie, root):
+    """A row of every kind in acme, so good ids exist beside the bad ones."""
+    from agents.runtime import agent_turn_run
+    from agents.services import (
+        agent_create,
+        credential_create,
+        preset_create,
+        prompt_version_propose,
+        skill_create,
+    )
+    from aihummer.services import api_key_create
+
+    as_ada = Actor.for_user(ada)
+    credential = credential_create(workspace=workspace, key="openai", secret="sk-walk-1234567890", actor=as_ada)
+    preset = preset_create(
+        workspace=workspace, actor=as_ada, key="echo", name="Echo", provider_name="echo", model="echo-1", is_active=True
+    )
+    skill_create(workspace=workspace, key="tone", title="Tone", body="Be brief.", actor=as_ada)
+    agent = agent_create(
+        workspace=workspace,
+        actor=as_ada,
+        key="writer",
+        name="Writer",
+        preset=preset,
+        snapshot={"identity": {"name": "W"}},
+    )
+    prompt_version_propose(agent=agent, changes={"identity": {"role": "Editor"}}, actor=Actor.for_user(alice))
+    agent_turn_run(agent=agent, message="hello", actor=as_ada)
+    api_key_create(workspace=workspace, name="ci", scopes="read", actor=as_ada)
+    return {"anonymous": None, "vic": vic, "alice": alice, "bob": bob, "ada": ada, "charlie": charlie, "root": root} | {
+        "credential": credential
+    }
+
+
+def good_value(pattern: Pattern, position: int) -> str:
+    """A value that names an existing row (or a real number) for the arguments that are
+    not under test, so the bad one reaches as deep into the view as it can."""
+    name = pattern.names[position]
+    model = getattr(pattern.model_admin, "model", None)
+    if name == "number":
+        return "1"
+    if name == "content_type_id" or model is None:
+        return str(ContentType.objects.first().pk)
+    row = model._base_manager.order_by("pk").first()
+    if row is None:
+        return "1"
+    if position == 0:
+        return str(row.pk)
+    history = getattr(model, "history", None)
+    return str(history.filter(**{model._meta.pk.attname: row.pk}).first().history_id) if history else "1"
+
+
+def bad_urls() -> Iterator[str]:
+    for pattern in url_patterns():
+        if not pattern.names:
+            continue
+        for position in range(len(pattern.names)):
+            for bad in BAD_VALUES:
+                values = [bad if i == position else good_value(pattern, i) for i in range(len(pattern.names))]
+                yield pattern.template.format(*values)
+
+
+def request_as(client: Client, user: object, method: str, url: str, data: dict | None = None) -> int:
+    if user is not None:
+        client.force_login(user)
+    # A savepoint per request: a view that breaks the transaction must not hide the
+    # next request's answer behind "current transaction is aborted".
+    with transaction.atomic():
+        response = client.post(url, data or {}) if method == "POST" else client.get(url)
+    return response.status_code
+
+
+def failures_for(world: dict, requests: list[tuple[str, str, dict | None]]) -> list[str]:
+    failures = []
+    for persona in PERSONAS:
+        client = Client(raise_request_exception=False)
+        for method, url, data in requests:
+            status = request_as(client, world[persona], method, url, data)
+            if status >= 500:
+                failures.append(f"{persona} {method} {url} {data or ''} -> {status}")
+    return failures
+
+
+def test_the_walk_finds_every_kind_of_pattern():
+    templates = {pattern.template for pattern in url_patterns()}
+
+    assert "/admin/agents/agent/{0}/history/{1}/" in templates
+    assert "/admin/agents/promptversion/{0}/review/" in templates
+    assert "/v1/me/" in templates
+
+
+@pytest.mark.django_db
+def test_no_url_pattern_answers_5xx_for_a_bad_id(world):
+    requests = [("GET", url, None) for url in bad_urls()]
+    assert len(requests) > 300
+
+    failures = failures_for(world, requests)
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.django_db
+def test_no_search_autocomplete_or_bulk_action_answers_5xx_for_bad_input(world):
+    requests: list[tuple[str, str, dict | None]] = []
+    for model, model_admin in admin.site._registry.items():
+        changelist = f"/admin/{model._meta.app_label}/{model._meta.model_name}/"
+        requests.append(("GET", changelist + "?q=%00&o=abc&p=-1&e=%00", None))
+        for action in model_admin.actions or []:
+            for bad in ("abc", "\x00", "-1", "99999999999999999999999", "\u0661"):
+                requests.append(("POST", changelist, {"action": action, "_selected_action": [bad], "index": "0"}))
+        for field_name in model_admin.autocomplete_fields:
+            query = f"app_label={model._meta.app_label}&model_name={model._meta.model_name}&field_name={field_name}"
+            requests.append(("GET", f"/admin/autocomplete/?term=%00&{query}", None))
+            requests.append(("GET", f"/admin/autocomplete/?term=x&page=abc&{query}", None))
+    for header in ("ahk_%C2%B9_x", "ahk_0_x", "ahk_1_" + "x" * 5000):
+        requests.append(("GET", f"/v1/me/?key={header}", None))
+
+    failures = failures_for(world, requests)
+    assert not failures, "\n".join(failures)
