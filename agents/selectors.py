@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 
-from agents.models import Agent, PromptVersion
+from agents.models import Agent, DebugLog, Preset, PromptVersion
 from aihummer.actors import Actor, Verb
 from aihummer.exceptions import NotFound
+from aihummer.models import Workspace
 
 
 def _scoped(queryset: QuerySet, actor: Actor, verb: Verb = Verb.READ) -> QuerySet:
@@ -62,3 +63,80 @@ def agent_versions(*, agent: Agent) -> QuerySet:
         .defer("snapshot", "base_version__snapshot")
         .order_by("-number")
     )
+
+
+# --- by key, for programs (MCP, API): sandbox rows included ------------------------------
+# Programs resolve what they created, sandbox rows too (`all_objects`); people's pages
+# above never see them.
+def _require_read(actor: Actor, workspace: Workspace, noun: str) -> None:
+    # Outside the actor's workspaces a row answers exactly as a missing one; inside,
+    # a missing right is said plainly (e.g. a key without the read scope).
+    if not actor.belongs_to(workspace):
+        raise NotFound(f"Unknown {noun}.")
+    actor.require(Verb.READ, workspace)
+
+
+def agent_get_by_key(*, actor: Actor, workspace: Workspace, key: str) -> Agent:
+    """The agent `key` of `workspace` with its live version and preset, or NotFound."""
+    _require_read(actor, workspace, "agent")
+    agent = (
+        Agent.all_objects.select_related("live_version", "workspace", "preset")
+        .filter(workspace=workspace, key=key)
+        .first()
+    )
+    if agent is None:
+        raise NotFound(f"Unknown agent '{key}'.")
+    return agent
+
+
+def agent_list(*, actor: Actor, workspace: Workspace, include_sandbox: bool = False) -> QuerySet:
+    """The workspace's agents by key, with preset and live version number, in one query."""
+    _require_read(actor, workspace, "workspace")
+    manager = Agent.all_objects if include_sandbox else Agent.objects
+    return (
+        manager.filter(workspace=workspace)
+        .select_related("preset", "live_version")
+        .defer("live_version__snapshot")
+        .order_by("key")
+    )
+
+
+def agent_open_proposals(*, agent: Agent) -> QuerySet:
+    """The agent's pending versions, oldest first."""
+    return (
+        PromptVersion.all_objects.pending()
+        .filter(agent=agent)
+        .select_related("proposed_by", "base_version")
+        .defer("base_version__snapshot")
+        .order_by("number")
+    )
+
+
+def preset_default(*, workspace: Workspace) -> Preset | None:
+    """The preset agents without their own run on."""
+    return Preset.objects.for_workspace(workspace).active().first()
+
+
+def preset_get_by_key(*, actor: Actor, workspace: Workspace, key: str) -> Preset:
+    """The preset `key` of `workspace`, or NotFound."""
+    _require_read(actor, workspace, "preset")
+    preset = Preset.all_objects.select_related("credential").filter(workspace=workspace, key=key).first()
+    if preset is None:
+        raise NotFound(f"Unknown preset '{key}'.")
+    return preset
+
+
+def preset_list(*, actor: Actor, workspace: Workspace, include_sandbox: bool = False) -> QuerySet:
+    """The workspace's presets by key."""
+    _require_read(actor, workspace, "workspace")
+    manager = Preset.all_objects if include_sandbox else Preset.objects
+    return manager.filter(workspace=workspace).order_by("key")
+
+
+def debug_log_get(*, actor: Actor, workspace: Workspace, pk: int) -> DebugLog:
+    """One model call's debug log (sandbox ones too), or NotFound."""
+    _require_read(actor, workspace, "debug log")
+    log = DebugLog.all_objects.select_related("turn").filter(workspace=workspace, pk=pk).first()
+    if log is None:
+        raise NotFound(f"Unknown debug log {pk}.")
+    return log
