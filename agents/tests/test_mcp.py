@@ -376,6 +376,10 @@ def test_reading_tools_validation_errors(writer: Agent, read_key: str) -> None:
         ("inspect_agent_debug", {"debugId": 0}),
         ("inspect_agent_debug", {"debugId": 999999}),
         ("run_agent_test", {"agentKey": "writer", "input": ""}),
+        ("list_presets", {"includeSandbox": 3}),
+        ("list_models", {"providerFilter": 7}),
+        ("delete_preset", {}),
+        ("delete_agent", {"agentKey": "writer", "force": "please"}),
         ("no_such_tool", {}),
     )
 
@@ -386,6 +390,10 @@ def test_reading_tools_validation_errors(writer: Agent, read_key: str) -> None:
         "debugId: Input should be greater than or equal to 1",
         "Unknown debug log 999999.",
         "input: String should have at least 1 character",
+        "includeSandbox: Input should be a valid boolean, unable to interpret input",
+        "providerFilter: Input should be a valid string",
+        "key: Field required",
+        "force: Input should be a valid boolean, unable to interpret input",
         "Unknown tool 'no_such_tool'. Known tools: delete_agent, delete_preset, get_agent, inspect_agent_debug, "
         "list_agents, list_models, list_presets, run_agent_test, update_agent, update_agent_system_prompt, "
         "update_preset.",
