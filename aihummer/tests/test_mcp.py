@@ -261,6 +261,45 @@ def test_over_http_another_workspaces_key_sees_nothing(
     assert PromptVersion.objects.count() == 1
 
 
+def test_over_http_a_session_answers_only_the_key_that_opened_it(
+    base_url: str, workspace: Workspace, write_key: str
+) -> None:
+    other_key = make_key(workspace, "other-bot", "read")[1]
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"},
+        },
+    }
+    opened = httpx2.post(
+        f"{base_url}/mcp", json=initialize, headers={**headers, "Authorization": f"Bearer {write_key}"}, timeout=10
+    )
+    session = {"Mcp-Session-Id": opened.headers["mcp-session-id"], "MCP-Protocol-Version": "2025-06-18"}
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+
+    hijack = httpx2.post(
+        f"{base_url}/mcp",
+        json=listing,
+        headers={**headers, **session, "Authorization": f"Bearer {other_key}"},
+        timeout=10,
+    )
+
+    owner = httpx2.post(
+        f"{base_url}/mcp",
+        json=listing,
+        headers={**headers, **session, "Authorization": f"Bearer {write_key}"},
+        timeout=10,
+    )
+
+    assert opened.status_code == owner.status_code == 200
+    assert hijack.status_code == 404
+
+
 def test_over_http_everything_else_is_django(base_url: str, db: None) -> None:
     login = httpx2.get(f"{base_url}/admin/login/", timeout=10)
 
