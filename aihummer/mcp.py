@@ -24,6 +24,7 @@ import json
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import pydantic
@@ -92,8 +93,9 @@ class ToolSpec:
     # Parameters this tool refuses to take, with the reason (said instead of ignoring them).
     refused: Mapping[str, str] = field(default_factory=dict)
 
-    @property
+    @cached_property
     def parameters(self) -> list[inspect.Parameter]:
+        """The tool's parameters: the function's, after the caller."""
         return list(inspect.signature(self.fn, eval_str=True).parameters.values())[1:]
 
     def parameter_for(self, service_field: str) -> str:

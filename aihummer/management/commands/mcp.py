@@ -3,6 +3,7 @@ from __future__ import annotations
 import os
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import connection
 
 from aihummer.mcp import build_server
 from aihummer.services import api_key_authenticate
@@ -21,4 +22,5 @@ class Command(BaseCommand):
         # errs on every call. Each call checks the key again (revocation is immediate).
         if api_key_authenticate(raw_key) is None:
             raise CommandError(f"{API_KEY_VARIABLE} is not a live API key: it is unknown, malformed or revoked.")
+        connection.close()  # tools use their own threads' connections; this one would idle all session
         build_server(api_key=raw_key).run("stdio")
