@@ -65,9 +65,9 @@ def agent_versions(*, agent: Agent) -> QuerySet:
     )
 
 
-# --- by key, for programs (MCP, API): sandbox rows included ------------------------------
-# Programs resolve what they created, sandbox rows too (`all_objects`); people's pages
-# above never see them.
+# --- by key, for programs (MCP, API): sandbox rows for those who use sandboxes ------------
+# Programs resolve what they created, sandbox rows too (`all_objects`), when their actor
+# may use sandboxes; people's pages above never see them.
 def _require_read(actor: Actor, workspace: Workspace, noun: str) -> None:
     # Outside the actor's workspaces a row answers exactly as a missing one; inside,
     # a missing right is said plainly (e.g. a key without the read scope).
@@ -76,14 +76,24 @@ def _require_read(actor: Actor, workspace: Workspace, noun: str) -> None:
     actor.require(Verb.READ, workspace)
 
 
+def _rows(model: type, actor: Actor, workspace: Workspace, *, include_sandbox: bool) -> QuerySet:
+    """`model`'s rows of `workspace`; sandbox ones too when asked and allowed."""
+    if include_sandbox:
+        actor.require(Verb.SANDBOX, workspace)
+    return (model.all_objects if include_sandbox else model.objects).filter(workspace=workspace)
+
+
+def _resolvable(model: type, actor: Actor, workspace: Workspace) -> QuerySet:
+    """`model`'s rows of `workspace` a program may name: sandbox ones only for actors
+    that may use sandboxes (for the others they answer as missing)."""
+    return _rows(model, actor, workspace, include_sandbox=actor.can(Verb.SANDBOX, workspace))
+
+
 def agent_get_by_key(*, actor: Actor, workspace: Workspace, key: str) -> Agent:
     """The agent `key` of `workspace` with its live version and preset, or NotFound."""
     _require_read(actor, workspace, "agent")
-    agent = (
-        Agent.all_objects.select_related("live_version", "workspace", "preset")
-        .filter(workspace=workspace, key=key)
-        .first()
-    )
+    agent = _resolvable(Agent, actor, workspace).select_related("live_version", "workspace", "preset").filter(key=key)
+    agent = agent.first()
     if agent is None:
         raise NotFound(f"Unknown agent '{key}'.")
     return agent
@@ -92,9 +102,8 @@ def agent_get_by_key(*, actor: Actor, workspace: Workspace, key: str) -> Agent:
 def agent_list(*, actor: Actor, workspace: Workspace, include_sandbox: bool = False) -> QuerySet:
     """The workspace's agents by key, with preset and live version number, in one query."""
     _require_read(actor, workspace, "workspace")
-    manager = Agent.all_objects if include_sandbox else Agent.objects
     return (
-        manager.filter(workspace=workspace)
+        _rows(Agent, actor, workspace, include_sandbox=include_sandbox)
         .select_related("preset", "live_version")
         .defer("live_version__snapshot")
         .order_by("key")
@@ -120,7 +129,7 @@ def preset_default(*, workspace: Workspace) -> Preset | None:
 def preset_get_by_key(*, actor: Actor, workspace: Workspace, key: str) -> Preset:
     """The preset `key` of `workspace`, or NotFound."""
     _require_read(actor, workspace, "preset")
-    preset = Preset.all_objects.select_related("credential").filter(workspace=workspace, key=key).first()
+    preset = _resolvable(Preset, actor, workspace).select_related("credential").filter(key=key).first()
     if preset is None:
         raise NotFound(f"Unknown preset '{key}'.")
     return preset
@@ -129,14 +138,13 @@ def preset_get_by_key(*, actor: Actor, workspace: Workspace, key: str) -> Preset
 def preset_list(*, actor: Actor, workspace: Workspace, include_sandbox: bool = False) -> QuerySet:
     """The workspace's presets by key."""
     _require_read(actor, workspace, "workspace")
-    manager = Preset.all_objects if include_sandbox else Preset.objects
-    return manager.filter(workspace=workspace).order_by("key")
+    return _rows(Preset, actor, workspace, include_sandbox=include_sandbox).order_by("key")
 
 
 def debug_log_get(*, actor: Actor, workspace: Workspace, pk: int) -> DebugLog:
-    """One model call's debug log (sandbox ones too), or NotFound."""
+    """One model call's debug log (a sandbox turn's too, for sandbox users), or NotFound."""
     _require_read(actor, workspace, "debug log")
-    log = DebugLog.all_objects.select_related("turn").filter(workspace=workspace, pk=pk).first()
+    log = _resolvable(DebugLog, actor, workspace).select_related("turn").filter(pk=pk).first()
     if log is None:
         raise NotFound(f"Unknown debug log {pk}.")
     return log

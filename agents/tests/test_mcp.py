@@ -244,7 +244,9 @@ def test_proposal_validation_errors(writer: Agent, write_key: str) -> None:
 
 
 # --- reading -------------------------------------------------------------------------------------
-def test_lists_of_agents_presets_and_models(writer: Agent, workspace: Workspace, ada: User, read_key: str) -> None:
+def test_lists_of_agents_presets_and_models(
+    writer: Agent, workspace: Workspace, ada: User, write_key: str, read_key: str
+) -> None:
     sandbox_preset = preset_create(
         workspace=workspace,
         actor=Actor.for_user(ada),
@@ -263,7 +265,7 @@ def test_lists_of_agents_presets_and_models(writer: Agent, workspace: Workspace,
         is_sandbox=True,
     )
     agents, all_agents, presets, all_presets, models, bad_filter = call_tools(
-        read_key,
+        write_key,
         ("list_agents", {}),
         ("list_agents", {"includeSandbox": True}),
         ("list_presets", {}),
@@ -316,6 +318,12 @@ def test_lists_of_agents_presets_and_models(writer: Agent, workspace: Workspace,
     assert error(bad_filter)["error"] == (
         "providerFilter: Unknown provider 'mistral'; use openai, anthropic, gemini, echo."
     )
+    # Sandbox rows are for the clients that may use sandboxes (the write scope).
+    hidden, named = call_tools(
+        read_key, ("list_agents", {"includeSandbox": True}), ("get_agent", {"agentId": "sb_agent"})
+    )
+    assert error(hidden)["error"] == "API key 'reader' lacks the 'write' scope needed for using sandboxes."
+    assert error(named)["error"] == "Unknown agent 'sb_agent'."
 
 
 def test_list_agents_costs_the_same_queries_for_one_agent_or_many(
