@@ -300,6 +300,22 @@ def test_over_http_a_session_answers_only_the_key_that_opened_it(
     assert hijack.status_code == 404
 
 
+def test_over_http_malformed_requests_are_refused_never_a_500(base_url: str, write_key: str) -> None:
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        "Authorization": f"Bearer {write_key}",
+    }
+
+    def post(body: str, **extra: str) -> int:
+        return httpx2.post(f"{base_url}/mcp", content=body, headers={**headers, **extra}, timeout=10).status_code
+
+    assert post("not json") == 400
+    assert post("[]") == 400
+    assert post('{"jsonrpc": "2.0", "id": 1, "method": "tools/call"}') == 400
+    assert post("{}", Host="evil.example.com") == 421  # DNS rebinding: not one of ALLOWED_HOSTS
+
+
 def test_over_http_everything_else_is_django(base_url: str, db: None) -> None:
     login = httpx2.get(f"{base_url}/admin/login/", timeout=10)
 
