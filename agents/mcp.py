@@ -11,15 +11,14 @@ from __future__ import annotations
 from typing import Annotated
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
 from django.utils import timezone
 from pydantic import Field
 
 from agents import catalog
-from agents.debug import redact
 from agents.models import Agent, AgentTurn, DebugLog, Preset, PromptVersion
 from agents.rendering import render_system_prompt
 from agents.runtime import agent_run_test
+from agents.runtime.debug import redact
 from agents.selectors import (
     agent_get_by_key,
     agent_list,
@@ -31,11 +30,10 @@ from agents.selectors import (
 )
 from agents.services import (
     PROPOSAL_MODES,
+    agent_change,
     agent_delete,
-    agent_update,
-    preset_activate,
+    preset_change,
     preset_delete,
-    preset_update,
     prompt_version_propose,
 )
 from aihummer.actors import Verb
@@ -374,18 +372,9 @@ def update_agent(
     if isActive is not None and isActive != agent.is_active:
         fields["is_active"] = isActive
     tools = comma_list(allowedToolNames) if allowedToolNames is not None else None
-    version = None
-    # Both or neither: a refused proposal leaves the plain fields as they were.
-    with transaction.atomic():
-        if fields:
-            agent = agent_update(agent=agent, actor=caller.actor, **fields)
-        if tools is not None and tools != agent.allowed_tool_names:
-            version = prompt_version_propose(
-                agent=agent,
-                changes={"allowed_tool_names": tools},
-                actor=caller.actor,
-                reason="allowed tools changed with update_agent",
-            )
+    agent, version = agent_change(
+        agent=agent, actor=caller.actor, fields=fields, allowed_tool_names=tools, reason="update_agent over MCP"
+    )
     changed = [update_agent.parameter_for(field) for field in fields] + (["allowedToolNames"] if version else [])
     agent = agent_get_by_key(actor=caller.actor, workspace=caller.workspace, key=agent.key)
     default = None if agent.preset_id else preset_default(workspace=caller.workspace)
@@ -445,19 +434,8 @@ def update_preset(
     fields = {field: value for field, value in wanted.items() if value is not None and getattr(preset, field) != value}
     if maxOutputTokens is not None and (maxOutputTokens or None) != preset.max_output_tokens:
         fields["max_output_tokens"] = maxOutputTokens or None
-    if isActive is False and preset.is_active:
-        raise ValidationError(
-            {
-                "is_active": "The default preset stays the default until another one becomes it: "
-                "call update_preset with isActive=true on that preset."
-            }
-        )
     activate = isActive is True and not preset.is_active
-    with transaction.atomic():
-        if fields:
-            preset = preset_update(preset=preset, actor=caller.actor, **fields)
-        if activate:
-            preset = preset_activate(preset=preset, actor=caller.actor)
+    preset = preset_change(preset=preset, actor=caller.actor, fields=fields, is_active=isActive)
     changed = [update_preset.parameter_for(field) for field in fields] + (["isActive"] if activate else [])
     return {
         "presetKey": preset.key,

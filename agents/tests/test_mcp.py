@@ -442,17 +442,20 @@ def test_update_agent_applies_plain_fields_and_queues_the_tools(
 
 
 def test_update_agent_errors(writer: Agent, write_key: str, publish_key: str) -> None:
-    nothing, unknown_preset, unpublished = call_tools(
+    nothing, unknown_preset, unpublished, half = call_tools(
         publish_key,
         ("update_agent", {"agentKey": "writer"}),
         ("update_agent", {"agentKey": "writer", "modelPresetKey": "ghost", "name": "New"}),
         ("update_agent", {"agentKey": "writer", "name": ""}),
+        ("update_agent", {"agentKey": "writer", "name": "New", "allowedToolNames": "delegate, Bad Tool!"}),
     )
     by_writer = call_tool(write_key, "update_agent", agentKey="writer", description="New")
 
     assert error(nothing) == {"status": "error", "error": "No fields provided — nothing changed."}
     assert error(unknown_preset)["error"] == "modelPresetKey: Unknown preset 'ghost'."
     assert error(unpublished)["error"] == "name: String should have at least 1 character"
+    # Both or neither: the refused tools keep the name as it was.
+    assert error(half)["error"] == "allowedToolNames: $.allowed_tool_names[1]: must match ^[a-z][a-z0-9_]{0,63}$"
     assert error(by_writer)["error"] == (
         "API key 'ci-bot' lacks the 'publish' scope needed for publishing changes directly."
     )
@@ -498,8 +501,7 @@ def test_update_preset_errors(echo_preset: Preset, publish_key: str) -> None:
         "create a new preset instead. It takes: isActive, key, maxOutputTokens, name, streamingEnabled, temperature, "
         "topP.",
         "temperature: Input should be less than or equal to 2",
-        "isActive: The default preset stays the default until another one becomes it: call update_preset with "
-        "isActive=true on that preset.",
+        "isActive: The default preset stays the default until another preset is made the default.",
         "Unknown preset 'ghost'.",
     ]
     echo_preset.refresh_from_db()
