@@ -23,6 +23,7 @@ from agents.selectors import (
     agent_get_by_key,
     agent_list,
     agent_open_proposals,
+    debug_log_as_sent,
     debug_log_get,
     preset_default,
     preset_get_by_key,
@@ -216,6 +217,7 @@ def inspect_agent_debug(
     prompt, the messages, the parameters sent, the response, usage, latency and the tool
     executions. Secrets are redacted."""
     log: DebugLog = debug_log_get(actor=caller.actor, workspace=caller.workspace, pk=debugId)
+    system_prompt, tools, messages = debug_log_as_sent(log)
     return {
         "debugId": log.pk,
         "turnId": log.turn_id,
@@ -225,9 +227,10 @@ def inspect_agent_debug(
         "model": log.model,
         # Stored redacted already; redacted again on the way out, in case the
         # patterns grew since the call was recorded.
-        "systemPrompt": redact(log.system_prompt, []),
-        "messages": redact(log.messages, []),
-        "toolsOffered": [tool_offered["name"] for tool_offered in log.tools_offered],
+        "systemPrompt": redact(system_prompt, []),
+        "messages": redact(messages, []),
+        "droppedExchanges": log.dropped_exchanges,
+        "toolsOffered": [tool_offered["name"] for tool_offered in tools],
         "parameters": redact(log.parameters, []),
         "response": redact(log.response, []),
         "finishReason": log.finish_reason,

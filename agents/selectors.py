@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from django.core.paginator import Page, Paginator
 from django.db.models import QuerySet
 
-from agents.models import Agent, DebugLog, Preset, PromptVersion
+from agents.models import Agent, AgentTurn, DebugLog, Preset, PromptVersion
 from aihummer.actors import Actor, Verb
 from aihummer.exceptions import NotFound
 from aihummer.models import Workspace
@@ -63,6 +64,38 @@ def agent_versions(*, agent: Agent) -> QuerySet:
         .defer("snapshot", "base_version__snapshot")
         .order_by("-number")
     )
+
+
+# Model calls per page of a turn: a 256-call turn is 13 pages.
+DEBUG_LOGS_PER_PAGE = 20
+
+
+def debug_log_page(*, turn: AgentTurn, number: int | str | None) -> Page:
+    """One page of `turn`'s model calls, in order, each with `sent_system_prompt` and
+    `sent_tools`: what the call sent, put back together where an incremental log left
+    them blank (the call before's). `messages` stays what the log stores: for an
+    incremental log, what the call added to the conversation of the calls before it.
+    A page number out of range gives the last page."""
+    # all_objects: a sandbox turn's logs are sandbox rows too.
+    logs = DebugLog.all_objects.filter(turn=turn).order_by("sequence")
+    page = Paginator(logs, DEBUG_LOGS_PER_PAGE).get_page(number)
+    system_prompt, tools = None, None
+    for log in page.object_list:
+        if not log.incremental or log.system_prompt:
+            system_prompt = log.system_prompt
+        if not log.incremental or log.tools_offered:
+            tools = log.tools_offered
+        if system_prompt is None:  # the first calls of a later page: from the pages before
+            system_prompt = _latest_stored(logs, log.sequence, "system_prompt", "")
+        if tools is None:
+            tools = _latest_stored(logs, log.sequence, "tools_offered", [])
+        log.sent_system_prompt, log.sent_tools = system_prompt, tools
+    return page
+
+
+def _latest_stored(logs: QuerySet, before: int, field: str, blank: object) -> object:
+    value = logs.filter(sequence__lt=before).exclude(**{field: blank}).order_by("-sequence")
+    return value.values_list(field, flat=True).first() or blank
 
 
 # --- by key, for programs (MCP, API): sandbox rows for those who use sandboxes ------------
@@ -148,3 +181,18 @@ def debug_log_get(*, actor: Actor, workspace: Workspace, pk: int) -> DebugLog:
     if log is None:
         raise NotFound(f"Unknown debug log {pk}.")
     return log
+
+
+def debug_log_as_sent(log: DebugLog) -> tuple[str, list, list]:
+    """What one model call sent: its system prompt and tools (an incremental log leaves
+    them blank when they are the call before's) and its conversation (every earlier
+    call's new messages, then its own; `dropped_exchanges` says how many the context
+    budget left out)."""
+    if not log.incremental:
+        return log.system_prompt, log.tools_offered, log.messages
+    logs = DebugLog.all_objects.filter(turn_id=log.turn_id).order_by("sequence")
+    system_prompt = log.system_prompt or _latest_stored(logs, log.sequence, "system_prompt", "")
+    tools = log.tools_offered or _latest_stored(logs, log.sequence, "tools_offered", [])
+    earlier = logs.filter(sequence__lt=log.sequence).values_list("messages", flat=True)
+    messages = [message for added in earlier for message in added] + log.messages
+    return system_prompt, tools, messages

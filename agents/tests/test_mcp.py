@@ -606,3 +606,32 @@ def test_a_key_revoked_mid_session_stops_working_at_once(writer: Agent, workspac
     assert error(after)["error"] == (
         "The API key is missing, unknown or revoked: ask a workspace admin for a live key."
     )
+
+
+def test_inspect_agent_debug_puts_a_later_calls_conversation_back_together(
+    workspace: Workspace, ada: User, echo_preset: Preset, write_key: str
+) -> None:
+    agent_create(
+        workspace=workspace,
+        actor=Actor.for_user(ada),
+        key="tooled",
+        name="Tooled",
+        snapshot={"system_prompt": OLD_PROMPT, "allowed_tool_names": ["propose_persona_edit"]},
+    )
+    script = '@call propose_persona_edit {"persona": "Warm.", "reason": "Users asked."}'
+    ran = ok(call_tool(write_key, "run_agent_test", agentKey="tooled", input=script))
+    first_id, second_id = ran["debugIds"]
+
+    first, second = (
+        ok(result)
+        for result in call_tools(
+            write_key, ("inspect_agent_debug", {"debugId": first_id}), ("inspect_agent_debug", {"debugId": second_id})
+        )
+    )
+
+    assert ran["debugId"] == second_id
+    assert second["systemPrompt"] == first["systemPrompt"] != ""
+    assert second["toolsOffered"] == first["toolsOffered"] == ["propose_persona_edit"]
+    assert second["messages"][: len(first["messages"])] == first["messages"]
+    assert [m["role"] for m in second["messages"]] == ["user", "assistant", "tool"]
+    assert [execution["name"] for execution in first["toolExecutions"]] == ["propose_persona_edit"]
