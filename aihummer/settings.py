@@ -238,3 +238,10 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "aihummer.api.api_exception_handler",
     "UNAUTHENTICATED_USER": None,
 }
+
+# Sandbox rows (issue 17) older than this many seconds are deleted by beat's sweep
+# (`sandbox-sweep` in CELERY_BEAT_SCHEDULE), every AIHUMMER_SANDBOX_SWEEP_INTERVAL_SEC.
+AIHUMMER_SANDBOX_TTL = env.int("AIHUMMER_SANDBOX_TTL", 24 * 3600, minimum=1, maximum=365 * 24 * 3600)
+AIHUMMER_SANDBOX_SWEEP_INTERVAL_SEC = env.int(
+    "AIHUMMER_SANDBOX_SWEEP_INTERVAL_SEC", 15 * 60, minimum=1, maximum=24 * 3600
+)
