@@ -17,6 +17,8 @@ from agents.mcp import KEY_PATTERN, _preset_for
 from agents.services import agent_create, preset_create
 from aihummer.mcp import Caller, comma_list, tool
 from sandbox.services import sandbox_cleanup
+from workflows.mcp import Definition, WorkflowKey, definition_agents, parse_json
+from workflows.services import workflow_create
 
 SandboxKey = Annotated[
     str, Field(description="A new key ([a-z0-9_-], at most 50 characters).", pattern=KEY_PATTERN, max_length=50)
@@ -106,6 +108,37 @@ def create_sandbox_agent(
     }
 
 
+@tool(title="Create a sandbox workflow", parameter_names={"key": "workflowKey"})
+def create_sandbox_workflow(
+    caller: Caller,
+    workflowKey: WorkflowKey,
+    name: Annotated[str, Field(description="A readable name.", min_length=1, max_length=200)],
+    definition: Definition,
+    description: Annotated[str, Field(description="What the pipeline does.")] = "",
+) -> dict:
+    """Assemble a throw-away multi-agent pipeline, hidden from people. The definition is
+    checked whole (JSON, at least one step, unique step names, each agent existing and
+    enabled, mappings naming earlier steps) and every problem is reported at once. Its
+    steps may run sandbox and real agents. Run it with run_workflow; remove it with
+    cleanup_sandbox."""
+    workflow = workflow_create(
+        workspace=caller.workspace,
+        actor=caller.actor,
+        key=workflowKey,
+        name=name,
+        description=description,
+        definition=parse_json(definition, "definition"),
+        is_sandbox=True,
+    )
+    return {
+        "workflowKey": workflow.key,
+        "name": workflow.name,
+        "stepsCount": len(workflow.definition["steps"]),
+        "agents": definition_agents(workflow.definition),
+        "version": workflow.version,
+    }
+
+
 @tool(title="Delete this workspace's sandbox", destructive=True)
 def cleanup_sandbox(caller: Caller) -> dict:
     """Delete every sandbox row of your workspace, in one transaction: workflow runs,
@@ -120,4 +153,4 @@ def cleanup_sandbox(caller: Caller) -> dict:
     }
 
 
-TOOLS = [create_sandbox_preset, create_sandbox_agent, cleanup_sandbox]
+TOOLS = [create_sandbox_preset, create_sandbox_agent, create_sandbox_workflow, cleanup_sandbox]

@@ -125,6 +125,12 @@ def sandbox_sweep(*, older_than: timedelta | None = None, workspace: Workspace |
     return report
 
 
+def describe_counts(counts: dict[str, int]) -> str:
+    """`{"workflowrun": 1, "agent": 2}` → "1 workflow run(s), 2 agent(s)"."""
+    names = {model._meta.model_name: model._meta.verbose_name for model in _models()}
+    return ", ".join(f"{count} {names.get(name, name)}(s)" for name, count in counts.items())
+
+
 def _workspaces_with_sandbox_rows() -> list[Workspace]:
     ids: set[int] = set()
     for model in _models():

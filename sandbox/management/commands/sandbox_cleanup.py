@@ -3,12 +3,11 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
-from django.apps import apps
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils.dateparse import parse_duration
 
 from aihummer.management import workspace_or_error
-from sandbox.services import sandbox_sweep
+from sandbox.services import describe_counts, sandbox_sweep
 
 UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
 
@@ -36,12 +35,10 @@ class Command(BaseCommand):
         workspace = workspace_or_error(options["workspace"]) if options["workspace"] else None
         older_than = options["older_than"] or timedelta(0)
         report = sandbox_sweep(workspace=workspace, older_than=older_than)
-        names = {model._meta.model_name: model._meta.verbose_name for model in apps.get_models()}
         for slug, counts in report.items():
             if "skipped" in counts:
                 self.stdout.write(f"Skipped '{slug}': {counts['skipped']} sandbox run(s) still going.")
                 continue
-            summary = ", ".join(f"{count} {names.get(name, name)}(s)" for name, count in counts.items())
-            self.stdout.write(f"Deleted from '{slug}': {summary}.")
+            self.stdout.write(f"Deleted from '{slug}': {describe_counts(counts)}.")
         if not report:
             self.stdout.write("No sandbox rows.")
