@@ -190,6 +190,9 @@ AIHUMMER_SUBAGENT_TIMEOUT_SEC = env.int("AIHUMMER_SUBAGENT_TIMEOUT_SEC", 600, mi
 AIHUMMER_MODEL_CATALOG_EXTRA = env.str("AIHUMMER_MODEL_CATALOG_EXTRA")  # path to a JSON file of extra models
 AIHUMMER_TURN_TIMEOUT_SEC = env.int("AIHUMMER_TURN_TIMEOUT_SEC", 900, minimum=1, maximum=48 * 3600)
 AIHUMMER_DEBUG_MAX_CHARS = env.int("AIHUMMER_DEBUG_MAX_CHARS", 20_000, minimum=1_000, maximum=1_000_000)
+# Workflows: a running step's lease (renewed by its heartbeat) and a run's wall-clock limit.
+AIHUMMER_STEP_LEASE_SEC = env.int("AIHUMMER_STEP_LEASE_SEC", 60, minimum=1, maximum=3600)
+AIHUMMER_RUN_TIMEOUT_SEC = env.int("AIHUMMER_RUN_TIMEOUT_SEC", 6 * 3600, minimum=1, maximum=7 * 24 * 3600)
 AIHUMMER_PROVIDER_MAX_RETRIES = env.int("AIHUMMER_PROVIDER_MAX_RETRIES", 2, minimum=0, maximum=10)
 # Bounds on what an agent is told (checked by agents.snapshot when a snapshot is validated).
 AIHUMMER_MAX_SECTIONS = env.int("AIHUMMER_MAX_SECTIONS", 40, minimum=1, maximum=500)
