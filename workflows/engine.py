@@ -357,11 +357,13 @@ def _compile_step(
             when = _compile_path(f"{where}.when", raw["when"], problems)
     timeout = _bounded_int(where, raw, "timeout_seconds", 1, MAX_TIMEOUT_SECONDS, problems)
     retries = _bounded_int(where, raw, "retries", 0, MAX_RETRIES, problems)
-    if len(problems) > before:
+    # A nameless or duplicate step was reported by _step_names.
+    name = raw.get("name")
+    if len(problems) > before or not isinstance(name, str) or names.get(name) != index:
         return None
     return Step(
         index=index,
-        name=raw["name"],
+        name=name,
         agent_name=agent_name,
         mapping=mapping,
         output_key=output_key,

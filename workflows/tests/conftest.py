@@ -35,7 +35,13 @@ def operator() -> Actor:
 @pytest.fixture
 def echo_preset(workspace: Workspace, operator: Actor) -> Preset:
     return preset_create(
-        workspace=workspace, actor=operator, key="echo", name="Echo", provider_name="echo", model="echo-1", is_active=True
+        workspace=workspace,
+        actor=operator,
+        key="echo",
+        name="Echo",
+        provider_name="echo",
+        model="echo-1",
+        is_active=True,
     )
 
 
