@@ -18,7 +18,7 @@ class FakeOpenAI:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+            def do_POST(self) -> None:
                 started = time.monotonic()
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 message = next((m["content"] for m in reversed(body["messages"]) if m["role"] == "user"), "")

@@ -113,7 +113,8 @@ def test_a_definition_that_no_longer_validates_gives_a_failed_run(pipeline, crit
     run.refresh_from_db()
     assert run.status == "failed"
     assert run.error == (
-        "The definition no longer validates: steps[1].agent_name: agent 'critique' is disabled; enable it or name another."
+        "The definition no longer validates: "
+        "steps[1].agent_name: agent 'critique' is disabled; enable it or name another."
     )
     assert not StepRun.objects.filter(run=run).exists()
 

@@ -3,6 +3,8 @@ force), starting runs with bad input, rights and workspace isolation."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
 
@@ -20,6 +22,10 @@ from workflows.services import (
 from workflows.tests.conftest import PIPELINE, make_agent
 
 pytestmark = pytest.mark.django_db
+
+
+def exact(text: str) -> str:
+    return f"^{re.escape(text)}$"
 
 
 def test_create_validates_against_the_workspace_agents(workspace, reader, operator) -> None:
@@ -52,7 +58,9 @@ def test_a_real_workflow_cannot_use_a_sandbox_agent(workspace, echo_preset, read
 
 
 def test_editors_may_run_but_not_define_workflows(workspace, reader, critic, alice) -> None:
-    with pytest.raises(PermissionDenied, match="alice is an editor in workspace 'acme'; publishing changes directly"):
+    with pytest.raises(
+        PermissionDenied, match=re.escape("alice is an editor in workspace 'acme'; publishing changes directly")
+    ):
         workflow_create(workspace=workspace, actor=Actor.for_user(alice), key="p", name="P", definition=PIPELINE)
 
 
@@ -76,7 +84,7 @@ def test_delete_refuses_builtin_and_in_progress_unless_forced(pipeline, workspac
         workspace=workspace, actor=operator, key="core", name="Core", definition=PIPELINE, is_builtin=True
     )
     with pytest.raises(
-        ApplicationError, match="^Workflow 'core' is built in and cannot be deleted; disable it instead.$"
+        ApplicationError, match=exact("Workflow 'core' is built in and cannot be deleted; disable it instead.")
     ):
         workflow_delete(workflow=builtin, actor=operator)
     run = workflow_run_start(workflow=pipeline, actor=operator, message="Texte")  # pending: nothing commits here
@@ -124,19 +132,21 @@ def test_bad_inputs_are_refused_before_any_run(pipeline, operator, kwargs, error
 def test_a_disabled_workflow_is_refused(pipeline, operator) -> None:
     workflow_update(workflow=pipeline, actor=operator, is_active=False)
     pipeline.refresh_from_db()
-    with pytest.raises(ApplicationError, match="^Workflow 'pipeline' is disabled; enable it to run it.$"):
+    with pytest.raises(ApplicationError, match=exact("Workflow 'pipeline' is disabled; enable it to run it.")):
         workflow_run_start(workflow=pipeline, actor=operator, message="x")
     assert not WorkflowRun.all_objects.exists()
 
 
 def test_viewers_may_not_run_and_strangers_see_nothing(pipeline, vic, charlie, workspace) -> None:
-    with pytest.raises(PermissionDenied, match="vic is a viewer in workspace 'acme'; running agents and workflows"):
+    with pytest.raises(
+        PermissionDenied, match=re.escape("vic is a viewer in workspace 'acme'; running agents and workflows")
+    ):
         workflow_run_start(workflow=pipeline, actor=Actor.for_user(vic), message="x")
-    with pytest.raises(NotFound, match="^Unknown workflow.$"):
+    with pytest.raises(NotFound, match=exact("Unknown workflow.")):
         workflow_run_start(workflow=pipeline, actor=Actor.for_user(charlie), message="x")
-    with pytest.raises(NotFound, match="^Unknown workflow 'pipeline'.$"):
+    with pytest.raises(NotFound, match=exact("Unknown workflow 'pipeline'.")):
         workflow_get(workspace=workspace, key="pipeline", actor=Actor.for_user(charlie))
-    with pytest.raises(NotFound, match="^No workflow 'nope' in workspace 'acme'.$"):
+    with pytest.raises(NotFound, match=exact("No workflow 'nope' in workspace 'acme'.")):
         workflow_get(workspace=workspace, key="nope", actor=Actor.for_user(vic))
 
 
