@@ -193,6 +193,16 @@ AIHUMMER_DEBUG_MAX_CHARS = env.int("AIHUMMER_DEBUG_MAX_CHARS", 20_000, minimum=1
 # Workflows: a running step's lease (renewed by its heartbeat) and a run's wall-clock limit.
 AIHUMMER_STEP_LEASE_SEC = env.int("AIHUMMER_STEP_LEASE_SEC", 60, minimum=1, maximum=3600)
 AIHUMMER_RUN_TIMEOUT_SEC = env.int("AIHUMMER_RUN_TIMEOUT_SEC", 6 * 3600, minimum=1, maximum=7 * 24 * 3600)
+# Attempts a step gets back when the worker running it dies, beyond its own `retries`.
+AIHUMMER_STEP_RECOVERIES = env.int("AIHUMMER_STEP_RECOVERIES", 2, minimum=0, maximum=10)
+# First backoff before retrying a transient failure; doubled on each attempt.
+AIHUMMER_STEP_RETRY_BACKOFF_SEC = env.float("AIHUMMER_STEP_RETRY_BACKOFF_SEC", 2.0, minimum=0.0, maximum=600.0)
+# How often beat looks for expired leases, stalled steps and runs past their limit.
+AIHUMMER_REVIVE_INTERVAL_SEC = env.float("AIHUMMER_REVIVE_INTERVAL_SEC", 15.0, minimum=0.1, maximum=3600.0)
+# Exactly one `celery -A aihummer beat` runs this schedule.
+CELERY_BEAT_SCHEDULE = {
+    "workflow-runs-revive": {"task": "workflows.workflow_runs_revive", "schedule": AIHUMMER_REVIVE_INTERVAL_SEC},
+}
 AIHUMMER_PROVIDER_MAX_RETRIES = env.int("AIHUMMER_PROVIDER_MAX_RETRIES", 2, minimum=0, maximum=10)
 # Bounds on what an agent is told (checked by agents.snapshot when a snapshot is validated).
 AIHUMMER_MAX_SECTIONS = env.int("AIHUMMER_MAX_SECTIONS", 40, minimum=1, maximum=500)

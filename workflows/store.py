@@ -48,6 +48,26 @@ class Claim:
     started_by_id: int | None
     deadline_at: datetime | None
 
+    @classmethod
+    def of(cls, step: StepRun, run: WorkflowRun) -> Claim:
+        """The claim a worker holds on `step` (a row just read, with its run)."""
+        return cls(
+            step.pk,
+            run.pk,
+            step.name,
+            step.attempts,
+            step.agent_id,
+            step.agent_key,
+            run.status,
+            run.definition,
+            run.context,
+            run.workspace_id,
+            run.is_sandbox,
+            run.actor_source,
+            run.started_by_id,
+            run.deadline_at,
+        )
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -63,6 +83,7 @@ class Outcome:
     turn_id: int | None = None
     agent_version: int | None = None
     prefix_hash: str = ""
+    transient: bool = False  # a failure that may pass on its own (rate limit, outage, timeout)
 
     def context_entry(self) -> dict:
         return {
@@ -125,23 +146,7 @@ def step_claim(*, run_id: UUID | str, name: str, now: datetime, lease_until: dat
     if not claimed:
         return None
     step = StepRun.objects.select_related("run").get(run_id=run_id, name=name)
-    run = step.run
-    return Claim(
-        step.pk,
-        run_id,
-        name,
-        step.attempts,
-        step.agent_id,
-        step.agent_key,
-        run.status,
-        run.definition,
-        run.context,
-        run.workspace_id,
-        run.is_sandbox,
-        run.actor_source,
-        run.started_by_id,
-        run.deadline_at,
-    )
+    return Claim.of(step, step.run)
 
 
 # --- finish -----------------------------------------------------------------------------
@@ -169,7 +174,9 @@ RETURNING r.status, r.context
 def step_finish(*, claim: Claim, outcome: Outcome, now: datetime) -> tuple[str, dict] | None:
     """Record how the claimed step ended and merge it into the run's context. Returns
     the run's status and context after the merge, or None when this worker no longer
-    holds the step (its lease passed and another attempt took it)."""
+    holds the step (its lease passed and another attempt took it).
+
+    Lock order, here and in every writer: the step's row, then the run's."""
     if _fast():
         params = {
             "status": outcome.status,
@@ -193,13 +200,6 @@ def step_finish(*, claim: Claim, outcome: Outcome, now: datetime) -> tuple[str, 
             row = cursor.fetchone()
         return None if row is None else (row[0], _json(row[1]))
     with transaction.atomic():
-        # The run's row lock serialises finishers: the second of two parallel steps
-        # reads the first one's entry.
-        run = (
-            WorkflowRun.all_objects.select_for_update()
-            .only("status", "context", "input_tokens", "output_tokens", "cost_usd")
-            .get(pk=claim.run_id)
-        )
         updated = StepRun.objects.filter(pk=claim.step_id, status=StepStatus.RUNNING, attempts=claim.attempts).update(
             status=outcome.status,
             input=outcome.input,
@@ -216,9 +216,35 @@ def step_finish(*, claim: Claim, outcome: Outcome, now: datetime) -> tuple[str, 
         )
         if not updated:
             return None
+        # The run's row lock serialises finishers: the second of two parallel steps
+        # reads the first one's entry.
+        run = (
+            WorkflowRun.all_objects.select_for_update()
+            .only("status", "context", "input_tokens", "output_tokens", "cost_usd")
+            .get(pk=claim.run_id)
+        )
         run.context.setdefault("steps", {})[claim.name] = outcome.context_entry()
         run.input_tokens += outcome.input_tokens
         run.output_tokens += outcome.output_tokens
         run.cost_usd += outcome.cost_usd
         run.save(update_fields=["context", "input_tokens", "output_tokens", "cost_usd"])
     return run.status, run.context
+
+
+def step_release(*, claim: Claim, error: str, not_before: datetime) -> bool:
+    """Give a claimed step back (running → pending) to be tried again from
+    `not_before`; False when this worker no longer holds it."""
+    return bool(
+        StepRun.objects.filter(pk=claim.step_id, status=StepStatus.RUNNING, attempts=claim.attempts).update(
+            status=StepStatus.PENDING, error=error, lease_expires_at=None, queued_at=not_before
+        )
+    )
+
+
+def step_renew_lease(*, claim: Claim, until: datetime) -> bool:
+    """The heartbeat: push the claimed step's lease to `until` while it runs."""
+    return bool(
+        StepRun.objects.filter(pk=claim.step_id, status=StepStatus.RUNNING, attempts=claim.attempts).update(
+            lease_expires_at=until
+        )
+    )

@@ -11,3 +11,11 @@ def workflow_step_run_task(run_id: str, step: str) -> str | None:
     from workflows.execution import workflow_step_run
 
     return workflow_step_run(run_id=run_id, step=step)
+
+
+@shared_task(name="workflows.workflow_runs_revive")
+def workflow_runs_revive_task() -> dict[str, int]:
+    """Beat: fail runs past their limit, recover steps of dead workers, resend lost steps."""
+    from workflows.execution import workflow_runs_revive
+
+    return workflow_runs_revive()
