@@ -276,6 +276,8 @@ def workflow_runs_revive(*, now: datetime | None = None) -> dict[str, int]:
     late = WorkflowRun.all_objects.unfinished().filter(deadline_at__lt=now).order_by("deadline_at")
     for run_id in late.values_list("pk", flat=True)[:REVIVE_BATCH]:
         counts["runs_timed_out"] += run_fail(run_id=run_id, error=wall_clock_error())
+    # Before the recoveries below: a step they put back is sent by them, not twice.
+    counts["steps_redispatched"] = _redispatch_stalled(now)
     expired = (
         StepRun.objects.filter(status=StepStatus.RUNNING, lease_expires_at__lt=now, run__status=RunStatus.RUNNING)
         .select_related("run")
@@ -284,7 +286,6 @@ def workflow_runs_revive(*, now: datetime | None = None) -> dict[str, int]:
     for step in expired:
         key = "steps_recovered" if _recover(step, now) else "steps_failed"
         counts[key] += 1
-    counts["steps_redispatched"] = _redispatch_stalled(now)
     return counts
 
 

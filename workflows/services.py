@@ -255,3 +255,59 @@ def workflow_run_wait(*, run: WorkflowRun, timeout: float) -> WorkflowRun:
         if run.is_finished or time.monotonic() >= deadline:
             return run
         time.sleep(min(WAIT_POLL_SECONDS * 4, max(deadline - time.monotonic(), 0)))
+
+
+def _require_run_rights(actor: Actor, run: WorkflowRun) -> None:
+    # Another workspace's run answers exactly as a missing one.
+    if not actor.belongs_to(run.workspace):
+        raise NotFound(f"No workflow run '{run.pk}'.")
+    actor.require(Verb.SANDBOX if run.is_sandbox else Verb.RUN, run.workspace)
+
+
+def workflow_run_cancel(*, run: WorkflowRun, actor: Actor) -> WorkflowRun:
+    """Stop a run: steps already running finish and are recorded, no step starts
+    after this, and the run ends `cancelled`."""
+    _require_run_rights(actor, run)
+    now = timezone.now()
+    with transaction.atomic():
+        # Lock order of every writer: step rows, then the run's row.
+        StepRun.objects.filter(run=run, status=StepRun.Status.PENDING).update(
+            status=StepRun.Status.CANCELLED, finished_at=now
+        )
+        run = WorkflowRun.all_objects.select_for_update().get(pk=run.pk)
+        if run.is_finished:
+            raise ApplicationError(f"Run {run.pk} is already {run.status}; there is nothing to cancel.")
+        run.status, run.finished_at, run.error = RunStatus.CANCELLED, now, f"Cancelled by {actor.source}."
+        run.save(update_fields=["status", "finished_at", "error"])
+    return run
+
+
+def workflow_run_resume(*, run: WorkflowRun, actor: Actor) -> WorkflowRun:
+    """Run a failed run's failed and unstarted steps again, on the same (run, step)
+    rows (their attempts go on counting), with a fresh wall-clock limit."""
+    from workflows.execution import dispatch, plan_for, ready_steps
+
+    _require_run_rights(actor, run)
+    now = timezone.now()
+    with transaction.atomic():
+        failed = list(
+            StepRun.objects.select_for_update()
+            .filter(run=run, status=StepRun.Status.FAILED)
+            .order_by("pk")
+            .values_list("name", flat=True)
+        )
+        run = WorkflowRun.all_objects.select_for_update().get(pk=run.pk)
+        if run.status != RunStatus.FAILED:
+            raise ApplicationError(f"Only a failed run can be resumed; run {run.pk} is {run.status}.")
+        StepRun.objects.filter(run=run, name__in=failed).update(
+            status=StepRun.Status.PENDING, error="", finished_at=None, lease_expires_at=None, queued_at=None
+        )
+        for name in failed:
+            run.context.get("steps", {}).pop(name, None)
+        run.status, run.error, run.finished_at = RunStatus.RUNNING, "", None
+        run.deadline_at = now + timedelta(seconds=settings.AIHUMMER_RUN_TIMEOUT_SEC)
+        run.save(update_fields=["status", "error", "finished_at", "deadline_at", "context"])
+        pending = set(StepRun.objects.filter(run=run, status=StepRun.Status.PENDING).values_list("name", flat=True))
+        plan = plan_for(run.pk, run.definition)
+        dispatch(run.pk, [name for name in ready_steps(plan, run.context) if name in pending])
+    return run

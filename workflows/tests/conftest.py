@@ -6,11 +6,12 @@ from __future__ import annotations
 import pytest
 
 from agents.models import Agent, Preset
-from agents.services import agent_create, preset_create
+from agents.services import agent_create, credential_create, preset_create
 from aihummer.actors import Actor
 from aihummer.models import User, Workspace
 from workflows.models import Workflow
 from workflows.services import workflow_create
+from workflows.tests.fake_openai import FakeOpenAI
 
 PIPELINE = {
     "version": 1,
@@ -77,3 +78,29 @@ def pipeline(workspace: Workspace, reader: Agent, critic: Agent, operator: Actor
 @pytest.fixture
 def alice_actor(alice: User) -> Actor:
     return Actor.for_user(alice)
+
+
+@pytest.fixture
+def slow_server():
+    """An OpenAI-protocol server answering after 500 ms."""
+    with FakeOpenAI(delay=0.5) as server:
+        yield server
+
+
+@pytest.fixture
+def slow_preset(workspace: Workspace, operator: Actor, slow_server: FakeOpenAI) -> Preset:
+    return fake_preset(workspace, operator, slow_server)
+
+
+def fake_preset(workspace: Workspace, operator: Actor, server: FakeOpenAI, key: str = "slow") -> Preset:
+    credential = credential_create(workspace=workspace, actor=operator, key=f"{key}-key", secret="sk-fake-0123456789")
+    return preset_create(
+        workspace=workspace,
+        actor=operator,
+        key=key,
+        name=key.title(),
+        provider_name="openai",
+        base_url=server.base_url,
+        model="fake-model",
+        credential=credential,
+    )

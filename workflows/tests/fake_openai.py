@@ -11,8 +11,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class FakeOpenAI:
-    def __init__(self, delay: float = 0.0) -> None:
+    def __init__(self, delay: float = 0.0, *, fail_first: int = 0) -> None:
         self.delay = delay
+        self.fail_first = fail_first  # answer this many requests with a 503 first
         self.calls: list[tuple[float, float, str]] = []  # (started, finished, message)
         self._lock = threading.Lock()
         server = self
@@ -25,6 +26,13 @@ class FakeOpenAI:
                 if isinstance(message, list):
                     message = "".join(part.get("text", "") for part in message)
                 time.sleep(server.delay)
+                with server._lock:
+                    failing = server.fail_first > 0
+                    server.fail_first -= failing
+                if failing:
+                    error = {"error": {"message": "Overloaded", "type": "server_error", "code": None}}
+                    self._answer(503, json.dumps(error).encode())
+                    return
                 payload = json.dumps(
                     {
                         "id": "chatcmpl-fake",
@@ -41,13 +49,16 @@ class FakeOpenAI:
                         "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
                     }
                 ).encode()
-                self.send_response(200)
+                self._answer(200, payload)
+                with server._lock:
+                    server.calls.append((started, time.monotonic(), message))
+
+            def _answer(self, status: int, payload: bytes) -> None:
+                self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
                 self.wfile.write(payload)
-                with server._lock:
-                    server.calls.append((started, time.monotonic(), message))
 
             def log_message(self, *args: object) -> None:
                 pass

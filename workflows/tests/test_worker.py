@@ -6,13 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from agents.models import Preset
-from agents.services import credential_create, preset_create
-from aihummer.models import Workspace
 from workflows.models import StepRun
 from workflows.services import workflow_create, workflow_run_start, workflow_run_wait
 from workflows.tests.conftest import make_agent
-from workflows.tests.fake_openai import FakeOpenAI
 
 pytestmark = pytest.mark.django_db(transaction=True)
 WAIT = 30
@@ -40,27 +36,6 @@ def test_a_failing_step_fails_the_run_on_a_worker(worker_on_redis, pipeline, ali
     assert run.status == "failed"
     assert run.error.startswith("Step 'lecture' failed: Provider error (auth)")
     assert (steps["lecture"].status, steps["critique"].status) == ("failed", "pending")
-
-
-@pytest.fixture
-def slow_server():
-    with FakeOpenAI(delay=0.5) as server:
-        yield server
-
-
-@pytest.fixture
-def slow_preset(workspace: Workspace, operator, slow_server) -> Preset:
-    credential = credential_create(workspace=workspace, actor=operator, key="fake", secret="sk-fake-0123456789")
-    return preset_create(
-        workspace=workspace,
-        actor=operator,
-        key="slow",
-        name="Slow",
-        provider_name="openai",
-        base_url=slow_server.base_url,
-        model="fake-model",
-        credential=credential,
-    )
 
 
 def test_a_fan_in_runs_its_parallel_steps_at_the_same_time(worker_on_redis, workspace, slow_preset, operator) -> None:
