@@ -145,14 +145,14 @@ def _heartbeat(claim: Claim, lease_seconds: int) -> Iterator[None]:
     stop = threading.Event()
 
     def beat() -> None:
-        try:
-            while not stop.wait(lease_seconds / 3):
+        while not stop.wait(lease_seconds / 3):
+            try:
                 if not step_renew_lease(claim=claim, until=timezone.now() + timedelta(seconds=lease_seconds)):
                     return
-        except Exception:  # a failed renewal only risks a duplicate attempt, which claims absorb
-            logger.exception("Heartbeat of step %s failed", claim.step_id)
-        finally:
-            connection.close()
+            except Exception:  # a missed renewal only risks a duplicate attempt, which claims absorb
+                logger.exception("Heartbeat of step %s failed", claim.step_id)
+            finally:
+                connection.close()  # back to the pool between beats, not held for the whole step
 
     thread = threading.Thread(target=beat, name=f"heartbeat-{claim.step_id}", daemon=True)
     thread.start()
