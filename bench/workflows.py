@@ -291,9 +291,8 @@ def print_table(args: argparse.Namespace, ours: dict, peer: dict) -> None:
                 f"{label:<34}{a['step_ms_p50']:>12.2f}{a['step_ms_p95']:>12.2f}{a['sql_per_step']:>10.2f}{'1.00x':>12}"
             )
     if "B" in args.phases:
-        print(
-            f"\nB  concurrency: server answers after {args.delay:g} s; runs started at once; ideal {STEPS * args.delay:g} s"
-        )
+        ideal = STEPS * args.delay
+        print(f"\nB  concurrency: server answers after {args.delay:g} s; runs started at once; ideal {ideal:g} s")
         header = f"{'system':<34}{'runs':>6}{'wall s':>9}{'wall/ideal':>12}{'vs peer':>10}"
         print(header)
         print("-" * len(header))
@@ -306,9 +305,8 @@ def print_table(args: argparse.Namespace, ours: dict, peer: dict) -> None:
                 print(f"{label:<34}{runs:>6}{b['wall_s']:>9.2f}{b['ratio']:>12.2f}{versus:>10}")
             if ("B", runs) in peer:
                 b = peer[("B", runs)]
-                print(
-                    f"{'LangGraph + PostgresSaver (async)':<34}{runs:>6}{b['wall_s']:>9.2f}{b['ratio']:>12.2f}{'1.00x':>10}"
-                )
+                label = "LangGraph + PostgresSaver (async)"
+                print(f"{label:<34}{runs:>6}{b['wall_s']:>9.2f}{b['ratio']:>12.2f}{'1.00x':>10}")
 
 
 def main() -> None:
