@@ -66,9 +66,7 @@ class Env:
             raise ImproperlyConfigured(f"{name} must be at most {maximum}, not {number}.")
         return number
 
-    def float(
-        self, name: str, default: float, *, minimum: float | None = None, maximum: float | None = None
-    ) -> float:
+    def float(self, name: str, default: float, *, minimum: float | None = None, maximum: float | None = None) -> float:
         value = self.raw(name)
         if value is None or not value.strip():
             return default

@@ -153,3 +153,23 @@ def test_viewers_may_not_run_and_strangers_see_nothing(pipeline, vic, charlie, w
 def test_wait_returns_the_run_as_it_is_when_time_runs_out(pipeline, operator) -> None:
     run = workflow_run_start(workflow=pipeline, actor=operator, message="x")  # never committed: stays pending
     assert workflow_run_wait(run=run, timeout=0.1).status == "pending"
+
+
+def test_sandbox_cleanup_removes_runs_then_workflows(workspace, echo_preset, operator) -> None:
+    from sandbox.services import sandbox_cleanup
+
+    for key in ("sb_lecteur", "sb_critique"):
+        make_agent(workspace, key, "Sandbox", is_sandbox=True)
+    definition = {
+        "version": 1,
+        "steps": [{"name": "a", "agent_name": "sb_lecteur"}, {"name": "b", "agent_name": "sb_critique"}],
+    }
+    workflow = workflow_create(
+        workspace=workspace, actor=operator, key="sb", name="SB", definition=definition, is_sandbox=True
+    )
+    run = workflow_run_start(workflow=workflow, actor=operator, message="x")
+    assert run.is_sandbox and not WorkflowRun.objects.exists()
+    counts = sandbox_cleanup(workspace=workspace, actor=operator)
+    assert counts == {"workflowrun": 1, "workflow": 1, "agent": 2, "preset": 0}
+    assert not StepRun.objects.exists()
+    assert sandbox_cleanup(workspace=workspace, actor=operator) == dict.fromkeys(counts, 0)
