@@ -4,6 +4,8 @@ failing step."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from workflows.models import StepRun
@@ -67,3 +69,25 @@ def test_a_fan_in_runs_its_parallel_steps_at_the_same_time(worker_on_redis, work
     assert run.outputs == {"joined": "answer: ## L\nanswer: go\n\n## R\nanswer: go"}
     step_ms = sum(step.duration_ms for step in (left, right, join))
     assert run.duration_ms < 0.8 * step_ms, (run.duration_ms, step_ms)
+
+
+def test_the_heartbeat_keeps_a_long_step_leased(worker_on_redis, workspace, operator, settings) -> None:
+    from workflows.execution import workflow_runs_revive
+    from workflows.tests.conftest import fake_preset
+    from workflows.tests.fake_openai import FakeOpenAI
+
+    settings.AIHUMMER_STEP_LEASE_SEC = 1  # renewed every 1/3 s; the model takes 2 s
+    with FakeOpenAI(delay=2.0) as server:
+        make_agent(workspace, "long", "Long.", preset=fake_preset(workspace, operator, server))
+        definition = {"version": 1, "steps": [{"name": "long", "agent_name": "long"}]}
+        workflow = workflow_create(workspace=workspace, actor=operator, key="long", name="Long", definition=definition)
+        run = workflow_run_start(workflow=workflow, actor=operator, message="go")
+        swept = []
+        while not run.is_finished:
+            swept.append(workflow_runs_revive()["steps_recovered"])
+            time.sleep(0.25)
+            run.refresh_from_db()
+    step = steps_of(run)["long"]
+    assert run.status == "completed"
+    assert step.attempts == 1 and step.duration_ms >= 2000
+    assert len(swept) >= 6 and set(swept) == {0}
