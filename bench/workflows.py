@@ -259,7 +259,8 @@ def run_peer(args: argparse.Namespace) -> dict:
     peer = {}
     for item in raw["results"]:
         rep = item["reps"][0]
-        if item["phase"] == "A":
+        # Phase A: the synchronous PostgresSaver, as a sequential caller would use it.
+        if item["phase"] == "A" and item["api"] == "sync":
             peer["A"] = {k: rep[k] for k in ("step_ms_p50", "step_ms_p95", "sql_per_step")}
         elif item["phase"] == "B" and item["backend"] == "postgres":
             peer[("B", item["concurrency"])] = {"wall_s": rep["wall_s"], "ratio": rep["ratio"]}
@@ -305,7 +306,7 @@ def print_table(args: argparse.Namespace, ours: dict, peer: dict) -> None:
                 print(f"{label:<34}{runs:>6}{b['wall_s']:>9.2f}{b['ratio']:>12.2f}{versus:>10}")
             if ("B", runs) in peer:
                 b = peer[("B", runs)]
-                label = "LangGraph + PostgresSaver (async)"
+                label = "LangGraph + AsyncPostgresSaver"
                 print(f"{label:<34}{runs:>6}{b['wall_s']:>9.2f}{b['ratio']:>12.2f}{'1.00x':>10}")
 
 
