@@ -27,7 +27,7 @@ from uuid import UUID
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import connection
-from django.db.models import Max, Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from agents.models import Agent, AgentTurn
@@ -302,7 +302,7 @@ def _recover(step: StepRun, now: datetime) -> bool:
     if step.attempts < allowed:
         released = StepRun.objects.filter(
             pk=step.pk, status=StepStatus.RUNNING, attempts=step.attempts, lease_expires_at__lt=now
-        ).update(status=StepStatus.PENDING, error=error, lease_expires_at=None, queued_at=now)
+        ).update(status=StepStatus.PENDING, error=error, lease_expires_at=None, retry_at=None)
         if released:
             dispatch(claim.run_id, [step.name])
         return True
@@ -318,22 +318,23 @@ def _redispatch_stalled(now: datetime) -> int:
     task that should have carried their next step was lost. Send it again (the claim
     makes a duplicate harmless)."""
     quiet = now - timedelta(seconds=settings.AIHUMMER_STEP_LEASE_SEC)
+    steps = StepRun.objects.filter(run=OuterRef("pk"))
     stalled = (
         WorkflowRun.all_objects.unfinished()
-        .filter(steps__status=StepStatus.PENDING, created_at__lt=quiet)
-        .exclude(steps__status=StepStatus.RUNNING)
-        .annotate(last_finished=Max("steps__finished_at"))
-        .filter(Q(last_finished__isnull=True) | Q(last_finished__lt=quiet))
-        .distinct()
-        .only("pk", "definition", "context")[:REVIVE_BATCH]
+        .filter(created_at__lt=quiet)
+        .filter(Exists(steps.filter(status=StepStatus.PENDING)))
+        .exclude(Exists(steps.filter(status=StepStatus.RUNNING)))
+        .exclude(Exists(steps.filter(finished_at__gte=quiet)))
+        .only("pk", "definition", "context")
+        .order_by("created_at")[:REVIVE_BATCH]
     )
     sent = 0
     for run in stalled:
         plan = plan_for(run.pk, run.definition)
         pending = dict(
             StepRun.objects.filter(run=run, status=StepStatus.PENDING)
-            .filter(Q(queued_at__isnull=True) | Q(queued_at__lte=now))
-            .values_list("name", "queued_at")
+            .filter(Q(retry_at__isnull=True) | Q(retry_at__lte=now))
+            .values_list("name", "retry_at")
         )
         names = [name for name in ready_steps(plan, run.context) if name in pending]
         dispatch(run.pk, names)

@@ -148,7 +148,7 @@ class StepRun(models.Model):
     # Set when a worker claims the step and renewed by its heartbeat; a running step
     # whose lease has passed belongs to a worker that died (issue 14's recovery).
     lease_expires_at = models.DateTimeField(null=True, blank=True)
-    queued_at = models.DateTimeField(null=True, blank=True)
+    retry_at = models.DateTimeField(null=True, blank=True, help_text="A pending retry is not sent before this.")
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     input_tokens = models.PositiveIntegerField(default=0)

@@ -300,7 +300,7 @@ def workflow_run_resume(*, run: WorkflowRun, actor: Actor) -> WorkflowRun:
         if run.status != RunStatus.FAILED:
             raise ApplicationError(f"Only a failed run can be resumed; run {run.pk} is {run.status}.")
         StepRun.objects.filter(run=run, name__in=failed).update(
-            status=StepRun.Status.PENDING, error="", finished_at=None, lease_expires_at=None, queued_at=None
+            status=StepRun.Status.PENDING, error="", finished_at=None, lease_expires_at=None, retry_at=None
         )
         for name in failed:
             run.context.get("steps", {}).pop(name, None)

@@ -236,7 +236,7 @@ def step_release(*, claim: Claim, error: str, not_before: datetime) -> bool:
     `not_before`; False when this worker no longer holds it."""
     return bool(
         StepRun.objects.filter(pk=claim.step_id, status=StepStatus.RUNNING, attempts=claim.attempts).update(
-            status=StepStatus.PENDING, error=error, lease_expires_at=None, queued_at=not_before
+            status=StepStatus.PENDING, error=error, lease_expires_at=None, retry_at=not_before
         )
     )
 

@@ -112,7 +112,7 @@ class Migration(migrations.Migration):
                 ('error', models.TextField(blank=True)),
                 ('attempts', models.PositiveIntegerField(default=0)),
                 ('lease_expires_at', models.DateTimeField(blank=True, null=True)),
-                ('queued_at', models.DateTimeField(blank=True, null=True)),
+                ('retry_at', models.DateTimeField(blank=True, help_text='A pending retry is not sent before this.', null=True)),
                 ('started_at', models.DateTimeField(blank=True, null=True)),
                 ('finished_at', models.DateTimeField(blank=True, null=True)),
                 ('input_tokens', models.PositiveIntegerField(default=0)),

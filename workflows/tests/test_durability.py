@@ -230,8 +230,11 @@ def test_the_sweep_resends_a_lost_step_and_fails_late_runs(pipeline, operator, d
     with django_capture_on_commit_callbacks():
         lost = workflow_run_start(workflow=pipeline, actor=operator, message="x")
         late = workflow_run_start(workflow=pipeline, actor=operator, message="x")
+        busy = workflow_run_start(workflow=pipeline, actor=operator, message="x")
     then = timezone.now() - timedelta(minutes=5)
-    WorkflowRun.objects.filter(pk=lost.pk).update(created_at=then)
+    WorkflowRun.objects.filter(pk__in=[lost.pk, busy.pk]).update(created_at=then)
+    # A long run whose first step just finished: its next step was just sent, not lost.
+    StepRun.objects.filter(run=busy, name="lecture").update(status="completed", finished_at=timezone.now())
     WorkflowRun.objects.filter(pk=late.pk).update(created_at=then, deadline_at=then)
     with django_capture_on_commit_callbacks() as sent:
         counts = workflow_runs_revive()
