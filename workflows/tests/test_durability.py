@@ -235,6 +235,8 @@ def test_the_sweep_resends_a_lost_step_and_fails_late_runs(pipeline, operator, d
     WorkflowRun.objects.filter(pk__in=[lost.pk, busy.pk]).update(created_at=then)
     # A long run whose first step just finished: its next step was just sent, not lost.
     StepRun.objects.filter(run=busy, name="lecture").update(status="completed", finished_at=timezone.now())
+    context = {"inputs": busy.inputs, "steps": {"lecture": {"status": "completed", "output": {"answer": "a"}}}}
+    WorkflowRun.objects.filter(pk=busy.pk).update(status="running", context=context)
     WorkflowRun.objects.filter(pk=late.pk).update(created_at=then, deadline_at=then)
     with django_capture_on_commit_callbacks() as sent:
         counts = workflow_runs_revive()
