@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from django.apps import apps
 from django.core.management.base import BaseCommand, CommandParser
 
 from aihummer.actors import Actor
@@ -16,5 +17,6 @@ class Command(BaseCommand):
     def handle(self, *args: object, **options: str) -> None:
         workspace = workspace_or_error(options["workspace"])
         counts = sandbox_cleanup(workspace=workspace, actor=Actor.for_operator())
-        summary = ", ".join(f"{count} {name}(s)" for name, count in counts.items())
+        names = {model._meta.model_name: model._meta.verbose_name for model in apps.get_models()}
+        summary = ", ".join(f"{count} {names.get(name, name)}(s)" for name, count in counts.items())
         self.stdout.write(f"Deleted from '{workspace.slug}': {summary}.")
