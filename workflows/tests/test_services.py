@@ -173,3 +173,17 @@ def test_sandbox_cleanup_removes_runs_then_workflows(workspace, echo_preset, ope
     assert counts == {"workflowrun": 1, "workflow": 1, "agent": 2, "preset": 0}
     assert not StepRun.objects.exists()
     assert sandbox_cleanup(workspace=workspace, actor=operator) == dict.fromkeys(counts, 0)
+
+
+def test_a_runs_actor_acts_only_in_its_workspace_and_never_decides(workspace, other_workspace, alice) -> None:
+    actor = Actor.for_workflow_run(workspace_id=workspace.pk, source="admin:alice", person_id=alice.pk)
+    assert actor.can("run", workspace) and actor.can("propose", workspace) and actor.can("sandbox", workspace)
+    assert actor.refusal("publish", workspace) == "A workflow run may not do publishing changes directly."
+    assert actor.refusal("decide", workspace) == "A workflow run may not do approving or rejecting."
+    assert (
+        actor.refusal("run", other_workspace) == "A workflow run started by admin:alice acts only in its own workspace."
+    )
+    assert (actor.source, actor.identity, actor.person.pk) == ("admin:alice", ("user", alice.pk), alice.pk)
+    assert actor.workspace_ids("read") == [workspace.pk] and actor.workspace_ids("manage") == []
+    anonymous = Actor.for_workflow_run(workspace_id=workspace.pk, source="api:ci", person_id=None)
+    assert (anonymous.identity, anonymous.person) == (("run", "api:ci"), None)
