@@ -205,14 +205,14 @@ class Bench:
             raise SystemExit(f"{len(failed)} run(s) did not complete, e.g. {failed[0].pk}: {failed[0].error}")
         return runs
 
-    def phase_a(self) -> dict:
+    def phase_a(self, key: str = "linear") -> dict:
         from workflows.models import WorkflowRun
         from workflows.services import workflow_run_start
 
         self.server.delay = 0.0
         per_step = []
         for _ in range(self.args.runs):
-            run = workflow_run_start(workflow=self.workflow, actor=self.operator, message="a")
+            run = workflow_run_start(workflow=self.workflows[key], actor=self.operator, message="a")
             while not WorkflowRun.objects.filter(pk=run.pk, status__in=WorkflowRun.FINISHED).exists():
                 time.sleep(0.001)
             run.refresh_from_db()
@@ -237,6 +237,8 @@ def run_ours(args: argparse.Namespace) -> dict:
                 if "A" in args.phases:
                     results[("A", workers)] = bench.phase_a()
                     print(f"A, {workers} worker(s): {results[('A', workers)]}", flush=True)
+                    results[("A-echo", workers)] = bench.phase_a("linear-echo")
+                    print(f"A (echo), {workers} worker(s): {results[('A-echo', workers)]}", flush=True)
                 if "B" in args.phases:
                     for runs in args.concurrency:
                         results[("B", workers, runs)] = bench.phase_b(runs)
@@ -278,10 +280,11 @@ def print_table(args: argparse.Namespace, ours: dict, peer: dict) -> None:
         header = f"{'system':<34}{'step p50 ms':>12}{'step p95 ms':>12}{'SQL/step':>10}{'p50 vs peer':>12}"
         print(header)
         print("-" * len(header))
-        for workers in args.workers:
-            a = ours[("A", workers)]
+        rows = [(kind, workers) for kind in ("A", "A-echo") for workers in args.workers]
+        for kind, workers in rows:
+            a = ours[(kind, workers)]
             versus = f"{a['step_ms_p50'] / peer['A']['step_ms_p50']:.2f}x" if "A" in peer else "-"
-            label = f"AiHummer, {workers} worker process(es)"
+            label = f"AiHummer, {workers} worker(s)" + (", echo (no HTTP)" if kind == "A-echo" else "")
             print(
                 f"{label:<34}{a['step_ms_p50']:>12.2f}{a['step_ms_p95']:>12.2f}{ours['sql_per_step']:>10.2f}{versus:>12}"
             )
