@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from celery import Task
 from django.conf import settings
 from django.db import transaction
@@ -18,3 +20,11 @@ def enqueue(task: Task, *args: object, **kwargs: object) -> None:
         task.delay_on_commit(*args, **kwargs)
     else:
         transaction.on_commit(lambda: task(*args, **kwargs))
+
+
+def enqueue_in(seconds: float, task: Task, *args: object) -> None:
+    """Like `enqueue`, `seconds` later (a retry's backoff). Inline, it waits that long."""
+    if settings.CELERY_BROKER_URL:
+        transaction.on_commit(lambda: task.apply_async(args, countdown=seconds))
+    else:
+        transaction.on_commit(lambda: (time.sleep(seconds), task(*args)))

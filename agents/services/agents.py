@@ -3,6 +3,7 @@ Rights: PUBLISH (SANDBOX for sandbox rows)."""
 
 from __future__ import annotations
 
+from django.apps import apps
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
@@ -81,13 +82,23 @@ def agent_update(*, agent: Agent, actor: Actor, **fields: object) -> Agent:
 
 
 def agent_dependents(agent: Agent) -> list[str]:
-    """What would break without `agent`: agents that delegate to it by key."""
+    """What would break without `agent`: agents that delegate to it by key, and
+    workflows with a step it runs."""
     delegators = Agent.all_objects.filter(workspace_id=agent.workspace_id).exclude(pk=agent.pk).order_by("key")
-    return [
+    dependents = [
         f"agent '{other.key}' delegates to it" + (" (sandbox)" if other.is_sandbox else "")
         for other in delegators.only("key", "is_sandbox", "runtime_policy")
         if agent.key in ((other.runtime_policy or {}).get("children") or {}).get("allowed_agents", [])
     ]
+    # Named by label: workflows build on agents, never the reverse.
+    workflows = apps.get_model("workflows", "Workflow").all_objects.filter(workspace_id=agent.workspace_id)
+    for workflow in workflows.only("key", "is_sandbox", "definition").order_by("key"):
+        steps = workflow.definition.get("steps") if isinstance(workflow.definition, dict) else None
+        names = [s.get("name") for s in steps or [] if isinstance(s, dict) and s.get("agent_name") == agent.key]
+        if names:
+            sandbox = " (sandbox)" if workflow.is_sandbox else ""
+            dependents.append(f"workflow '{workflow.key}'{sandbox} runs it in step {', '.join(map(str, names))}")
+    return dependents
 
 
 def agent_delete(*, agent: Agent, actor: Actor, force: bool = False) -> list[str]:

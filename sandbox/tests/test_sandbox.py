@@ -126,7 +126,7 @@ def test_cleanup_deletes_sandbox_agents_and_presets_and_returns_the_counts(works
 
     counts = sandbox_cleanup(workspace=workspace, actor=as_alice)
 
-    assert counts == {"agent": 2, "preset": 1}
+    assert counts == {"workflowrun": 0, "workflow": 0, "agent": 2, "preset": 1}
     assert row_counts() == {
         "agents": before["agents"] - 2,
         "presets": before["presets"] - 1,
@@ -154,7 +154,7 @@ def test_cleanup_twice_deletes_nothing_the_second_time(workspace, as_alice, hidd
 
     second = sandbox_cleanup(workspace=workspace, actor=as_alice)
 
-    assert second == {"agent": 0, "preset": 0}
+    assert second == {"workflowrun": 0, "workflow": 0, "agent": 0, "preset": 0}
     assert row_counts() == counts
 
 
@@ -162,7 +162,12 @@ def test_cleanup_works_in_batches(workspace, as_alice, hidden, monkeypatch):
     monkeypatch.setattr(services, "CLEANUP_BATCH_SIZE", 1)
     agent_create(workspace=workspace, actor=as_alice, key="sb_third", name="Third", snapshot=PROFILE, is_sandbox=True)
 
-    assert sandbox_cleanup(workspace=workspace, actor=as_alice) == {"agent": 3, "preset": 1}
+    assert sandbox_cleanup(workspace=workspace, actor=as_alice) == {
+        "workflowrun": 0,
+        "workflow": 0,
+        "agent": 3,
+        "preset": 1,
+    }
     assert not Agent.all_objects.sandbox().exists()
 
 
@@ -181,7 +186,12 @@ def test_cleanup_touches_only_its_workspace(workspace, other_workspace, as_alice
         workspace=other_workspace, actor=as_charlie, key="sb_reader", name="R", preset=preset, is_sandbox=True
     )
 
-    assert sandbox_cleanup(workspace=workspace, actor=as_alice) == {"agent": 2, "preset": 1}
+    assert sandbox_cleanup(workspace=workspace, actor=as_alice) == {
+        "workflowrun": 0,
+        "workflow": 0,
+        "agent": 2,
+        "preset": 1,
+    }
     assert Agent.all_objects.filter(pk=theirs.pk).exists()
     assert Preset.all_objects.filter(pk=preset.pk).exists()
 
@@ -231,8 +241,8 @@ def test_the_command_prints_the_counts(hidden):
     call_command("sandbox_cleanup", "--workspace", "acme", stdout=out)
 
     assert out.getvalue().splitlines() == [
-        "Deleted from 'acme': 2 agent(s), 1 preset(s).",
-        "Deleted from 'acme': 0 agent(s), 0 preset(s).",
+        "Deleted from 'acme': 0 workflow run(s), 0 workflow(s), 2 agent(s), 1 preset(s).",
+        "Deleted from 'acme': 0 workflow run(s), 0 workflow(s), 0 agent(s), 0 preset(s).",
     ]
     assert not Agent.all_objects.sandbox().exists()
 
