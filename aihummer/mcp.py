@@ -53,7 +53,7 @@ logger = logging.getLogger(__name__)
 # Each app's `mcp.py` exposes `TOOLS`, a list of `@tool` functions. `workflows.mcp`
 # joins this tuple with the workflow engine (list_workflows, update_workflow,
 # delete_workflow); nothing else changes here.
-TOOL_MODULES: tuple[str, ...] = ("agents.mcp", "sandbox.mcp")
+TOOL_MODULES: tuple[str, ...] = ("agents.mcp", "workflows.mcp", "sandbox.mcp")
 
 MCP_PATH = "/mcp"
 SCOPE_API_KEY = "aihummer.api_key"

@@ -227,9 +227,16 @@ AIHUMMER_STEP_RECOVERIES = env.int("AIHUMMER_STEP_RECOVERIES", 2, minimum=0, max
 AIHUMMER_STEP_RETRY_BACKOFF_SEC = env.float("AIHUMMER_STEP_RETRY_BACKOFF_SEC", 2.0, minimum=0.0, maximum=600.0)
 # How often beat looks for expired leases, stalled steps and runs past their limit.
 AIHUMMER_REVIVE_INTERVAL_SEC = env.float("AIHUMMER_REVIVE_INTERVAL_SEC", 15.0, minimum=0.1, maximum=3600.0)
+# Sandbox rows (issue 17) older than this many seconds are deleted by beat's sweep
+# (`sandbox-sweep` in CELERY_BEAT_SCHEDULE), every AIHUMMER_SANDBOX_SWEEP_INTERVAL_SEC.
+AIHUMMER_SANDBOX_TTL = env.int("AIHUMMER_SANDBOX_TTL", 24 * 3600, minimum=1, maximum=365 * 24 * 3600)
+AIHUMMER_SANDBOX_SWEEP_INTERVAL_SEC = env.int(
+    "AIHUMMER_SANDBOX_SWEEP_INTERVAL_SEC", 15 * 60, minimum=1, maximum=24 * 3600
+)
 # Exactly one `celery -A aihummer beat` runs this schedule.
 CELERY_BEAT_SCHEDULE = {
     "workflow-runs-revive": {"task": "workflows.workflow_runs_revive", "schedule": AIHUMMER_REVIVE_INTERVAL_SEC},
+    "sandbox-sweep": {"task": "sandbox.sandbox_sweep", "schedule": AIHUMMER_SANDBOX_SWEEP_INTERVAL_SEC},
 }
 AIHUMMER_PROVIDER_MAX_RETRIES = env.int("AIHUMMER_PROVIDER_MAX_RETRIES", 2, minimum=0, maximum=10)
 # Bounds on what an agent is told (checked by agents.snapshot when a snapshot is validated).
@@ -251,10 +258,3 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "aihummer.api.api_exception_handler",
     "UNAUTHENTICATED_USER": None,
 }
-
-# Sandbox rows (issue 17) older than this many seconds are deleted by beat's sweep
-# (`sandbox-sweep` in CELERY_BEAT_SCHEDULE), every AIHUMMER_SANDBOX_SWEEP_INTERVAL_SEC.
-AIHUMMER_SANDBOX_TTL = env.int("AIHUMMER_SANDBOX_TTL", 24 * 3600, minimum=1, maximum=365 * 24 * 3600)
-AIHUMMER_SANDBOX_SWEEP_INTERVAL_SEC = env.int(
-    "AIHUMMER_SANDBOX_SWEEP_INTERVAL_SEC", 15 * 60, minimum=1, maximum=24 * 3600
-)

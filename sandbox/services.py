@@ -120,7 +120,7 @@ def sandbox_sweep(*, older_than: timedelta | None = None, workspace: Workspace |
             report[each.slug] = {"skipped": exc.extra["runningRuns"]}
             continue
         if any(counts.values()):
-            logger.info("Sandbox sweep of %s: %s", each.slug, ", ".join(f"{n} {name}(s)" for name, n in counts.items()))
+            logger.info("Sandbox sweep of %s: %s", each.slug, describe_counts(counts))
         report[each.slug] = counts
     return report
 

@@ -5,10 +5,23 @@ from __future__ import annotations
 from uuid import UUID
 
 from django.core.exceptions import ValidationError
+from django.db.models import QuerySet
 
 from aihummer.actors import Actor, Verb
 from aihummer.exceptions import NotFound
-from workflows.models import StepRun, WorkflowRun
+from aihummer.models import Workspace
+from workflows.models import StepRun, Workflow, WorkflowRun
+
+
+def workflow_list(*, actor: Actor, workspace: Workspace, include_sandbox: bool = False) -> QuerySet:
+    """The workspace's workflows by key; sandbox ones too when asked and allowed."""
+    if not actor.belongs_to(workspace):
+        raise NotFound("Unknown workspace.")
+    actor.require(Verb.READ, workspace)
+    if include_sandbox:
+        actor.require(Verb.SANDBOX, workspace)
+    # all_objects only when sandbox rows were asked for, and allowed, just above.
+    return (Workflow.all_objects if include_sandbox else Workflow.objects).filter(workspace=workspace).order_by("key")
 
 
 def workflow_run_get(*, run_id: str | UUID, actor: Actor) -> WorkflowRun:

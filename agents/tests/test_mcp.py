@@ -400,9 +400,10 @@ def test_reading_tools_validation_errors(writer: Agent, read_key: str) -> None:
         "providerFilter: Input should be a valid string",
         "key: Field required",
         "force: Input should be a valid boolean, unable to interpret input",
-        "Unknown tool 'no_such_tool'. Known tools: delete_agent, delete_preset, get_agent, inspect_agent_debug, "
-        "list_agents, list_models, list_presets, run_agent_test, update_agent, update_agent_system_prompt, "
-        "update_preset.",
+        "Unknown tool 'no_such_tool'. Known tools: cleanup_sandbox, create_sandbox_agent, create_sandbox_preset, "
+        "create_sandbox_workflow, delete_agent, delete_preset, delete_workflow, get_agent, inspect_agent_debug, "
+        "inspect_workflow_run, list_agents, list_models, list_presets, list_workflows, run_agent_test, "
+        "run_workflow, update_agent, update_agent_system_prompt, update_preset, update_workflow.",
     ]
 
 

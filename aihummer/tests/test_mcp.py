@@ -45,7 +45,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 OLD_PROMPT = "Tu es un rédacteur soigneux."
 NEW_PROMPT = "Tu es un rédacteur soigneux. Trois phrases au plus."
-TOOL_COUNT = 11
+TOOL_COUNT = 20
 SERVER_START_SECONDS = 30
 
 

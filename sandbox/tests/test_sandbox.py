@@ -276,8 +276,8 @@ def test_the_sweep_deletes_old_sandbox_rows_only(workspace, other_workspace, as_
     report = services.sandbox_sweep(older_than=timedelta(hours=24))
 
     assert report == {
-        "acme": {"agent": 1, "preset": 0},
-        "globex": {"agent": 0, "preset": 1},
+        "acme": {"workflowrun": 0, "workflow": 0, "agent": 1, "preset": 0},
+        "globex": {"workflowrun": 0, "workflow": 0, "agent": 0, "preset": 1},
     }
     assert sorted(Agent.all_objects.values_list("key", flat=True)) == ["sb_reader", "writer"]
     assert sorted(Preset.all_objects.values_list("key", flat=True)) == ["echo", "sb_echo"]
@@ -289,7 +289,7 @@ def test_the_sweep_reads_its_ttl_from_settings(settings, hidden, real):
     age(Agent, "sb_reader", 2)
     age(Preset, "sb_echo", 2)  # unused once sb_reader is gone
 
-    assert services.sandbox_sweep() == {"acme": {"agent": 1, "preset": 1}}
+    assert services.sandbox_sweep() == {"acme": {"workflowrun": 0, "workflow": 0, "agent": 1, "preset": 1}}
     assert Agent.all_objects.filter(key="sb_critic").exists()
 
 
@@ -302,8 +302,8 @@ def test_the_command_sweeps_by_age_and_says_so(hidden, real):
     call_command("sandbox_cleanup", stdout=out)
 
     assert out.getvalue().splitlines() == [
-        "Deleted from 'acme': 1 agent(s), 0 preset(s).",
-        "Deleted from 'acme': 1 agent(s), 1 preset(s).",
+        "Deleted from 'acme': 0 workflow run(s), 0 workflow(s), 1 agent(s), 0 preset(s).",
+        "Deleted from 'acme': 0 workflow run(s), 0 workflow(s), 1 agent(s), 1 preset(s).",
         "No sandbox rows.",
     ]
 
