@@ -103,18 +103,20 @@ def update_workflow(
     workflowKey: WorkflowKey,
     name: Annotated[str | None, Field(description="New display name.", min_length=1, max_length=200)] = None,
     description: Annotated[str | None, Field(description="New description.")] = None,
-    definition: Annotated[str | None, Definition] = None,
+    # Plain `str` (empty: unchanged): the SDK would decode a JSON string given to an
+    # optional parameter before validation, and a JSON string is this parameter's shape.
+    definition: Definition = "",
     isActive: Annotated[bool | None, Field(description="Enable or disable the workflow.")] = None,
 ) -> dict:
     """Update a workflow's name, description, definition or enabled flag (applies at once;
     the API key's publish scope for real workflows). A new definition is validated
     against the workspace's agents (every problem is reported) and bumps the version;
     runs already started keep the definition they started with."""
-    if all(value is None for value in (name, description, definition, isActive)):
+    if all(value is None for value in (name, description, isActive)) and not definition:
         raise ValidationError(NOTHING_GIVEN)
     workflow = workflow_get(workspace=caller.workspace, key=workflowKey, actor=caller.actor)
     wanted = {"name": name, "description": description, "is_active": isActive}
-    if definition is not None:
+    if definition:
         wanted["definition"] = parse_json(definition, "definition")
     fields = {
         field: value for field, value in wanted.items() if value is not None and getattr(workflow, field) != value
@@ -149,8 +151,8 @@ def run_workflow(
     workflowKey: WorkflowKey,
     message: Annotated[str | None, Field(description="The message the first steps receive.")] = None,
     inputs: Annotated[
-        str | None, Field(description='Named inputs as a JSON object string, e.g. {"text": "…"}.')
-    ] = None,
+        str, Field(description='Named inputs as a JSON object string, e.g. {"text": "…"}; empty: none.')
+    ] = "",
     waitSeconds: Annotated[
         int,
         Field(
@@ -166,7 +168,7 @@ def run_workflow(
     still going after the wait is not stopped: its id comes back to poll with
     inspect_workflow_run."""
     workflow = workflow_get(workspace=caller.workspace, key=workflowKey, actor=caller.actor)
-    parsed_inputs = parse_json(inputs, "inputs") if inputs is not None else None
+    parsed_inputs = parse_json(inputs, "inputs") if inputs else None
     run = workflow_run_start(workflow=workflow, actor=caller.actor, message=message, inputs=parsed_inputs)
     run = workflow_run_wait(run=run, timeout=waitSeconds)
     steps_executed = StepRun.objects.filter(run=run, status__in=StepRun.DONE).count()

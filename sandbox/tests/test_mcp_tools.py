@@ -3,6 +3,8 @@ server (the whole lifecycle over stdio and HTTP is in test_lifecycle.py)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from agents.models import Agent, Preset
@@ -11,6 +13,7 @@ from aihummer.actors import Actor
 from aihummer.models import User, Workspace
 from aihummer.services import api_key_create
 from aihummer.tests.mcp_helpers import call_tool, call_tools, error, ok
+from workflows.models import Workflow, WorkflowRun
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -155,3 +158,101 @@ def test_a_read_only_key_may_not_build_a_sandbox(real: dict, workspace: Workspac
 
     assert "using sandboxes" in body["error"]
     assert not Preset.all_objects.filter(is_sandbox=True).exists()
+
+
+# --- workflows ------------------------------------------------------------------------------
+@pytest.fixture
+def sandbox_agents(real: dict, write_key: str) -> None:
+    for key in ("sb_a", "sb_b"):
+        ok(call_tool(write_key, "create_sandbox_agent", key=key, name=key, systemPrompt="P"))
+
+
+ONE_STEP = json.dumps({"version": 1, "steps": [{"name": "a", "agent_name": "sb_a", "input_mapping": {}}]})
+
+
+def test_sandbox_workflow_errors_report_every_problem(sandbox_agents: None, write_key: str) -> None:
+    broken = {
+        "version": 1,
+        "steps": [
+            {"name": "a", "agent_name": "nobody", "input_mapping": {}},
+            {"name": "a", "agent_name": "sb_b", "input_mapping": {"text": "$.steps.zzz.output.answer"}},
+        ],
+    }
+    bad_key, bad_json, several, empty, made, taken = call_tools(
+        write_key,
+        ("create_sandbox_workflow", {"workflowKey": "Bad Key", "name": "N", "definition": ONE_STEP}),
+        ("create_sandbox_workflow", {"workflowKey": "sb_w", "name": "N", "definition": "{not json"}),
+        ("create_sandbox_workflow", {"workflowKey": "sb_w", "name": "N", "definition": json.dumps(broken)}),
+        ("create_sandbox_workflow", {"workflowKey": "sb_w", "name": "N", "definition": '{"version": 1, "steps": []}'}),
+        ("create_sandbox_workflow", {"workflowKey": "sb_w", "name": "N", "definition": ONE_STEP}),
+        ("create_sandbox_workflow", {"workflowKey": "sb_w", "name": "N", "definition": ONE_STEP}),
+    )
+
+    assert list(error(bad_key)["fields"]) == ["workflowKey"]
+    assert error(bad_json)["fields"] == {
+        "definition": ["Not valid JSON: Expecting property name enclosed in double quotes (line 1, column 2)."]
+    }
+    assert error(several)["fields"] == {
+        "definition": [
+            "steps[1].name: 'a' is already the name of steps[0].",
+            "steps[0].agent_name: no agent 'nobody' in this workspace.",
+        ]
+    }
+    assert list(error(empty)["fields"]) == ["definition"]
+    assert ok(made)["agents"] == ["sb_a"]
+    pk = Workflow.all_objects.get(key="sb_w").pk
+    assert error(taken)["fields"] == {
+        "workflowKey": [
+            f"Key 'sb_w' is taken by sandbox workflow 'sb_w' (id {pk}), left by an automated client. Remove it with "
+            "`manage.py sandbox_cleanup --workspace acme`, then retry."
+        ]
+    }
+    assert Workflow.all_objects.filter(is_sandbox=True).count() == 1
+    assert not Workflow.objects.exists()
+
+
+def test_run_workflow_inputs_must_be_a_json_object(sandbox_agents: None, write_key: str) -> None:
+    ok(call_tool(write_key, "create_sandbox_workflow", workflowKey="sb_w", name="N", definition=ONE_STEP))
+    as_list, as_garbage, unknown, too_long = call_tools(
+        write_key,
+        ("run_workflow", {"workflowKey": "sb_w", "inputs": "[1, 2]"}),
+        ("run_workflow", {"workflowKey": "sb_w", "inputs": "nope"}),
+        ("run_workflow", {"workflowKey": "sb_missing"}),
+        ("run_workflow", {"workflowKey": "sb_w", "waitSeconds": 10_000}),
+    )
+
+    assert error(as_list)["fields"] == {"inputs": ['Give the inputs as a JSON object, e.g. {"message": "…"}.']}
+    assert list(error(as_garbage)["fields"]) == ["inputs"]
+    assert error(unknown)["error"] == "No workflow 'sb_missing' in workspace 'acme'."
+    assert list(error(too_long)["fields"]) == ["waitSeconds"]
+    assert not WorkflowRun.all_objects.exists()
+
+
+def test_update_and_delete_a_workflow(sandbox_agents: None, write_key: str) -> None:
+    ok(call_tool(write_key, "create_sandbox_workflow", workflowKey="sb_w", name="N", definition=ONE_STEP))
+    two = json.dumps({"version": 1, "steps": [{"name": "b", "agent_name": "sb_b", "input_mapping": {}}]})
+    nothing, renamed, redefined, broken, deleted, gone = call_tools(
+        write_key,
+        ("update_workflow", {"workflowKey": "sb_w"}),
+        ("update_workflow", {"workflowKey": "sb_w", "name": "Renamed", "isActive": False}),
+        ("update_workflow", {"workflowKey": "sb_w", "definition": two}),
+        ("update_workflow", {"workflowKey": "sb_w", "definition": '{"version": 1, "steps": []}'}),
+        ("delete_workflow", {"workflowKey": "sb_w"}),
+        ("list_workflows", {"includeSandbox": True}),
+    )
+
+    assert error(nothing)["error"] == "No fields provided — nothing changed."
+    assert ok(renamed)["changed"] == ["name", "isActive"]
+    body = ok(redefined)
+    assert (body["changed"], body["workflow"]["version"], body["workflow"]["agents"]) == (["definition"], 2, ["sb_b"])
+    assert list(error(broken)["fields"]) == ["definition"]
+    assert ok(deleted)["deleted"] is True
+    assert ok(gone)["workflows"] == []
+
+
+def test_listing_sandbox_workflows_needs_the_sandbox_right(real: dict, workspace: Workspace) -> None:
+    reader = make_key(workspace, "reader", "read")
+    listed, with_sandbox = call_tools(reader, ("list_workflows", {}), ("list_workflows", {"includeSandbox": True}))
+
+    assert ok(listed)["workflows"] == []
+    assert "using sandboxes" in error(with_sandbox)["error"]
