@@ -156,7 +156,7 @@ def test_a_run_that_changed_workflow_keeps_its_own_definition(pipeline, operator
 
 
 # --- what a step costs ----------------------------------------------------------------
-TURN_STATEMENTS = 7  # agent_turn_run on echo today (issue 11 cuts it)
+TURN_STATEMENTS = 8  # agent_turn_run on echo: issue 11's four statements, each of its two commits a savepoint pair here
 STEP_OVERHEAD = 2  # claim + finish
 
 

@@ -15,6 +15,7 @@ from workflows.services import (
     workflow_create,
     workflow_delete,
     workflow_get,
+    workflow_run_cancel,
     workflow_run_start,
     workflow_run_wait,
     workflow_update,
@@ -169,6 +170,8 @@ def test_sandbox_cleanup_removes_runs_then_workflows(workspace, echo_preset, ope
     )
     run = workflow_run_start(workflow=workflow, actor=operator, message="x")
     assert run.is_sandbox and not WorkflowRun.objects.exists()
+    # Its steps were never sent (no commit in this test): cancelled, as cleanup waits for running runs.
+    workflow_run_cancel(run=run, actor=operator)
     counts = sandbox_cleanup(workspace=workspace, actor=operator)
     assert counts == {"workflowrun": 1, "workflow": 1, "agent": 2, "preset": 0}
     assert not StepRun.objects.exists()
