@@ -8,9 +8,10 @@ from django.core.paginator import Page, Paginator
 from django.db.models import QuerySet
 
 from agents.judge import band
-from agents.models import Agent, AgentTurn, CaseResult, DebugLog, EvidenceRun, PromptVersion
+from agents.models import Agent, AgentTurn, CaseResult, DebugLog, EvidenceRun, Preset, PromptVersion
 from aihummer.actors import Actor, Verb
 from aihummer.exceptions import NotFound
+from aihummer.models import Workspace
 
 
 def _scoped(queryset: QuerySet, actor: Actor, verb: Verb = Verb.READ) -> QuerySet:
@@ -155,3 +156,101 @@ def evidence_for_review(*, version: PromptVersion) -> EvidenceView:
         for name, pair in sides.items()
     ]
     return EvidenceView(run=run, rows=rows)
+# --- by key, for programs (MCP, API): sandbox rows for those who use sandboxes ------------
+# Programs resolve what they created, sandbox rows too (`all_objects`), when their actor
+# may use sandboxes; people's pages above never see them.
+def _require_read(actor: Actor, workspace: Workspace, noun: str) -> None:
+    # Outside the actor's workspaces a row answers exactly as a missing one; inside,
+    # a missing right is said plainly (e.g. a key without the read scope).
+    if not actor.belongs_to(workspace):
+        raise NotFound(f"Unknown {noun}.")
+    actor.require(Verb.READ, workspace)
+
+
+def _rows(model: type, actor: Actor, workspace: Workspace, *, include_sandbox: bool) -> QuerySet:
+    """`model`'s rows of `workspace`; sandbox ones too when asked and allowed."""
+    if include_sandbox:
+        actor.require(Verb.SANDBOX, workspace)
+    return (model.all_objects if include_sandbox else model.objects).filter(workspace=workspace)
+
+
+def _resolvable(model: type, actor: Actor, workspace: Workspace) -> QuerySet:
+    """`model`'s rows of `workspace` a program may name: sandbox ones only for actors
+    that may use sandboxes (for the others they answer as missing)."""
+    return _rows(model, actor, workspace, include_sandbox=actor.can(Verb.SANDBOX, workspace))
+
+
+def agent_get_by_key(*, actor: Actor, workspace: Workspace, key: str) -> Agent:
+    """The agent `key` of `workspace` with its live version and preset, or NotFound."""
+    _require_read(actor, workspace, "agent")
+    agent = _resolvable(Agent, actor, workspace).select_related("live_version", "workspace", "preset").filter(key=key)
+    agent = agent.first()
+    if agent is None:
+        raise NotFound(f"Unknown agent '{key}'.")
+    return agent
+
+
+def agent_list(*, actor: Actor, workspace: Workspace, include_sandbox: bool = False) -> QuerySet:
+    """The workspace's agents by key, with preset and live version number, in one query."""
+    _require_read(actor, workspace, "workspace")
+    return (
+        _rows(Agent, actor, workspace, include_sandbox=include_sandbox)
+        .select_related("preset", "live_version")
+        .defer("live_version__snapshot")
+        .order_by("key")
+    )
+
+
+def agent_open_proposals(*, agent: Agent) -> QuerySet:
+    """The agent's pending versions, oldest first."""
+    return (
+        PromptVersion.all_objects.pending()
+        .filter(agent=agent)
+        .select_related("proposed_by", "base_version")
+        .defer("base_version__snapshot")
+        .order_by("number")
+    )
+
+
+def preset_default(*, workspace: Workspace) -> Preset | None:
+    """The preset agents without their own run on."""
+    return Preset.objects.for_workspace(workspace).active().first()
+
+
+def preset_get_by_key(*, actor: Actor, workspace: Workspace, key: str) -> Preset:
+    """The preset `key` of `workspace`, or NotFound."""
+    _require_read(actor, workspace, "preset")
+    preset = _resolvable(Preset, actor, workspace).select_related("credential").filter(key=key).first()
+    if preset is None:
+        raise NotFound(f"Unknown preset '{key}'.")
+    return preset
+
+
+def preset_list(*, actor: Actor, workspace: Workspace, include_sandbox: bool = False) -> QuerySet:
+    """The workspace's presets by key."""
+    _require_read(actor, workspace, "workspace")
+    return _rows(Preset, actor, workspace, include_sandbox=include_sandbox).order_by("key")
+
+
+def debug_log_get(*, actor: Actor, workspace: Workspace, pk: int) -> DebugLog:
+    """One model call's debug log (a sandbox turn's too, for sandbox users), or NotFound."""
+    _require_read(actor, workspace, "debug log")
+    log = _resolvable(DebugLog, actor, workspace).select_related("turn").filter(pk=pk).first()
+    if log is None:
+        raise NotFound(f"Unknown debug log {pk}.")
+    return log
+
+
+def debug_log_as_sent(log: DebugLog) -> tuple[str, list, list]:
+    """What one model call sent: its system prompt and tools (an incremental log leaves
+    them blank when they are the call before's) and its conversation (every earlier
+    call's new messages, then its own; `dropped_exchanges` says how many the context
+    budget left out)."""
+    if not log.incremental:
+        return log.system_prompt, log.tools_offered, log.messages
+    logs = DebugLog.all_objects.filter(turn_id=log.turn_id).order_by("sequence")
+    system_prompt = log.system_prompt or _latest_stored(logs, log.sequence, "system_prompt", "")
+    tools = log.tools_offered or _latest_stored(logs, log.sequence, "tools_offered", [])
+    earlier = logs.filter(sequence__lt=log.sequence).values_list("messages", flat=True)
+    messages = [message for added in earlier for message in added] + log.messages
+    return system_prompt, tools, messages

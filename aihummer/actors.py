@@ -88,7 +88,7 @@ class Actor:
     `identity` is what four eyes compares; `source` is the label a proposal records.
     """
 
-    USER, API_KEY, AGENT, OPERATOR = "user", "api_key", "agent", "operator"
+    USER, API_KEY, AGENT, OPERATOR, RUN = "user", "api_key", "agent", "operator", "run"
 
     def __init__(
         self,
@@ -100,6 +100,8 @@ class Actor:
         agent: Any = None,
         on_behalf_of: Actor | None = None,
         client_name: str = "",
+        workspace_id: int | None = None,
+        person_id: int | None = None,
     ) -> None:
         self.kind = kind
         self.surface = surface
@@ -108,6 +110,8 @@ class Actor:
         self.agent = agent
         self.on_behalf_of = on_behalf_of
         self.client_name = client_name
+        self.workspace_id = workspace_id
+        self.person_id = person_id
         self._roles: dict[int, str] | None = None
 
     # --- constructors -----------------------------------------------------------------
@@ -145,6 +149,14 @@ class Actor:
         memberships it grants, never a reviewer."""
         return cls(kind=cls.OPERATOR, surface="sso", client_name="oidc")
 
+    @classmethod
+    def for_workflow_run(cls, *, workspace_id: int, source: str, person_id: int | None) -> Actor:
+        """The authority a workflow run's steps act with, in a worker: its starter's, as
+        checked when the run started (`workflow_run_start`), confined to the run's
+        workspace and to reading, running and proposing. Rebuilt from the run's row
+        with no query, so a step pays nothing for it."""
+        return cls(kind=cls.RUN, surface="workflow", client_name=source, workspace_id=workspace_id, person_id=person_id)
+
     # --- identity ---------------------------------------------------------------------
     @property
     def identity(self) -> tuple[str, int | str]:
@@ -168,6 +180,8 @@ class Actor:
             return (holder,) if creator in (None, holder) else (holder, creator)
         if self.kind == self.AGENT:
             return self.on_behalf_of.identities
+        if self.kind == self.RUN:
+            return (("user", self.person_id) if self.person_id else ("run", self.client_name),)
         return (("operator", self.client_name),)
 
     @property
@@ -201,6 +215,9 @@ class Actor:
             return self.api_key.owner
         if self.kind == self.AGENT:
             return self.on_behalf_of.person
+        if self.kind == self.RUN and self.person_id:
+            # A reference for foreign keys (started_by, proposed_by), not a loaded row.
+            return User(pk=self.person_id)
         return None
 
     @property
@@ -213,6 +230,8 @@ class Actor:
             return f"{label}/{self.client_name}" if self.client_name else label
         if self.kind == self.AGENT:
             return f"agent:{self.agent.key}"
+        if self.kind == self.RUN:
+            return self.client_name
         return f"{self.surface}:{self.client_name}"
 
     def __str__(self) -> str:
@@ -246,6 +265,8 @@ class Actor:
             return True
         return self.kind == self.USER and self.user.is_active and self.user.is_superuser
 
+    RUN_VERBS = frozenset({Verb.READ, Verb.PROPOSE, Verb.WITHDRAW, Verb.RUN, Verb.SANDBOX})
+
     def _membership_roles(self) -> dict[int, str]:
         # One query per actor, so an admin page checking many rows stays constant.
         if self._roles is None:
@@ -262,6 +283,10 @@ class Actor:
             return self.on_behalf_of.refusal(verb, workspace)
         if self.kind == self.API_KEY:
             return self._key_refusal(verb, workspace, phrase)
+        if self.kind == self.RUN:
+            if workspace.pk != self.workspace_id:
+                return f"A workflow run started by {self.client_name} acts only in its own workspace."
+            return None if verb in self.RUN_VERBS else f"A workflow run may not do {phrase}."
         if self.kind == self.OPERATOR:
             return "Only identified people approve or reject; use the admin." if verb == Verb.DECIDE else None
         role = self.role_in(workspace)
@@ -295,6 +320,8 @@ class Actor:
             return self.on_behalf_of.belongs_to(workspace)
         if self.kind == self.API_KEY:
             return self.api_key.workspace_id == workspace.pk and not self.api_key.is_revoked
+        if self.kind == self.RUN:
+            return workspace.pk == self.workspace_id
         return self.role_in(workspace) is not None
 
     def can(self, verb: Verb, workspace: Workspace) -> bool:
@@ -326,6 +353,8 @@ class Actor:
             return [workspace.pk] if self._key_refusal(verb, workspace, "") is None else []
         if self.kind == self.OPERATOR:
             return [] if verb == Verb.DECIDE else None
+        if self.kind == self.RUN:
+            return [self.workspace_id] if verb in self.RUN_VERBS else []
         if not self.user.is_active:
             return []
         if self.user.is_superuser:

@@ -72,6 +72,20 @@ class Env:
             raise ImproperlyConfigured(f"{name} must be at most {maximum}, not {number}.")
         return number
 
+    def float(self, name: str, default: float, *, minimum: float | None = None, maximum: float | None = None) -> float:
+        value = self.raw(name)
+        if value is None or not value.strip():
+            return default
+        try:
+            number = float(value.strip())
+        except ValueError as exc:
+            raise ImproperlyConfigured(f"{name} must be a number, not {value!r}.") from exc
+        if minimum is not None and number < minimum:
+            raise ImproperlyConfigured(f"{name} must be at least {minimum:g}, not {number:g}.")
+        if maximum is not None and number > maximum:
+            raise ImproperlyConfigured(f"{name} must be at most {maximum:g}, not {number:g}.")
+        return number
+
     def list(self, name: str, default: list[str] | None = None) -> list[str]:
         value = self.raw(name)
         if value is None:

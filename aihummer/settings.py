@@ -234,6 +234,26 @@ AIHUMMER_SUBAGENT_TIMEOUT_SEC = env.int("AIHUMMER_SUBAGENT_TIMEOUT_SEC", 600, mi
 AIHUMMER_MODEL_CATALOG_EXTRA = env.str("AIHUMMER_MODEL_CATALOG_EXTRA")  # path to a JSON file of extra models
 AIHUMMER_TURN_TIMEOUT_SEC = env.int("AIHUMMER_TURN_TIMEOUT_SEC", 900, minimum=1, maximum=48 * 3600)
 AIHUMMER_DEBUG_MAX_CHARS = env.int("AIHUMMER_DEBUG_MAX_CHARS", 20_000, minimum=1_000, maximum=1_000_000)
+# Workflows: a running step's lease (renewed by its heartbeat) and a run's wall-clock limit.
+AIHUMMER_STEP_LEASE_SEC = env.int("AIHUMMER_STEP_LEASE_SEC", 60, minimum=1, maximum=3600)
+AIHUMMER_RUN_TIMEOUT_SEC = env.int("AIHUMMER_RUN_TIMEOUT_SEC", 6 * 3600, minimum=1, maximum=7 * 24 * 3600)
+# Attempts a step gets back when the worker running it dies, beyond its own `retries`.
+AIHUMMER_STEP_RECOVERIES = env.int("AIHUMMER_STEP_RECOVERIES", 2, minimum=0, maximum=10)
+# First backoff before retrying a transient failure; doubled on each attempt.
+AIHUMMER_STEP_RETRY_BACKOFF_SEC = env.float("AIHUMMER_STEP_RETRY_BACKOFF_SEC", 2.0, minimum=0.0, maximum=600.0)
+# How often beat looks for expired leases, stalled steps and runs past their limit.
+AIHUMMER_REVIVE_INTERVAL_SEC = env.float("AIHUMMER_REVIVE_INTERVAL_SEC", 15.0, minimum=0.1, maximum=3600.0)
+# Sandbox rows (issue 17) older than this many seconds are deleted by beat's sweep
+# (`sandbox-sweep` in CELERY_BEAT_SCHEDULE), every AIHUMMER_SANDBOX_SWEEP_INTERVAL_SEC.
+AIHUMMER_SANDBOX_TTL = env.int("AIHUMMER_SANDBOX_TTL", 24 * 3600, minimum=1, maximum=365 * 24 * 3600)
+AIHUMMER_SANDBOX_SWEEP_INTERVAL_SEC = env.int(
+    "AIHUMMER_SANDBOX_SWEEP_INTERVAL_SEC", 15 * 60, minimum=1, maximum=24 * 3600
+)
+# Exactly one `celery -A aihummer beat` runs this schedule.
+CELERY_BEAT_SCHEDULE = {
+    "workflow-runs-revive": {"task": "workflows.workflow_runs_revive", "schedule": AIHUMMER_REVIVE_INTERVAL_SEC},
+    "sandbox-sweep": {"task": "sandbox.sandbox_sweep", "schedule": AIHUMMER_SANDBOX_SWEEP_INTERVAL_SEC},
+}
 AIHUMMER_PROVIDER_MAX_RETRIES = env.int("AIHUMMER_PROVIDER_MAX_RETRIES", 2, minimum=0, maximum=10)
 # Evidence: saved test cases per agent, and how many of their turns run at once per proposal.
 AIHUMMER_MAX_TEST_CASES = env.int("AIHUMMER_MAX_TEST_CASES", 30, minimum=1, maximum=500)
@@ -246,7 +266,12 @@ AIHUMMER_MAX_SNAPSHOT_CHARS = env.int("AIHUMMER_MAX_SNAPSHOT_CHARS", 200_000, mi
 
 # Demo data after the tenancy (`seed_demo`): each app's seeders, in dependency order
 # (agents, then workflows), each called with the aihummer.demo.DemoContext.
-AIHUMMER_DEMO_SEEDERS = ["agents.demo.seed_agents", "agents.demo.seed_test_cases", "agents.demo.seed_proposals"]
+AIHUMMER_DEMO_SEEDERS = [
+    "agents.demo.seed_agents",
+    "agents.demo.seed_test_cases",
+    "agents.demo.seed_proposals",
+    "workflows.demo.seed_workflows",
+]
 
 # Historical records are shown, never reverted: a revert would bypass the services.
 SIMPLE_HISTORY_REVERT_DISABLED = True

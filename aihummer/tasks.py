@@ -32,10 +32,10 @@ def enqueue(task: Task, *args: object, **kwargs: object) -> None:
         transaction.on_commit(lambda: _run_inline(task, args, kwargs))
 
 
-def _send(task: Task, args: tuple, kwargs: dict) -> None:
+def _send(task: Task, args: tuple, kwargs: dict, countdown: float | None = None) -> None:
     try:
         # kombu retries the publish itself (retry=True) before giving up.
-        task.apply_async(args, kwargs, retry=True)
+        task.apply_async(args, kwargs, retry=True, countdown=countdown)
     except Exception:
         logger.exception("Could not send task %s to the broker; the committed change stands.", task.name)
 
@@ -55,3 +55,11 @@ def _run_inline(task: Task, args: tuple, kwargs: dict) -> None:
                 return
             logger.warning("Task %s failed (attempt %d of %d): %s", task.name, attempt, INLINE_ATTEMPTS, exc)
             time.sleep(INLINE_BACKOFF_SECONDS * attempt)
+
+
+def enqueue_in(seconds: float, task: Task, *args: object) -> None:
+    """Like `enqueue`, `seconds` later (a retry's backoff). Inline, it waits that long."""
+    if settings.CELERY_BROKER_URL:
+        transaction.on_commit(lambda: _send(task, args, {}, countdown=seconds))
+    else:
+        transaction.on_commit(lambda: (time.sleep(seconds), _run_inline(task, args, {})))

@@ -3,3 +3,8 @@ from django.apps import AppConfig
 
 class WorkflowsConfig(AppConfig):
     name = "workflows"
+
+    def ready(self) -> None:
+        # Registered with Celery at start-up, so a worker knows the step task before
+        # its first message (autodiscovery is lazy).
+        from workflows import tasks  # noqa: F401

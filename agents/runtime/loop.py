@@ -265,6 +265,7 @@ def _loop(
             api_key=setup.api_key,
         )
         started = time.monotonic()
+        release_connection()
         try:
             # Redacted before anything uses it: text, tool-call arguments, raw body.
             response, error = redact_response(complete(setup.provider, request), log.secrets), ""
@@ -343,6 +344,15 @@ def _run_tools(context: TurnContext, calls: tuple[ToolCall, ...], offered: set[s
         # Late children finish on their own (bounded by their deadline); the parent goes on.
         pool.shutdown(wait=False, cancel_futures=True)
     return [outcomes.get(call.id) or _run_tool(context, call, offered) for call in calls]
+
+
+def release_connection() -> None:
+    """Give the database connection back to the pool before a model call: the call may
+    take minutes, and a connection held meanwhile is one fewer for every other worker
+    thread. Only with a pool (a plain connection would cost a reconnect) and never
+    inside a transaction."""
+    if connection.settings_dict.get("OPTIONS", {}).get("pool") and not connection.in_atomic_block:
+        connection.close()
 
 
 def _in_own_connection(function: object, *args: object) -> object:

@@ -18,6 +18,7 @@ from agents.services.presets import (
     PRESET_FIELDS,
     preset_activate,
     preset_api_key,
+    preset_change,
     preset_create,
     preset_delete,
     preset_dependents,
@@ -25,8 +26,10 @@ from agents.services.presets import (
     preset_update,
 )
 from agents.services.proposals import (
+    PROPOSAL_MODES,
     IdenticalToLive,
     StaleProposal,
+    agent_change,
     agent_clone,
     prompt_version_approve,
     prompt_version_propose,
@@ -41,9 +44,11 @@ from agents.services.versions import agent_snapshot, version_go_live, version_re
 __all__ = [
     "AGENT_FIELDS",
     "PRESET_FIELDS",
+    "PROPOSAL_MODES",
     "IdenticalToLive",
     "StaleProposal",
     "UnconfirmedRegressions",
+    "agent_change",
     "agent_clone",
     "agent_create",
     "agent_delete",
@@ -63,6 +68,7 @@ __all__ = [
     "evidence_request_for_agent",
     "preset_activate",
     "preset_api_key",
+    "preset_change",
     "preset_create",
     "preset_delete",
     "preset_dependents",

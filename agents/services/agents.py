@@ -3,6 +3,7 @@ Rights: PUBLISH (SANDBOX for sandbox rows)."""
 
 from __future__ import annotations
 
+from django.apps import apps
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
@@ -96,15 +97,25 @@ def agent_update(*, agent: Agent, actor: Actor, **fields: object) -> Agent:
 
 
 def agent_dependents(agent: Agent, *, actor: Actor | None = None) -> list[str]:
-    """What would break without `agent`: agents that delegate to it by key (sandbox ones
-    named only to an `actor` that can see them)."""
+    """What would break without `agent`: agents that delegate to it by key, and
+    workflows with a step it runs (sandbox ones named only to an `actor` that can see
+    them)."""
     delegators = Agent.all_objects.filter(workspace_id=agent.workspace_id).exclude(pk=agent.pk).order_by("key")
     rows = [
         (f"agent '{other.key}' delegates to it", other.is_sandbox)
         for other in delegators.only("key", "is_sandbox", "runtime_policy")
         if agent.key in ((other.runtime_policy or {}).get("children") or {}).get("allowed_agents", [])
     ]
-    return name_dependents(rows, actor=actor, workspace=agent.workspace, noun="agent")
+    dependents = name_dependents(rows, actor=actor, workspace=agent.workspace, noun="agent")
+    # Named by label: workflows build on agents, never the reverse.
+    workflows = apps.get_model("workflows", "Workflow").all_objects.filter(workspace_id=agent.workspace_id)
+    rows = []
+    for workflow in workflows.only("key", "is_sandbox", "definition").order_by("key"):
+        steps = workflow.definition.get("steps") if isinstance(workflow.definition, dict) else None
+        names = [s.get("name") for s in steps or [] if isinstance(s, dict) and s.get("agent_name") == agent.key]
+        if names:
+            rows.append((f"workflow '{workflow.key}' runs it in step {', '.join(map(str, names))}", workflow.is_sandbox))
+    return dependents + name_dependents(rows, actor=actor, workspace=agent.workspace, noun="workflow")
 
 
 def agent_delete(*, agent: Agent, actor: Actor, force: bool = False) -> list[str]:

@@ -100,6 +100,22 @@ def preset_activate(*, preset: Preset, actor: Actor) -> Preset:
     return preset
 
 
+def preset_change(*, preset: Preset, actor: Actor, fields: dict | None = None, is_active: bool | None = None) -> Preset:
+    """Change a preset's settings (`preset_update`) and, with `is_active=True`, make it
+    the workspace's default (`preset_activate`), both or neither. A default stops being
+    one only when another preset becomes the default: `is_active=False` on it is refused."""
+    if is_active is False and preset.is_active:
+        raise ValidationError(
+            {"is_active": "The default preset stays the default until another preset is made the default."}
+        )
+    with transaction.atomic():
+        if fields:
+            preset = preset_update(preset=preset, actor=actor, **fields)
+        if is_active and not preset.is_active:
+            preset = preset_activate(preset=preset, actor=actor)
+    return preset
+
+
 def preset_dependents(preset: Preset, *, actor: Actor | None = None) -> list[str]:
     """Everything that uses `preset`, sandbox rows included (they would break too);
     named only to an `actor` that can see them, counted for the others."""

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from agents.diff import diff_stats
 from agents.models import Agent, EvidenceRun, PromptVersion
-from agents.services.agents import agent_create
+from agents.services.agents import agent_create, agent_update
 from agents.services.common import identity_label, require_visible
 from agents.services.evidence import evidence_request, evidence_require_confirmed
 from agents.services.notifications import notify
@@ -293,6 +293,32 @@ def prompt_version_restore(
     return prompt_version_propose(
         agent=version.agent, changes=changes, actor=actor, reason=f"{label}: {reason}" if reason else label, mode=mode
     )
+
+
+def agent_change(
+    *,
+    agent: Agent,
+    actor: Actor,
+    fields: dict | None = None,
+    allowed_tool_names: list[str] | None = None,
+    reason: str = "",
+) -> tuple[Agent, PromptVersion | None]:
+    """Change an agent in one go: its plain fields (`agent_update`: name, description,
+    preset, enabled) at once, its allowed tools (what it is told) through a proposal,
+    pending for review like any other. Both or neither: a refused proposal leaves the
+    plain fields as they were. Returns the agent and the proposal, when one was made."""
+    version = None
+    with transaction.atomic():
+        if fields:
+            agent = agent_update(agent=agent, actor=actor, **fields)
+        if allowed_tool_names is not None and allowed_tool_names != agent.allowed_tool_names:
+            version = prompt_version_propose(
+                agent=agent,
+                changes={"allowed_tool_names": allowed_tool_names},
+                actor=actor,
+                reason=reason or "allowed tools changed",
+            )
+    return agent, version
 
 
 def agent_clone(*, version: PromptVersion, actor: Actor, key: str, name: str, description: str = "") -> Agent:

@@ -1,9 +1,11 @@
+from datetime import timedelta
 from io import StringIO
 
 import pytest
 from django.core.exceptions import PermissionDenied
 from django.core.management import CommandError, call_command
 from django.db import models
+from django.utils import timezone
 
 from agents.models import Agent, AgentSection, Preset, PromptVersion
 from agents.services import agent_create, preset_create
@@ -124,7 +126,7 @@ def test_cleanup_deletes_sandbox_agents_and_presets_and_returns_the_counts(works
 
     counts = sandbox_cleanup(workspace=workspace, actor=as_alice)
 
-    assert counts == {"agent": 2, "preset": 1}
+    assert counts == {"workflowrun": 0, "workflow": 0, "agent": 2, "preset": 1}
     assert row_counts() == {
         "agents": before["agents"] - 2,
         "presets": before["presets"] - 1,
@@ -152,7 +154,7 @@ def test_cleanup_twice_deletes_nothing_the_second_time(workspace, as_alice, hidd
 
     second = sandbox_cleanup(workspace=workspace, actor=as_alice)
 
-    assert second == {"agent": 0, "preset": 0}
+    assert second == {"workflowrun": 0, "workflow": 0, "agent": 0, "preset": 0}
     assert row_counts() == counts
 
 
@@ -160,7 +162,12 @@ def test_cleanup_works_in_batches(workspace, as_alice, hidden, monkeypatch):
     monkeypatch.setattr(services, "CLEANUP_BATCH_SIZE", 1)
     agent_create(workspace=workspace, actor=as_alice, key="sb_third", name="Third", snapshot=PROFILE, is_sandbox=True)
 
-    assert sandbox_cleanup(workspace=workspace, actor=as_alice) == {"agent": 3, "preset": 1}
+    assert sandbox_cleanup(workspace=workspace, actor=as_alice) == {
+        "workflowrun": 0,
+        "workflow": 0,
+        "agent": 3,
+        "preset": 1,
+    }
     assert not Agent.all_objects.sandbox().exists()
 
 
@@ -179,7 +186,12 @@ def test_cleanup_touches_only_its_workspace(workspace, other_workspace, as_alice
         workspace=other_workspace, actor=as_charlie, key="sb_reader", name="R", preset=preset, is_sandbox=True
     )
 
-    assert sandbox_cleanup(workspace=workspace, actor=as_alice) == {"agent": 2, "preset": 1}
+    assert sandbox_cleanup(workspace=workspace, actor=as_alice) == {
+        "workflowrun": 0,
+        "workflow": 0,
+        "agent": 2,
+        "preset": 1,
+    }
     assert Agent.all_objects.filter(pk=theirs.pk).exists()
     assert Preset.all_objects.filter(pk=preset.pk).exists()
 
@@ -229,8 +241,8 @@ def test_the_command_prints_the_counts(hidden):
     call_command("sandbox_cleanup", "--workspace", "acme", stdout=out)
 
     assert out.getvalue().splitlines() == [
-        "Deleted from 'acme': 2 agent(s), 1 preset(s).",
-        "Deleted from 'acme': 0 agent(s), 0 preset(s).",
+        "Deleted from 'acme': 0 workflow run(s), 0 workflow(s), 2 agent(s), 1 preset(s).",
+        "Deleted from 'acme': 0 workflow run(s), 0 workflow(s), 0 agent(s), 0 preset(s).",
     ]
     assert not Agent.all_objects.sandbox().exists()
 
@@ -238,3 +250,65 @@ def test_the_command_prints_the_counts(hidden):
 def test_the_command_refuses_an_unknown_workspace(db):
     with pytest.raises(CommandError, match=r"^No workspace 'nowhere'\.$"):
         call_command("sandbox_cleanup", "--workspace", "nowhere")
+
+
+# --- the sweep (beat) and the command by age -----------------------------------------------
+def age(model, key: str, hours: float) -> None:
+    model.all_objects.filter(key=key).update(created_at=timezone.now() - timedelta(hours=hours))
+
+
+def test_the_sweep_deletes_old_sandbox_rows_only(workspace, other_workspace, as_alice, hidden, real, charlie):
+    theirs = preset_create(
+        workspace=other_workspace,
+        actor=Actor.for_user(charlie),
+        key="sb_old",
+        name="Old",
+        provider_name="echo",
+        model="echo-1",
+        is_sandbox=True,
+    )
+    age(Preset, "sb_old", 30)
+    age(Agent, "sb_critic", 30)
+    age(Preset, "sb_echo", 30)  # still used by the young sb_reader: kept with it
+    age(Agent, "writer", 30)  # real: never swept
+    age(Preset, "echo", 30)
+
+    report = services.sandbox_sweep(older_than=timedelta(hours=24))
+
+    assert report == {
+        "acme": {"workflowrun": 0, "workflow": 0, "agent": 1, "preset": 0},
+        "globex": {"workflowrun": 0, "workflow": 0, "agent": 0, "preset": 1},
+    }
+    assert sorted(Agent.all_objects.values_list("key", flat=True)) == ["sb_reader", "writer"]
+    assert sorted(Preset.all_objects.values_list("key", flat=True)) == ["echo", "sb_echo"]
+    assert not Preset.all_objects.filter(pk=theirs.pk).exists()
+
+
+def test_the_sweep_reads_its_ttl_from_settings(settings, hidden, real):
+    settings.AIHUMMER_SANDBOX_TTL = 3600
+    age(Agent, "sb_reader", 2)
+    age(Preset, "sb_echo", 2)  # unused once sb_reader is gone
+
+    assert services.sandbox_sweep() == {"acme": {"workflowrun": 0, "workflow": 0, "agent": 1, "preset": 1}}
+    assert Agent.all_objects.filter(key="sb_critic").exists()
+
+
+def test_the_command_sweeps_by_age_and_says_so(hidden, real):
+    age(Agent, "sb_reader", 2)
+    out = StringIO()
+
+    call_command("sandbox_cleanup", "--older-than", "90m", stdout=out)
+    call_command("sandbox_cleanup", "--workspace", "acme", "--older-than", "PT0S", stdout=out)
+    call_command("sandbox_cleanup", stdout=out)
+
+    assert out.getvalue().splitlines() == [
+        "Deleted from 'acme': 0 workflow run(s), 0 workflow(s), 1 agent(s), 0 preset(s).",
+        "Deleted from 'acme': 0 workflow run(s), 0 workflow(s), 1 agent(s), 1 preset(s).",
+        "No sandbox rows.",
+    ]
+
+
+@pytest.mark.parametrize("text", ["soon", "-5m", "10 parsecs"])
+def test_the_command_refuses_a_bad_duration(db, text):
+    with pytest.raises(CommandError, match=r"--older-than"):
+        call_command("sandbox_cleanup", "--older-than", text)

@@ -1,0 +1,483 @@
+"""MCP tools for agents and presets (assembled by `aihummer/mcp.py`).
+
+Each tool parses its parameters, calls the same services and selectors as the admin,
+and returns the payload of its success; failures are what the services raise, turned
+into tool errors in one place. Names and shapes follow the seed (`update_agent_system_prompt`
+of Synapse) and issue 16.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from django.core.exceptions import ValidationError
+from django.utils import timezone
+from pydantic import Field
+
+from agents import catalog
+from agents.models import Agent, AgentTurn, DebugLog, Preset, PromptVersion
+from agents.rendering import render_system_prompt
+from agents.runtime import agent_run_test
+from agents.runtime.debug import redact
+from agents.selectors import (
+    agent_get_by_key,
+    agent_list,
+    agent_open_proposals,
+    debug_log_as_sent,
+    debug_log_get,
+    preset_default,
+    preset_get_by_key,
+    preset_list,
+)
+from agents.services import (
+    PROPOSAL_MODES,
+    agent_change,
+    agent_delete,
+    preset_change,
+    preset_delete,
+    prompt_version_propose,
+)
+from aihummer.actors import Verb
+from aihummer.exceptions import ApplicationError, NotFound
+from aihummer.mcp import Caller, comma_list, tool
+
+PENDING_MESSAGE = (
+    "Proposal queued for human review (pending). It will NOT affect the live agent until an admin approves it."
+)
+NOTHING_GIVEN = "No fields provided — nothing changed."
+KEY_PATTERN = r"^[a-z0-9_-]+$"
+
+AgentKey = Annotated[
+    str, Field(description="The agent's key ([a-z0-9_-], at most 50 characters).", pattern=KEY_PATTERN, max_length=50)
+]
+PresetKey = Annotated[
+    str, Field(description="The preset's key ([a-z0-9_-], at most 50 characters).", pattern=KEY_PATTERN, max_length=50)
+]
+IncludeSandbox = Annotated[
+    bool, Field(description="Also list sandbox rows (hidden from people, created by automated clients).")
+]
+Force = Annotated[bool, Field(description="Delete even when other rows depend on it (they are detached).")]
+
+
+# --- formatting ---------------------------------------------------------------------------
+def _agent_item(agent: Agent, default: Preset | None) -> dict:
+    preset = agent.preset or default
+    return {
+        "key": agent.key,
+        "name": agent.name,
+        "description": agent.description,
+        "presetKey": preset.key if preset else None,
+        "usesDefaultPreset": agent.preset_id is None,
+        "providerName": preset.provider_name if preset else None,
+        "model": preset.model if preset else None,
+        "allowedToolNames": agent.allowed_tool_names,
+        "isActive": agent.is_active,
+        "isBuiltin": agent.is_builtin,
+        "isSandbox": agent.is_sandbox,
+        "liveVersion": agent.live_version.number if agent.live_version else None,
+    }
+
+
+def _preset_item(preset: Preset) -> dict:
+    return {
+        "key": preset.key,
+        "name": preset.name,
+        "providerName": preset.provider_name,
+        "model": preset.model,
+        "baseUrl": preset.base_url or None,
+        "isActive": preset.is_active,
+        "isSandbox": preset.is_sandbox,
+        "temperature": preset.temperature,
+        "topP": preset.top_p,
+        "maxOutputTokens": preset.max_output_tokens,
+        "timeoutSeconds": preset.timeout_seconds,
+        "streamingEnabled": preset.streaming_enabled,
+        "credentialSet": preset.credential_id is not None,
+    }
+
+
+def _model_item(model: catalog.ModelInfo) -> dict:
+    return {
+        "provider": model.provider,
+        "id": model.name,
+        "label": model.label,
+        "pricing": {
+            "currency": "USD",
+            "inputPerMillionTokens": float(model.input_per_mtok),
+            "outputPerMillionTokens": float(model.output_per_mtok),
+            "cachedInputPerMillionTokens": float(model.cached_input_per_mtok),
+        },
+        "capabilities": {"streaming": model.streaming, "tools": model.tools, "vision": model.vision},
+        "limits": {"contextWindow": model.context_window, "maxOutputTokens": model.max_output_tokens},
+    }
+
+
+def _proposal_item(version: PromptVersion, agent: Agent) -> dict:
+    return {
+        "versionId": version.pk,
+        "number": version.number,
+        "source": version.source,
+        "reason": version.reason,
+        "proposedAt": version.created_at,
+        "baseVersion": version.base_version.number if version.base_version else None,
+        "stale": agent.live_version_id != version.base_version_id,
+        "changes": version.diff_stats,
+    }
+
+
+def _usage(input_tokens: int, output_tokens: int) -> dict:
+    return {
+        "prompt_tokens": input_tokens,
+        "completion_tokens": output_tokens,
+        "total_tokens": input_tokens + output_tokens,
+    }
+
+
+def _preset_for(caller: Caller, key: str) -> Preset | None:
+    """`modelPresetKey`: "" means the workspace's default; an unknown key is a field error."""
+    if key == "":
+        return None
+    try:
+        return preset_get_by_key(actor=caller.actor, workspace=caller.workspace, key=key)
+    except NotFound as exc:
+        raise ValidationError({"preset": exc.message}) from None
+
+
+# --- reading ------------------------------------------------------------------------------
+@tool(title="List agents", read_only=True)
+def list_agents(caller: Caller, includeSandbox: IncludeSandbox = False) -> dict:
+    """List the workspace's agents: key, name, description, the preset and model each runs
+    on, allowed tools, whether it is active, built in or a sandbox agent, and its live
+    version number."""
+    agents = list(agent_list(actor=caller.actor, workspace=caller.workspace, include_sandbox=includeSandbox))
+    default = preset_default(workspace=caller.workspace)
+    return {"count": len(agents), "agents": [_agent_item(agent, default) for agent in agents]}
+
+
+@tool(title="Get an agent", read_only=True)
+def get_agent(
+    caller: Caller,
+    agentId: Annotated[str, Field(description="The agent's key ([a-z0-9_-]).", pattern=KEY_PATTERN, max_length=50)],
+) -> dict:
+    """Read one agent before proposing a change to it: its G3 profile (identity, system
+    prompt, sections, onboarding, skills, runtime policy, allowed tools), the system prompt
+    as rendered for a first turn today, its live version and the proposals waiting for
+    review."""
+    agent = agent_get_by_key(actor=caller.actor, workspace=caller.workspace, key=agentId)
+    live = agent.live_version
+    default = None if agent.preset_id else preset_default(workspace=caller.workspace)
+    rendered = render_system_prompt(live.snapshot, first_turn=True, today=timezone.localdate())
+    return {
+        "agentId": agent.key,
+        "agentName": agent.name,
+        "agent": _agent_item(agent, default),
+        "liveVersion": {"versionId": live.pk, "number": live.number, "source": live.source, "since": live.reviewed_at},
+        "profile": live.snapshot,
+        "renderedSystemPrompt": rendered.text,
+        "openProposals": [_proposal_item(version, agent) for version in agent_open_proposals(agent=agent)],
+    }
+
+
+@tool(title="List presets", read_only=True)
+def list_presets(caller: Caller, includeSandbox: IncludeSandbox = False) -> dict:
+    """List the workspace's model presets: key, name, provider, model, whether it is the
+    default (active) or a sandbox preset, and its sampling settings. Secrets are never
+    shown: `credentialSet` says whether an API key is stored."""
+    presets = list(preset_list(actor=caller.actor, workspace=caller.workspace, include_sandbox=includeSandbox))
+    return {"count": len(presets), "presets": [_preset_item(preset) for preset in presets]}
+
+
+@tool(title="List models", read_only=True, parameter_names={"provider_filter": "providerFilter"})
+def list_models(
+    caller: Caller,
+    providerFilter: Annotated[
+        str | None, Field(description="Only these providers, comma-separated (e.g. 'openai,anthropic').")
+    ] = None,
+) -> dict:
+    """List the models of the catalog a preset may use: provider, id, label, prices per
+    million tokens (USD), capabilities and limits."""
+    caller.actor.require(Verb.READ, caller.workspace)
+    providers = {info.name: info for info in catalog.providers()}
+    wanted = comma_list(providerFilter) or list(providers)
+    unknown = [name for name in wanted if name not in providers]
+    if unknown:
+        raise ValidationError(
+            {"provider_filter": f"Unknown provider {', '.join(map(repr, unknown))}; use {', '.join(providers)}."}
+        )
+    models = [_model_item(model) for name in wanted for model in providers[name].models]
+    return {"count": len(models), "models": models}
+
+
+@tool(title="Inspect a model call", read_only=True)
+def inspect_agent_debug(
+    caller: Caller,
+    debugId: Annotated[int, Field(description="A debug log id, as run_agent_test returns it.", ge=1)],
+) -> dict:
+    """Read one model call of a turn as it was sent and answered: the rendered system
+    prompt, the messages, the parameters sent, the response, usage, latency and the tool
+    executions. Secrets are redacted."""
+    log: DebugLog = debug_log_get(actor=caller.actor, workspace=caller.workspace, pk=debugId)
+    system_prompt, tools, messages = debug_log_as_sent(log)
+    return {
+        "debugId": log.pk,
+        "turnId": log.turn_id,
+        "sequence": log.sequence,
+        "agentKey": log.agent_key,
+        "providerName": log.provider_name,
+        "model": log.model,
+        # Stored redacted already; redacted again on the way out, in case the
+        # patterns grew since the call was recorded.
+        "systemPrompt": redact(system_prompt, []),
+        "messages": redact(messages, []),
+        "droppedExchanges": log.dropped_exchanges,
+        "toolsOffered": [tool_offered["name"] for tool_offered in tools],
+        "parameters": redact(log.parameters, []),
+        "response": redact(log.response, []),
+        "finishReason": log.finish_reason,
+        "toolExecutions": redact(log.tool_calls, []),
+        "usage": {
+            **_usage(log.input_tokens, log.output_tokens),
+            "cached_prompt_tokens": log.cached_input_tokens,
+        },
+        "costUsd": float(log.cost_usd),
+        "latencyMs": log.latency_ms,
+        "prefixHash": log.prefix_hash,
+        "error": log.error or None,
+        "createdAt": log.created_at,
+    }
+
+
+# --- proposing and testing --------------------------------------------------------------------
+@tool(title="Propose a new system prompt")
+def update_agent_system_prompt(
+    caller: Caller,
+    agentId: Annotated[
+        str, Field(description="The key of the agent to change ([a-z0-9_-]).", pattern=KEY_PATTERN, max_length=50)
+    ],
+    systemPrompt: Annotated[str, Field(description="The whole new system prompt.", min_length=1)],
+    reason: Annotated[str | None, Field(description="Why: shown to the reviewer in the admin.")] = None,
+    mode: Annotated[
+        str,
+        Field(
+            description='"pending" (default): queued for a person to approve; the live agent is untouched until '
+            'then. "live": applied at once; needs the API key\'s publish scope.'
+        ),
+    ] = "pending",
+) -> dict:
+    """Propose a new system prompt for an agent. By default (mode "pending") the proposal
+    waits in the admin's review queue and the live agent does NOT change until a person
+    approves it. Read the agent with get_agent first."""
+    if mode not in PROPOSAL_MODES:
+        raise ValidationError(f'Invalid mode "{mode}". Expected "pending" or "live".')
+    agent = agent_get_by_key(actor=caller.actor, workspace=caller.workspace, key=agentId)
+    asked_at = timezone.now()
+    version = prompt_version_propose(
+        agent=agent, changes={"system_prompt": systemPrompt}, actor=caller.actor, reason=reason or "", mode=mode
+    )
+    if version.is_pending and version.created_at < asked_at:
+        # The service answers a repeat of one's own open proposal with that proposal.
+        message = (
+            f"Identical to your open proposal v{version.number}, pending since "
+            f"{version.created_at:%Y-%m-%d %H:%M:%S} UTC; nothing new recorded. "
+            "It will NOT affect the live agent until an admin approves it."
+        )
+    elif version.is_pending:
+        message = PENDING_MESSAGE
+    elif agent.is_sandbox:
+        message = f"Sandbox agent: applied at once as version {version.number} (sandbox agents have no review queue)."
+    else:
+        message = f"Applied live as version {version.number}: the agent runs with this prompt from now on."
+    return {
+        "agentId": agent.key,
+        "agentName": agent.name,
+        "mode": mode,
+        "message": message,
+        "versionId": version.pk,
+        "versionNumber": version.number,
+        "versionStatus": version.status,
+        "reason": version.reason,
+        "newSystemPrompt": version.snapshot["system_prompt"],
+    }
+
+
+@tool(title="Try an agent")
+def run_agent_test(
+    caller: Caller,
+    agentKey: AgentKey,
+    input: Annotated[str, Field(description="The user message to send to the agent.", min_length=1)],
+) -> dict:
+    """Run one turn of an agent's live version on a message and return its answer, the
+    model, token usage and the debug id of the call (see inspect_agent_debug). The turn is
+    recorded like any other; tools with side effects (self-edit, delegate) are recorded,
+    not executed."""
+    agent = agent_get_by_key(actor=caller.actor, workspace=caller.workspace, key=agentKey)
+    turn: AgentTurn = agent_run_test(agent=agent, message=input, actor=caller.actor)
+    debug_ids = list(turn.debug_logs.order_by("sequence").values_list("pk", flat=True))
+    result = {
+        "agentKey": agent.key,
+        "agentName": agent.name,
+        "input": input,
+        "answer": turn.answer,
+        "model": turn.model,
+        "debugId": debug_ids[-1] if debug_ids else None,
+        "debugIds": debug_ids,
+        "turnId": turn.pk,
+        "versionNumber": turn.version_number,
+        "usage": _usage(turn.input_tokens, turn.output_tokens),
+        "costUsd": float(turn.cost_usd),
+    }
+    if turn.status != AgentTurn.Status.SUCCEEDED:
+        raise ApplicationError(f"The turn failed: {turn.error}", extra={k: result[k] for k in ("debugId", "turnId")})
+    return result
+
+
+# --- maintaining -------------------------------------------------------------------------------
+@tool(
+    title="Update an agent",
+    parameter_names={"preset": "modelPresetKey", "allowed_tool_names": "allowedToolNames", "is_active": "isActive"},
+)
+def update_agent(
+    caller: Caller,
+    agentKey: AgentKey,
+    name: Annotated[str | None, Field(description="New display name.", min_length=1, max_length=200)] = None,
+    description: Annotated[str | None, Field(description="New description.")] = None,
+    modelPresetKey: Annotated[
+        str | None, Field(description="Key of the preset to run on; empty string: the workspace's default preset.")
+    ] = None,
+    allowedToolNames: Annotated[
+        str | None,
+        Field(description="The tools the agent may call, comma-separated; empty string: none. Goes through review."),
+    ] = None,
+    isActive: Annotated[bool | None, Field(description="Enable or disable the agent.")] = None,
+) -> dict:
+    """Update an agent. Name, description, preset and enabled apply at once and need the
+    API key's publish scope. The allowed tools change what the agent is told, so they go
+    through the approval queue: a pending version a person approves in the admin."""
+    given = {
+        "name": name,
+        "description": description,
+        "modelPresetKey": modelPresetKey,
+        "allowedToolNames": allowedToolNames,
+        "isActive": isActive,
+    }
+    if all(value is None for value in given.values()):
+        raise ValidationError(NOTHING_GIVEN)
+    agent = agent_get_by_key(actor=caller.actor, workspace=caller.workspace, key=agentKey)
+    fields: dict[str, object] = {}
+    if name is not None and name != agent.name:
+        fields["name"] = name
+    if description is not None and description != agent.description:
+        fields["description"] = description
+    if modelPresetKey is not None:
+        preset = _preset_for(caller, modelPresetKey)
+        if (preset.pk if preset else None) != agent.preset_id:
+            fields["preset"] = preset
+    if isActive is not None and isActive != agent.is_active:
+        fields["is_active"] = isActive
+    tools = comma_list(allowedToolNames) if allowedToolNames is not None else None
+    agent, version = agent_change(
+        agent=agent, actor=caller.actor, fields=fields, allowed_tool_names=tools, reason="update_agent over MCP"
+    )
+    changed = [update_agent.parameter_for(field) for field in fields] + (["allowedToolNames"] if version else [])
+    agent = agent_get_by_key(actor=caller.actor, workspace=caller.workspace, key=agent.key)
+    default = None if agent.preset_id else preset_default(workspace=caller.workspace)
+    return {
+        "agentKey": agent.key,
+        "changed": changed,
+        "message": _update_agent_message(changed, version),
+        "versionId": version.pk if version else None,
+        "agent": _agent_item(agent, default),
+    }
+
+
+def _update_agent_message(changed: list[str], version: PromptVersion | None) -> str:
+    if not changed:
+        return "Nothing changed: the values given are the current ones."
+    saved = [name for name in changed if name != "allowedToolNames"]
+    parts = [f"Saved: {', '.join(saved)}."] if saved else []
+    if version is not None and version.is_pending:
+        parts.append(
+            f"The allowed tools change waits for review as version {version.number} (pending): "
+            "it will NOT affect the live agent until an admin approves it."
+        )
+    elif version is not None:
+        parts.append(f"The allowed tools change applied at once as version {version.number} (sandbox agent).")
+    return " ".join(parts)
+
+
+@tool(
+    title="Update a preset",
+    refused={
+        "providerName": "A preset's provider and model cannot change: create a new preset instead.",
+        "model": "A preset's provider and model cannot change: create a new preset instead.",
+    },
+)
+def update_preset(
+    caller: Caller,
+    key: PresetKey,
+    name: Annotated[str | None, Field(description="New display name.", min_length=1, max_length=200)] = None,
+    temperature: Annotated[float | None, Field(description="Sampling temperature, 0 to 2.", ge=0, le=2)] = None,
+    topP: Annotated[float | None, Field(description="Nucleus sampling (top-p), 0 to 1.", ge=0, le=1)] = None,
+    maxOutputTokens: Annotated[
+        int | None, Field(description="Longest answer in tokens; 0: the model's own maximum.", ge=0)
+    ] = None,
+    streamingEnabled: Annotated[bool | None, Field(description="Stream answers.")] = None,
+    isActive: Annotated[
+        bool | None, Field(description="true: make this preset the workspace's default (the previous one stops being).")
+    ] = None,
+) -> dict:
+    """Update a preset's name and sampling settings, or make it the workspace's default
+    preset. Applies at once and needs the API key's publish scope. Provider and model
+    cannot change: create a new preset instead."""
+    given = [name, temperature, topP, maxOutputTokens, streamingEnabled, isActive]
+    if all(value is None for value in given):
+        raise ValidationError(NOTHING_GIVEN)
+    preset = preset_get_by_key(actor=caller.actor, workspace=caller.workspace, key=key)
+    wanted = {"name": name, "temperature": temperature, "top_p": topP, "streaming_enabled": streamingEnabled}
+    fields = {field: value for field, value in wanted.items() if value is not None and getattr(preset, field) != value}
+    if maxOutputTokens is not None and (maxOutputTokens or None) != preset.max_output_tokens:
+        fields["max_output_tokens"] = maxOutputTokens or None
+    activate = isActive is True and not preset.is_active
+    preset = preset_change(preset=preset, actor=caller.actor, fields=fields, is_active=isActive)
+    changed = [update_preset.parameter_for(field) for field in fields] + (["isActive"] if activate else [])
+    return {
+        "presetKey": preset.key,
+        "changed": changed,
+        "message": f"Saved: {', '.join(changed)}."
+        if changed
+        else "Nothing changed: the values given are the current ones.",
+        "preset": _preset_item(preset),
+    }
+
+
+@tool(title="Delete an agent", destructive=True)
+def delete_agent(caller: Caller, agentKey: AgentKey, force: Force = False) -> dict:
+    """Delete an agent and its versions (debug logs are kept). Refused for built-in agents,
+    and, unless force is true, when other agents delegate to it (they are listed)."""
+    agent = agent_get_by_key(actor=caller.actor, workspace=caller.workspace, key=agentKey)
+    dependents = agent_delete(agent=agent, actor=caller.actor, force=force)
+    return {"agentKey": agentKey, "deleted": True, "dependents": dependents}
+
+
+@tool(title="Delete a preset", destructive=True)
+def delete_preset(caller: Caller, key: PresetKey, force: Force = False) -> dict:
+    """Delete a preset. Unless force is true it is refused when agents use it (they are
+    listed); with force they fall back to the workspace's default preset."""
+    preset = preset_get_by_key(actor=caller.actor, workspace=caller.workspace, key=key)
+    dependents = preset_delete(preset=preset, actor=caller.actor, force=force)
+    return {"presetKey": key, "deleted": True, "detached": dependents}
+
+
+TOOLS = [
+    list_agents,
+    get_agent,
+    list_presets,
+    list_models,
+    update_agent_system_prompt,
+    run_agent_test,
+    inspect_agent_debug,
+    update_agent,
+    update_preset,
+    delete_agent,
+    delete_preset,
+]

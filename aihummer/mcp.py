@@ -1,0 +1,386 @@
+"""The MCP server: every app's tools (`<app>/mcp.py`) assembled in one place, the
+conventions they share, and the two transports.
+
+- stdio: `manage.py mcp`, the API key in `AIHUMMER_API_KEY`;
+- streamable HTTP: `/mcp` on the ASGI app (`aihummer/asgi.py`), `Authorization: Bearer
+  <API key>`, refused with 401 before any session opens when the key is not live.
+
+Conventions (issue 16, after the seed's Synapse tools): parameters are camelCase, lists
+are comma-separated strings, structured inputs are JSON strings. A success is a JSON
+object with `"status": "success"` and an ISO 8601 `"timestamp"`, sent as structured
+content and as text; a failure is a tool error result (`isError`) whose body is
+`{"status": "error", "error": "...", ...}`. `error_body` is the one mapping from service
+exceptions to that body.
+
+Tools are sync functions: the SDK runs them in worker threads, each with its own
+database connection, opened and closed around every call like a Django request.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import pydantic
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.core.exceptions import NON_FIELD_ERRORS, ObjectDoesNotExist, PermissionDenied, ValidationError
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import close_old_connections
+from django.utils import timezone
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from starlette.authentication import AuthCredentials
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from aihummer.actors import Actor
+from aihummer.exceptions import ApplicationError
+from aihummer.models import ApiKey, Workspace
+from aihummer.services import api_key_authenticate
+
+logger = logging.getLogger(__name__)
+
+# Each app's `mcp.py` exposes `TOOLS`, a list of `@tool` functions. `workflows.mcp`
+# joins this tuple with the workflow engine (list_workflows, update_workflow,
+# delete_workflow); nothing else changes here.
+TOOL_MODULES: tuple[str, ...] = ("agents.mcp", "workflows.mcp", "sandbox.mcp")
+
+MCP_PATH = "/mcp"
+SCOPE_API_KEY = "aihummer.api_key"
+CLIENT_NAME_MAX_CHARS = 60
+INSTRUCTIONS = """\
+AiHummer: the control plane of this workspace's LLM agents.
+Read before you change: list_agents, get_agent (profile, rendered prompt, live version,
+open proposals), list_presets, list_models. Try an agent with run_agent_test and read a
+call with inspect_agent_debug. Propose a new system prompt with update_agent_system_prompt:
+by default the proposal waits for a person to approve it in the admin and the live agent
+does not change until then. No tool approves or rejects: people decide.
+Every answer has "status" ("success" or "error") and, on success, a "timestamp"."""
+
+
+# --- what a tool receives ---------------------------------------------------------------
+@dataclass(frozen=True)
+class Caller:
+    """Who calls a tool: the API key's actor and the one workspace the key belongs to."""
+
+    actor: Actor
+    workspace: Workspace
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool as an app declares it: `fn(caller, **parameters) -> dict`."""
+
+    fn: Callable[..., dict]
+    name: str
+    title: str
+    description: str
+    read_only: bool
+    destructive: bool
+    # Service field name → the parameter a caller gave it as, for error messages
+    # (snake_case fields become camelCase by default).
+    parameter_names: Mapping[str, str] = field(default_factory=dict)
+    # Parameters this tool refuses to take, with the reason (said instead of ignoring them).
+    refused: Mapping[str, str] = field(default_factory=dict)
+
+    @cached_property
+    def parameters(self) -> list[inspect.Parameter]:
+        """The tool's parameters: the function's, after the caller."""
+        return list(inspect.signature(self.fn, eval_str=True).parameters.values())[1:]
+
+    def parameter_for(self, service_field: str) -> str:
+        if service_field in self.parameter_names:
+            return self.parameter_names[service_field]
+        head, *rest = service_field.split("_")
+        return head + "".join(part.title() for part in rest)
+
+
+def tool(
+    *,
+    title: str,
+    read_only: bool = False,
+    destructive: bool = False,
+    parameter_names: Mapping[str, str] | None = None,
+    refused: Mapping[str, str] | None = None,
+) -> Callable[[Callable[..., dict]], ToolSpec]:
+    """Declare an MCP tool. The function's docstring is its description, its
+    parameters (annotated with pydantic `Field`s) its JSON Schema; it returns the
+    success payload or raises what services raise."""
+
+    def declare(fn: Callable[..., dict]) -> ToolSpec:
+        return ToolSpec(
+            fn=fn,
+            name=fn.__name__,
+            title=title,
+            description=inspect.cleandoc(fn.__doc__ or ""),
+            read_only=read_only,
+            destructive=destructive,
+            parameter_names=dict(parameter_names or {}),
+            refused=dict(refused or {}),
+        )
+
+    return declare
+
+
+def comma_list(value: str | None) -> list[str]:
+    """`"a, b,,c"` → `["a", "b", "c"]` (the convention for list parameters)."""
+    return [item.strip() for item in (value or "").split(",") if item.strip()]
+
+
+# --- results ------------------------------------------------------------------------------
+def _result(body: dict, *, is_error: bool) -> CallToolResult:
+    text = json.dumps(body, cls=DjangoJSONEncoder, ensure_ascii=False)
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=json.loads(text), is_error=is_error
+    )
+
+
+def success(payload: dict) -> CallToolResult:
+    now = timezone.now().replace(microsecond=0).isoformat()
+    return _result({"status": "success", **payload, "timestamp": now}, is_error=False)
+
+
+def failure(body: dict) -> CallToolResult:
+    return _result({"status": "error", **body}, is_error=True)
+
+
+def error_body(exc: BaseException, spec: ToolSpec | None = None) -> dict:
+    """The one mapping from what services (and argument validation) raise to the
+    body of a tool error: a message a model can act on, never a stack trace."""
+    if isinstance(exc, pydantic.ValidationError):
+        fields: dict[str, list[str]] = {}
+        for error in exc.errors():
+            name = ".".join(str(part) for part in error["loc"]) or "arguments"
+            fields.setdefault(name, []).append(error["msg"])
+        return {"error": _field_message(fields), "fields": fields}
+    if isinstance(exc, ValidationError):
+        if not hasattr(exc, "error_dict"):
+            return {"error": " ".join(exc.messages)}
+        fields = {}
+        for name, messages in exc.message_dict.items():
+            key = name if name == NON_FIELD_ERRORS or spec is None else spec.parameter_for(name)
+            fields.setdefault(key, []).extend(messages)
+        return {"error": _field_message(fields), "fields": fields}
+    if isinstance(exc, ApplicationError):
+        return {"error": exc.message, **exc.extra}
+    if isinstance(exc, PermissionDenied):
+        return {"error": str(exc) or "Permission denied."}
+    if isinstance(exc, ObjectDoesNotExist):
+        return {"error": str(exc)}
+    logger.error("MCP tool %s failed unexpectedly", spec.name if spec else "?", exc_info=exc)
+    return {"error": f"Internal error ({type(exc).__name__}); it was logged."}
+
+
+def _field_message(fields: dict[str, list[str]]) -> str:
+    return "; ".join(
+        " ".join(messages) if name == NON_FIELD_ERRORS else f"{name}: {' '.join(messages)}"
+        for name, messages in fields.items()
+    )
+
+
+# --- the server ---------------------------------------------------------------------------
+class AiHummerMCP(MCPServer):
+    """The SDK's server, with argument errors, unknown tools and unknown parameters
+    answered in our error body like every other failure."""
+
+    def __init__(self, *, api_key: str = "") -> None:
+        super().__init__(name="aihummer", title="AiHummer", instructions=INSTRUCTIONS)
+        # stdio and in-process only: the raw key, re-checked on every call so a key
+        # revoked mid-session stops working at once. HTTP takes it from each request.
+        self.api_key = api_key
+        self.specs: dict[str, ToolSpec] = {}
+
+    def add_spec(self, spec: ToolSpec) -> None:
+        self.specs[spec.name] = spec
+        self.add_tool(
+            _sdk_function(spec),
+            name=spec.name,
+            title=spec.title,
+            description=spec.description,
+            annotations=ToolAnnotations(
+                title=spec.title,
+                read_only_hint=spec.read_only,
+                destructive_hint=spec.destructive,
+                idempotent_hint=spec.read_only,
+                open_world_hint=False,
+            ),
+            structured_output=False,
+        )
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
+        spec = self.specs.get(name)
+        if spec is None:
+            return failure({"error": f"Unknown tool '{name}'. Known tools: {', '.join(sorted(self.specs))}."})
+        refusal = _parameter_refusal(spec, arguments)
+        if refusal:
+            return failure(refusal)
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__ if isinstance(exc.__cause__, pydantic.ValidationError) else exc
+            return failure(error_body(cause, spec))
+
+
+def _parameter_refusal(spec: ToolSpec, arguments: dict[str, Any]) -> dict | None:
+    known = {parameter.name for parameter in spec.parameters}
+    unknown = [name for name in arguments if name not in known]
+    if not unknown:
+        return None
+    reasons = [spec.refused[name] for name in unknown if name in spec.refused]
+    message = f"Unknown parameter {', '.join(map(repr, unknown))} for {spec.name}."
+    if reasons:
+        message += " " + " ".join(dict.fromkeys(reasons))
+    return {"error": f"{message} It takes: {', '.join(sorted(known))}."}
+
+
+def _sdk_function(spec: ToolSpec) -> Callable[..., CallToolResult]:
+    """The function the SDK registers: the tool's own parameters (its JSON Schema)
+    plus the SDK's `Context`, returning a ready `CallToolResult`."""
+    parameters = [parameter.replace(kind=inspect.Parameter.KEYWORD_ONLY) for parameter in spec.parameters]
+    context = inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)
+
+    def call(ctx: Context, **arguments: Any) -> CallToolResult:
+        return _run(spec, ctx, arguments)
+
+    call.__name__ = call.__qualname__ = spec.name
+    call.__doc__ = spec.description
+    call.__signature__ = inspect.Signature([*parameters, context], return_annotation=CallToolResult)
+    call.__annotations__ = {p.name: p.annotation for p in parameters} | {"ctx": Context, "return": CallToolResult}
+    return call
+
+
+def _run(spec: ToolSpec, ctx: Context, arguments: dict[str, Any]) -> CallToolResult:
+    # A worker thread: its connection is opened and closed around the call, as
+    # Django does around a request (CONN_MAX_AGE and the pool still apply).
+    close_old_connections()
+    try:
+        return success(spec.fn(_caller(ctx), **arguments))
+    except Exception as exc:
+        return failure(error_body(exc, spec))
+    finally:
+        close_old_connections()
+
+
+def _caller(ctx: Context) -> Caller:
+    request = ctx.request_context.request
+    if request is not None:
+        api_key = request.scope.get(SCOPE_API_KEY)  # set by ApiKeyAuth for this very request
+    else:
+        raw_key = getattr(ctx.mcp_server, "api_key", "")
+        api_key = api_key_authenticate(raw_key) if raw_key else None
+    if api_key is None:
+        raise PermissionDenied("The API key is missing, unknown or revoked: ask a workspace admin for a live key.")
+    actor = Actor.for_api_key(api_key, surface="mcp", client_name=client_name(ctx))
+    return Caller(actor=actor, workspace=api_key.workspace)
+
+
+def client_name(ctx: Context) -> str:
+    """The client's name from the MCP handshake (`clientInfo.name`), tidied for a
+    proposal's source: `mcp:<key name>/<client name>`."""
+    params = ctx.session.client_params
+    name = params.client_info.name if params is not None and params.client_info is not None else ""
+    name = "".join(char if char.isprintable() and not char.isspace() else "-" for char in name.strip())
+    return name[:CLIENT_NAME_MAX_CHARS]
+
+
+def build_server(*, api_key: str = "") -> AiHummerMCP:
+    """The server with every app's tools. `api_key` is the caller's key for stdio and
+    in-process use; over HTTP each request brings its own."""
+    server = AiHummerMCP(api_key=api_key)
+    for module_name in TOOL_MODULES:
+        for spec in importlib.import_module(module_name).TOOLS:
+            server.add_spec(spec)
+    return server
+
+
+# --- streamable HTTP ------------------------------------------------------------------------
+def _authenticate(raw_key: str) -> ApiKey | None:
+    close_old_connections()
+    try:
+        return api_key_authenticate(raw_key)
+    finally:
+        close_old_connections()
+
+
+class ApiKeyAuth:
+    """ASGI middleware in front of the MCP transport: no live API key, no session.
+
+    A missing, unknown or revoked key is answered 401 before the SDK sees the request,
+    on every request (so revoking a key ends its sessions too). The key's id is also
+    given to the SDK as the request's user, which binds each session to the key that
+    opened it.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.authenticate = sync_to_async(_authenticate)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        raw_key = _bearer_token(scope)
+        api_key = await self.authenticate(raw_key) if raw_key else None
+        if api_key is None:
+            reason = "Invalid, unknown or revoked API key." if raw_key else "Send Authorization: Bearer <API key>."
+            await _unauthorized(send, reason)
+            return
+        scopes = sorted(api_key.scope_set)
+        token = AccessToken(token=f"api-key-{api_key.pk}", client_id=f"api-key-{api_key.pk}", scopes=scopes)
+        scope = {**scope, SCOPE_API_KEY: api_key, "user": AuthenticatedUser(token), "auth": AuthCredentials(scopes)}
+        await self.app(scope, receive, send)
+
+
+def _bearer_token(scope: Scope) -> str:
+    for name, value in scope["headers"]:
+        if name == b"authorization":
+            kind, _, token = value.decode("latin-1").partition(" ")
+            return token.strip() if kind.lower() == "bearer" else ""
+    return ""
+
+
+async def _unauthorized(send: Send, reason: str) -> None:
+    body = json.dumps({"error": "invalid_token", "error_description": reason}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 401,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (
+                    b"www-authenticate",
+                    f'Bearer realm="aihummer", error="invalid_token", error_description="{reason}"'.encode(),
+                ),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def transport_security() -> TransportSecuritySettings:
+    """DNS-rebinding protection that accepts the hosts Django accepts."""
+    hosts = [host for host in settings.ALLOWED_HOSTS if not host.startswith(".")]
+    if "*" in hosts:
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    allowed_hosts = [form for host in hosts for form in (host, f"{host}:*")]
+    origins = [f"{scheme}://{host}" for host in allowed_hosts for scheme in ("http", "https")]
+    return TransportSecuritySettings(
+        allowed_hosts=allowed_hosts, allowed_origins=[*origins, *settings.CSRF_TRUSTED_ORIGINS]
+    )
+
+
+def http_app() -> ASGIApp:
+    """The streamable HTTP app at `/mcp` (its lifespan runs the session manager)."""
+    app = build_server().streamable_http_app(streamable_http_path=MCP_PATH, transport_security=transport_security())
+    return ApiKeyAuth(app)

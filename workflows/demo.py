@@ -1,0 +1,83 @@
+"""Demo workflows: the seed's two-step pipeline (a reader, then a critic reading its
+answer) and a fan-in (two parallel steps, then one that reads both). Idempotent."""
+
+from __future__ import annotations
+
+from agents.models import Agent
+from agents.services import agent_create
+from aihummer.demo import DemoContext
+from workflows.models import Workflow
+from workflows.services import workflow_create
+
+READER = {
+    "key": "lecteur",
+    "name": "Lecteur",
+    "description": "Lit un texte et en donne un résumé fidèle.",
+    "snapshot": {
+        "identity": {
+            "name": "Léa",
+            "role": "Lectrice attentive",
+            "persona": "Fidèle au texte, elle distingue ce qui est dit de ce qui est suggéré.",
+            "language": "fr",
+            "goals": ["Résumer sans trahir"],
+        },
+        "sections": [{"key": "resume", "title": "Résumé", "body": "Cinq phrases au plus, dans l'ordre du texte."}],
+    },
+}
+
+PIPELINE = {
+    "version": 1,
+    "description": "Le pipeline de la documentation sandbox : lecture, puis critique du résumé.",
+    "steps": [
+        {"name": "lecture", "agent_name": "lecteur", "input_mapping": {}, "output_key": "resume"},
+        {
+            "name": "critique",
+            "agent_name": "critique",
+            "input_mapping": {"text": "$.steps.lecture.output.answer"},
+            "output_key": "evaluation",
+        },
+    ],
+    "outputs": {"final": "$.steps.critique.output.answer"},
+}
+
+FAN_IN = {
+    "version": 1,
+    "description": "Un résumé et un brouillon en parallèle, puis une critique qui lit les deux.",
+    "steps": [
+        {"name": "resume", "agent_name": "lecteur", "depends_on": []},
+        {"name": "brouillon", "agent_name": "redacteur", "depends_on": []},
+        {
+            "name": "critique",
+            "agent_name": "critique",
+            "depends_on": ["resume", "brouillon"],
+            "input_mapping": {"Résumé": "$.steps.resume.output.answer", "Brouillon": "$.steps.brouillon.output.text"},
+            "output_key": "evaluation",
+        },
+    ],
+}
+
+DEMO_WORKFLOWS = [
+    ("lecture-critique", "Lecture puis critique", PIPELINE),
+    ("resume-et-brouillon", "Résumé et brouillon, puis critique", FAN_IN),
+]
+
+
+def seed_workflows(context: DemoContext) -> None:
+    workspace, operator = context.workspace, context.operator
+    if not Agent.all_objects.filter(workspace=workspace, key=READER["key"]).exists():
+        agent_create(workspace=workspace, actor=operator, **READER)
+    for key, name, definition in DEMO_WORKFLOWS:
+        if Workflow.all_objects.filter(workspace=workspace, key=key).exists():
+            continue
+        workflow_create(
+            workspace=workspace,
+            actor=operator,
+            key=key,
+            name=name,
+            description=definition["description"],
+            definition=definition,
+        )
+    context.lines.append(
+        f"  {len(DEMO_WORKFLOWS)} workflows: try `manage.py run_workflow {workspace.slug} lecture-critique "
+        '--message "Un texte à lire"`.'
+    )

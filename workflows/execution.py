@@ -1,0 +1,353 @@
+"""Running a step: claim it, run its agent's turn, record it, dispatch what became ready.
+
+Every step is one task call of `workflow_step_run(run_id=…, step=…)`, on any worker.
+The database holds the state: a step is claimed with a conditional update (a second
+delivery of the same task finds it taken and returns), recorded once per (run, step),
+and its dependents are enqueued as soon as they are ready, together, so independent
+steps run at the same time on a threads-pool worker. No transaction and no lock is held
+while the model answers: claim and finish are single statements before and after.
+
+Statements per echo step on PostgreSQL: claim 1 + the turn + finish 1; a run pays one
+more to mark itself running and one to complete (see `workflows/tests/test_execution.py`).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+from uuid import UUID
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import connection
+from django.db.models import Exists, OuterRef, Q
+from django.utils import timezone
+
+from agents.models import Agent, AgentTurn
+from agents.runtime import agent_turn_run
+from aihummer.actors import Actor
+from aihummer.models import Workspace
+from aihummer.tasks import enqueue, enqueue_in
+from workflows.engine import (
+    MappingError,
+    Plan,
+    compile_definition,
+    run_answer,
+    run_outputs,
+    skip_reason,
+    step_message,
+    step_output,
+)
+from workflows.models import RunStatus, StepRun, StepStatus, WorkflowRun
+from workflows.store import Claim, Outcome, step_claim, step_finish, step_release, step_renew_lease
+
+logger = logging.getLogger(__name__)
+
+# Compiled plans by run: a run's definition never changes, so it is compiled once per
+# process, not once per step.
+_PLANS: OrderedDict[UUID, Plan] = OrderedDict()
+_PLANS_LOCK = threading.Lock()
+PLAN_CACHE_SIZE = 512
+
+
+def plan_for(run_id: UUID, definition: dict) -> Plan:
+    with _PLANS_LOCK:
+        plan = _PLANS.get(run_id)
+        if plan is not None:
+            _PLANS.move_to_end(run_id)
+            return plan
+    plan = compile_definition(definition)
+    with _PLANS_LOCK:
+        _PLANS[run_id] = plan
+        while len(_PLANS) > PLAN_CACHE_SIZE:
+            _PLANS.popitem(last=False)
+    return plan
+
+
+# Provider errors worth another attempt: they may pass on their own.
+TRANSIENT_ERROR = re.compile(r"^Provider error \((rate_limit|unavailable|timeout)\)")
+# Turns of steps with a timeout run here, so the step can stop waiting for them.
+_TURNS = ThreadPoolExecutor(max_workers=256, thread_name_prefix="workflow-turn")  # threads start on demand
+REVIVE_BATCH = 200
+
+
+def dispatch(run_id: UUID | str, names: list[str], *, delay: float = 0.0) -> None:
+    """Enqueue these steps of the run, each as its own task (they may run at once)."""
+    from workflows.tasks import workflow_step_run_task
+
+    for name in names:
+        if delay > 0:
+            enqueue_in(delay, workflow_step_run_task, str(run_id), name)
+        else:
+            enqueue(workflow_step_run_task, str(run_id), name)
+
+
+def wall_clock_error() -> str:
+    return f"The run passed its wall-clock limit of {settings.AIHUMMER_RUN_TIMEOUT_SEC} s (AIHUMMER_RUN_TIMEOUT_SEC)."
+
+
+def workflow_step_run(*, run_id: UUID | str, step: str) -> str | None:
+    """Run step `step` of run `run_id` if it is still to run; returns the status it
+    ended with ("pending" when it will be retried), or None when there was nothing to
+    do (taken, done, or run stopped)."""
+    now = timezone.now()
+    lease = settings.AIHUMMER_STEP_LEASE_SEC
+    claim = step_claim(run_id=run_id, name=step, now=now, lease_until=now + timedelta(seconds=lease))
+    if claim is None:
+        return None
+    if claim.run_status == RunStatus.PENDING:
+        WorkflowRun.all_objects.filter(pk=claim.run_id, status=RunStatus.PENDING).update(
+            status=RunStatus.RUNNING, started_at=now
+        )
+    plan = plan_for(claim.run_id, claim.definition)
+    spec = plan.by_name[claim.name]
+    if claim.deadline_at is not None and now >= claim.deadline_at:
+        outcome = Outcome(status=StepStatus.FAILED, error=wall_clock_error())
+    else:
+        with _heartbeat(claim, lease):
+            outcome = _run_step(claim, plan)
+    if outcome.status == StepStatus.FAILED and outcome.transient and claim.attempts < 1 + spec.retries:
+        return _retry_later(claim, outcome)
+    finished = step_finish(claim=claim, outcome=outcome, now=timezone.now())
+    if finished is None:
+        logger.warning("Step %s of run %s lost its claim before finishing; its result is dropped", step, run_id)
+        return None
+    run_status, context = finished
+    _advance(plan, claim, outcome, run_status, context)
+    return outcome.status
+
+
+def _retry_later(claim: Claim, outcome: Outcome) -> str | None:
+    # Exponential backoff: base, then twice that, and so on, from the first retry.
+    delay = settings.AIHUMMER_STEP_RETRY_BACKOFF_SEC * 2 ** (claim.attempts - 1)
+    error = f"Attempt {claim.attempts} failed ({outcome.error}); retrying in {delay:g} s."
+    if not step_release(claim=claim, error=error, not_before=timezone.now() + timedelta(seconds=delay)):
+        return None
+    dispatch(claim.run_id, [claim.name], delay=delay)
+    return StepStatus.PENDING
+
+
+@contextmanager
+def _heartbeat(claim: Claim, lease_seconds: int) -> Iterator[None]:
+    """Renew the step's lease every third of it while the turn runs, from a thread of
+    its own (own connection), so a live worker's step is never taken for a dead one's.
+    Without a broker nothing could take it over: no heartbeat then."""
+    if not settings.CELERY_BROKER_URL:
+        yield
+        return
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(lease_seconds / 3):
+            try:
+                if not step_renew_lease(claim=claim, until=timezone.now() + timedelta(seconds=lease_seconds)):
+                    return
+            except Exception:  # a missed renewal only risks a duplicate attempt, which claims absorb
+                logger.exception("Heartbeat of step %s failed", claim.step_id)
+            finally:
+                connection.close()  # back to the pool between beats, not held for the whole step
+
+    thread = threading.Thread(target=beat, name=f"heartbeat-{claim.step_id}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+
+
+def _in_own_connection(function: Callable[[], AgentTurn]) -> AgentTurn:
+    try:
+        return function()
+    finally:
+        connection.close()  # a pool thread's connection must not outlive its task
+
+
+def _run_step(claim: Claim, plan: Plan) -> Outcome:
+    step = plan.by_name[claim.name]
+    reason = skip_reason(step, claim.context)
+    if reason is not None:
+        return Outcome(status=StepStatus.SKIPPED, error=reason)
+    try:
+        message = step_message(step, claim.context)
+    except MappingError as exc:
+        return Outcome(status=StepStatus.FAILED, error=str(exc))
+    if claim.agent_id is None:
+        return Outcome(
+            status=StepStatus.FAILED,
+            input=message,
+            error=f"Agent '{claim.agent_key}' was deleted after the run started.",
+        )
+    # Built from the claim, not loaded: the turn reads the agent's row itself.
+    workspace = Workspace(pk=claim.workspace_id)
+    agent = Agent(pk=claim.agent_id, key=claim.agent_key, workspace=workspace, is_sandbox=claim.is_sandbox)
+    actor = Actor.for_workflow_run(
+        workspace_id=claim.workspace_id, source=claim.actor_source, person_id=claim.started_by_id
+    )
+    try:
+        turn = _turn_within(plan.by_name[claim.name].timeout_seconds, agent, message, actor)
+    except FutureTimeout:
+        seconds = plan.by_name[claim.name].timeout_seconds
+        return Outcome(
+            status=StepStatus.FAILED,
+            input=message,
+            error=f"Step '{claim.name}' timed out after {seconds} s (timeout_seconds).",
+            transient=True,
+        )
+    except Agent.DoesNotExist:
+        return Outcome(
+            status=StepStatus.FAILED,
+            input=message,
+            error=f"Agent '{claim.agent_key}' was deleted after the run started.",
+        )
+    except (ValidationError, PermissionDenied) as exc:
+        return Outcome(status=StepStatus.FAILED, input=message, error="; ".join(getattr(exc, "messages", [str(exc)])))
+    succeeded = turn.status == AgentTurn.Status.SUCCEEDED
+    return Outcome(
+        transient=not succeeded and bool(TRANSIENT_ERROR.match(turn.error)),
+        status=StepStatus.COMPLETED if succeeded else StepStatus.FAILED,
+        input=message,
+        output=step_output(turn.answer) if succeeded else None,
+        error="" if succeeded else turn.error,
+        input_tokens=turn.input_tokens,
+        output_tokens=turn.output_tokens,
+        cost_usd=turn.cost_usd,
+        turn_id=turn.pk,
+        agent_version=turn.version_number,
+        prefix_hash=turn.prefix_hash,
+    )
+
+
+def _turn_within(timeout: int | None, agent: Agent, message: str, actor: Actor) -> AgentTurn:
+    """The agent's turn, bounded by the step's `timeout_seconds` when it has one: then
+    it runs in a pool thread and the step stops waiting at the deadline (the turn ends
+    on its own, bounded by the preset's timeout; its result is not used)."""
+    if timeout is None:
+        return agent_turn_run(agent=agent, message=message, actor=actor)
+    future = _TURNS.submit(_in_own_connection, lambda: agent_turn_run(agent=agent, message=message, actor=actor))
+    return future.result(timeout=timeout)
+
+
+def _advance(plan: Plan, claim: Claim, outcome: Outcome, run_status: str, context: dict) -> None:
+    """After a step: fail the run, complete it, or dispatch the steps now ready."""
+    if run_status not in (RunStatus.PENDING, RunStatus.RUNNING):
+        return  # cancelled or failed meanwhile: running steps finish, none starts
+    if outcome.status == StepStatus.FAILED:
+        run_fail(run_id=claim.run_id, error=f"Step '{claim.name}' failed: {outcome.error}", context=context, plan=plan)
+    elif plan.is_complete(context):
+        _run_complete(claim.run_id, plan, context)
+    else:
+        dispatch(claim.run_id, [step.name for step in plan.ready_after(claim.name, context)])
+
+
+def _run_complete(run_id: UUID, plan: Plan, context: dict) -> None:
+    outputs = run_outputs(plan, context)
+    WorkflowRun.all_objects.filter(pk=run_id, status__in=(RunStatus.PENDING, RunStatus.RUNNING)).update(
+        status=RunStatus.COMPLETED, outputs=outputs, answer=run_answer(outputs), finished_at=timezone.now()
+    )
+
+
+def run_fail(*, run_id: UUID, error: str, context: dict | None = None, plan: Plan | None = None) -> bool:
+    """End an unfinished run as failed, saying why (with the outputs it reached)."""
+    fields = {"status": RunStatus.FAILED, "error": error, "finished_at": timezone.now()}
+    if plan is not None and context is not None:
+        fields["outputs"] = {key: value for key, value in run_outputs(plan, context).items() if value is not None}
+        fields["answer"] = run_answer(fields["outputs"])
+    return bool(
+        WorkflowRun.all_objects.filter(pk=run_id, status__in=(RunStatus.PENDING, RunStatus.RUNNING)).update(**fields)
+    )
+
+
+# --- recovery (beat) --------------------------------------------------------------------
+def workflow_runs_revive(*, now: datetime | None = None) -> dict[str, int]:
+    """The beat's sweep, safe to run anywhere and twice: fail runs past their
+    wall-clock limit, give steps whose worker died (lease passed) another attempt or
+    fail them once their attempts are spent, and re-send steps whose task was lost.
+    Returns what it did, by kind."""
+    now = now or timezone.now()
+    counts = {"runs_timed_out": 0, "steps_recovered": 0, "steps_failed": 0, "steps_redispatched": 0}
+    late = WorkflowRun.all_objects.unfinished().filter(deadline_at__lt=now).order_by("deadline_at")
+    for run_id in late.values_list("pk", flat=True)[:REVIVE_BATCH]:
+        counts["runs_timed_out"] += run_fail(run_id=run_id, error=wall_clock_error())
+    # Before the recoveries below: a step they put back is sent by them, not twice.
+    counts["steps_redispatched"] = _redispatch_stalled(now)
+    expired = (
+        StepRun.objects.filter(status=StepStatus.RUNNING, lease_expires_at__lt=now, run__status=RunStatus.RUNNING)
+        .select_related("run")
+        .order_by("lease_expires_at")[:REVIVE_BATCH]
+    )
+    for step in expired:
+        key = "steps_recovered" if _recover(step, now) else "steps_failed"
+        counts[key] += 1
+    return counts
+
+
+def _recover(step: StepRun, now: datetime) -> bool:
+    """A running step whose lease passed: its worker is gone. Pending again (the next
+    claim counts the attempt) while attempts remain, else failed with its run."""
+    claim = Claim.of(step, step.run)
+    plan = plan_for(claim.run_id, claim.definition)
+    allowed = 1 + plan.by_name[step.name].retries + settings.AIHUMMER_STEP_RECOVERIES
+    error = (
+        f"The worker running attempt {step.attempts} stopped answering "
+        f"(its lease expired at {step.lease_expires_at:%H:%M:%S} UTC)."
+    )
+    if step.attempts < allowed:
+        released = StepRun.objects.filter(
+            pk=step.pk, status=StepStatus.RUNNING, attempts=step.attempts, lease_expires_at__lt=now
+        ).update(status=StepStatus.PENDING, error=error, lease_expires_at=None, retry_at=None)
+        if released:
+            dispatch(claim.run_id, [step.name])
+        return True
+    outcome = Outcome(status=StepStatus.FAILED, error=f"{error} No attempts left ({step.attempts} of {allowed}).")
+    finished = step_finish(claim=claim, outcome=outcome, now=now)
+    if finished is not None:
+        _advance(plan, claim, outcome, *finished)
+    return False
+
+
+def _redispatch_stalled(now: datetime) -> int:
+    """Runs with nothing running, something pending and no progress for a lease: the
+    task that should have carried their next step was lost. Send it again (the claim
+    makes a duplicate harmless)."""
+    quiet = now - timedelta(seconds=settings.AIHUMMER_STEP_LEASE_SEC)
+    steps = StepRun.objects.filter(run=OuterRef("pk"))
+    stalled = (
+        WorkflowRun.all_objects.unfinished()
+        .filter(created_at__lt=quiet)
+        .filter(Exists(steps.filter(status=StepStatus.PENDING)))
+        .exclude(Exists(steps.filter(status=StepStatus.RUNNING)))
+        .exclude(Exists(steps.filter(finished_at__gte=quiet)))
+        .only("pk", "definition", "context")
+        .order_by("created_at")[:REVIVE_BATCH]
+    )
+    sent = 0
+    for run in stalled:
+        plan = plan_for(run.pk, run.definition)
+        pending = dict(
+            StepRun.objects.filter(run=run, status=StepStatus.PENDING)
+            .filter(Q(retry_at__isnull=True) | Q(retry_at__lte=now))
+            .values_list("name", "retry_at")
+        )
+        names = [name for name in ready_steps(plan, run.context) if name in pending]
+        dispatch(run.pk, names)
+        sent += len(names)
+    return sent
+
+
+def ready_steps(plan: Plan, context: dict) -> list[str]:
+    """Steps not yet done whose dependencies all are (roots included)."""
+    done = context.get("steps", {})
+    return [
+        step.name
+        for step in plan.steps
+        if step.name not in done
+        and all(done.get(dep, {}).get("status") in ("completed", "skipped") for dep in step.depends_on)
+    ]

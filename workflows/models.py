@@ -1,0 +1,181 @@
+"""Workflows (pivot-format definitions), their runs and one StepRun per (run, step).
+
+A run is rows, not a process: its definition, inputs and context (every finished
+step's status, output and usage) live on the WorkflowRun, each step's story on its
+StepRun, so any worker continues any run (see `workflows.execution`).
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from agents.models import Agent, AgentTurn
+from aihummer.history import ConfigurationHistory
+from aihummer.models import KEY_VALIDATOR, TimeStampedModel, Workspace
+from sandbox.models import SandboxedModel, SandboxQuerySet, VisibleManager
+
+
+class Workflow(SandboxedModel, TimeStampedModel):
+    """A named pipeline of agent steps in the pivot format (`workflows.engine`)."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="workflows")
+    key = models.CharField(max_length=100, validators=[KEY_VALIDATOR])
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    definition = models.JSONField(help_text="Pivot format v1: version, steps, optional outputs.")
+    version = models.PositiveIntegerField(default=1, editable=False, help_text="Bumped when the definition changes.")
+    is_active = models.BooleanField("enabled", default=True)
+    is_builtin = models.BooleanField(default=False, editable=False)
+
+    objects = VisibleManager.from_queryset(SandboxQuerySet)()
+    all_objects = models.Manager.from_queryset(SandboxQuerySet)()
+    history = ConfigurationHistory()
+
+    class Meta:
+        ordering = ["workspace__slug", "key"]
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "key"], name="workflows_workflow_unique_key"),
+            models.CheckConstraint(condition=Q(version__gte=1), name="workflows_workflow_version_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class RunStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    RUNNING = "running", "Running"
+    COMPLETED = "completed", "Completed"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+class WorkflowRunQuerySet(SandboxQuerySet):
+    def unfinished(self) -> WorkflowRunQuerySet:
+        return self.filter(status__in=[RunStatus.PENDING, RunStatus.RUNNING])
+
+
+class WorkflowRun(SandboxedModel):
+    """One execution of a workflow: the definition and version it ran, its inputs, the
+    run context its steps wrote, and the roll-up (outputs, answer, tokens, cost)."""
+
+    Status = RunStatus
+    FINISHED = (RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED)
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="workflow_runs")
+    workflow = models.ForeignKey(Workflow, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs")
+    workflow_key = models.CharField(max_length=100)
+    workflow_version = models.PositiveIntegerField()
+    definition = models.JSONField()
+    status = models.CharField(max_length=20, choices=RunStatus.choices, default=RunStatus.PENDING)
+    inputs = models.JSONField(default=dict, blank=True)
+    # {"inputs": {...}, "steps": {"<name>": {"status", "output": {"answer", "text"}, "usage"}}}
+    context = models.JSONField(default=dict, blank=True)
+    outputs = models.JSONField(default=dict, blank=True)
+    answer = models.TextField(blank=True)
+    error = models.TextField(blank=True)
+    started_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    actor_source = models.CharField(max_length=200, help_text="Who started it, through what: admin:alice, cli:ops…")
+    surface = models.CharField(max_length=20)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    deadline_at = models.DateTimeField(null=True, blank=True, help_text="The run's wall-clock limit.")
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+
+    objects = VisibleManager.from_queryset(WorkflowRunQuerySet)()
+    all_objects = models.Manager.from_queryset(WorkflowRunQuerySet)()
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=["pending", "running", "completed", "failed", "cancelled"]),
+                name="workflows_workflowrun_status_valid",
+            ),
+        ]
+        indexes = [models.Index(fields=["workspace", "-created_at"], name="workflows_run_ws_created")]
+
+    def __str__(self) -> str:
+        return f"{self.workflow_key} run {self.pk} ({self.status})"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in self.FINISHED
+
+    @property
+    def duration_ms(self) -> int | None:
+        if self.started_at is None or self.finished_at is None:
+            return None
+        return int((self.finished_at - self.started_at).total_seconds() * 1000)
+
+
+class StepStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    RUNNING = "running", "Running"
+    COMPLETED = "completed", "Completed"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+    SKIPPED = "skipped", "Skipped"
+
+
+class StepRun(models.Model):
+    """One step of one run, exactly once per (run, step): the input it resolved, what
+    the agent answered, the attempts it took and the lease of the worker running it."""
+
+    Status = StepStatus
+    DONE = (StepStatus.COMPLETED, StepStatus.SKIPPED)
+
+    run = models.ForeignKey(WorkflowRun, on_delete=models.CASCADE, related_name="steps")
+    name = models.CharField(max_length=100)
+    position = models.PositiveIntegerField()
+    agent = models.ForeignKey(Agent, null=True, blank=True, on_delete=models.SET_NULL, related_name="step_runs")
+    agent_key = models.CharField(max_length=50)
+    status = models.CharField(max_length=20, choices=StepStatus.choices, default=StepStatus.PENDING)
+    input = models.TextField(blank=True)
+    output = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    # Set when a worker claims the step and renewed by its heartbeat; a running step
+    # whose lease has passed belongs to a worker that died (issue 14's recovery).
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    retry_at = models.DateTimeField(null=True, blank=True, help_text="A pending retry is not sent before this.")
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    agent_version = models.PositiveIntegerField(null=True, blank=True)
+    prefix_hash = models.CharField(max_length=64, blank=True)
+    turn = models.ForeignKey(AgentTurn, null=True, blank=True, on_delete=models.SET_NULL, related_name="step_runs")
+
+    class Meta:
+        ordering = ["run", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "name"], name="workflows_steprun_unique_step"),
+            models.CheckConstraint(
+                condition=Q(status__in=["pending", "running", "completed", "failed", "cancelled", "skipped"]),
+                name="workflows_steprun_status_valid",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["lease_expires_at"], condition=Q(status="running"), name="workflows_step_lease"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.status})"
+
+    @property
+    def duration_ms(self) -> int | None:
+        if self.started_at is None or self.finished_at is None:
+            return None
+        return int((self.finished_at - self.started_at).total_seconds() * 1000)

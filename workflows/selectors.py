@@ -1,0 +1,94 @@
+"""Read queries of the workflows app."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from django.core.exceptions import ValidationError
+from django.db.models import QuerySet
+
+from aihummer.actors import Actor, Verb
+from aihummer.exceptions import NotFound
+from aihummer.models import Workspace
+from workflows.models import StepRun, Workflow, WorkflowRun
+
+
+def workflow_list(*, actor: Actor, workspace: Workspace, include_sandbox: bool = False) -> QuerySet:
+    """The workspace's workflows by key; sandbox ones too when asked and allowed."""
+    if not actor.belongs_to(workspace):
+        raise NotFound("Unknown workspace.")
+    actor.require(Verb.READ, workspace)
+    if include_sandbox:
+        actor.require(Verb.SANDBOX, workspace)
+    # all_objects only when sandbox rows were asked for, and allowed, just above.
+    return (Workflow.all_objects if include_sandbox else Workflow.objects).filter(workspace=workspace).order_by("key")
+
+
+def workflow_run_get(*, run_id: str | UUID, actor: Actor) -> WorkflowRun:
+    """The run `run_id` if `actor` may read its workspace (sandbox runs only for actors
+    allowed to use sandboxes); a malformed id, a missing run and another workspace's
+    run all answer the same NotFound."""
+    try:
+        run_id = UUID(str(run_id))
+    except ValueError:
+        raise NotFound(f"No workflow run '{run_id}'.") from None
+    run = WorkflowRun.all_objects.select_related("workspace").filter(pk=run_id).first()
+    verb = Verb.SANDBOX if run is not None and run.is_sandbox else Verb.READ
+    if run is None or not actor.can(verb, run.workspace):
+        raise NotFound(f"No workflow run '{run_id}'.")
+    return run
+
+
+def _iso(value: object) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def workflow_run_summary(run: WorkflowRun) -> dict:
+    """One run and its steps as plain JSON (the shape of `inspect_run --json`)."""
+    steps = StepRun.objects.filter(run=run).order_by("position")
+    return {
+        "id": str(run.pk),
+        "workflow": run.workflow_key,
+        "workflow_version": run.workflow_version,
+        "status": run.status,
+        "inputs": run.inputs,
+        "outputs": run.outputs,
+        "answer": run.answer,
+        "error": run.error or None,
+        "started_by": run.actor_source,
+        "created_at": _iso(run.created_at),
+        "started_at": _iso(run.started_at),
+        "finished_at": _iso(run.finished_at),
+        "duration_ms": run.duration_ms,
+        "tokens": {"input": run.input_tokens, "output": run.output_tokens},
+        "cost": str(run.cost_usd),
+        "steps": [
+            {
+                "name": step.name,
+                "agent": step.agent_key,
+                "status": step.status,
+                "input": step.input,
+                "output": step.output,
+                "error": step.error or None,
+                "attempts": step.attempts,
+                "started_at": _iso(step.started_at),
+                "finished_at": _iso(step.finished_at),
+                "tokens": {"input": step.input_tokens, "output": step.output_tokens},
+                "cost": str(step.cost_usd),
+                "agent_version": step.agent_version,
+                "turn_id": step.turn_id,
+            }
+            for step in steps
+        ],
+    }
+
+
+def validation_messages(exc: ValidationError) -> list[str]:
+    """A service's ValidationError as lines an operator reads (`field: message`)."""
+    if not hasattr(exc, "error_dict"):
+        return list(exc.messages)
+    lines = []
+    for field, messages in exc.message_dict.items():
+        # Definition problems carry their own location already.
+        lines.extend(messages if field == "definition" else [f"{field}: {m}" for m in messages])
+    return lines

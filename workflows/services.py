@@ -1,0 +1,313 @@
+"""Workflow use cases: define, change, delete, start a run, wait for it."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from agents.models import Agent
+from aihummer.actors import Actor, Verb
+from aihummer.exceptions import ApplicationError, NotFound
+from aihummer.history import stamp
+from aihummer.models import Workspace
+from workflows.engine import DefinitionError, Plan, compile_definition
+from workflows.models import RunStatus, StepRun, Workflow, WorkflowRun
+
+WORKFLOW_FIELDS = ("name", "description", "definition", "is_active")
+WAIT_POLL_SECONDS = 0.05
+
+
+# --- validation -----------------------------------------------------------------------
+def workflow_agents(*, workspace: Workspace, is_sandbox: bool, keys: list[str]) -> dict[str, tuple[int, str]]:
+    """The agents a definition names, as `key → (id, problem)` ("" when usable)."""
+    # all_objects: a sandbox workflow runs sandbox agents; a real one must be told why not.
+    rows = Agent.all_objects.filter(workspace=workspace, key__in=keys).values_list(
+        "key", "pk", "is_active", "is_sandbox"
+    )
+    found = {}
+    for key, pk, is_active, agent_is_sandbox in rows:
+        problem = ""
+        if agent_is_sandbox and not is_sandbox:
+            problem = f"agent '{key}' is a sandbox agent; only a sandbox workflow may use it."
+        elif not is_active:
+            problem = f"agent '{key}' is disabled; enable it or name another."
+        found[key] = (pk, problem)
+    return found
+
+
+def _raw_agent_names(definition: Any) -> list[str]:
+    steps = definition.get("steps") if isinstance(definition, dict) else None
+    if not isinstance(steps, list):
+        return []
+    return [s["agent_name"] for s in steps if isinstance(s, dict) and isinstance(s.get("agent_name"), str)]
+
+
+def workflow_validate(*, workspace: Workspace, definition: Any, is_sandbox: bool = False) -> tuple[Plan, dict]:
+    """Compile `definition` for `workspace`: the Plan and the agents' ids by key, or a
+    ValidationError on `definition` listing every problem with its location."""
+    agents = workflow_agents(workspace=workspace, is_sandbox=is_sandbox, keys=_raw_agent_names(definition))
+    try:
+        plan = compile_definition(definition, agents={key: problem for key, (_, problem) in agents.items()})
+    except DefinitionError as exc:
+        raise ValidationError({"definition": exc.problems}) from None
+    return plan, {key: pk for key, (pk, _) in agents.items()}
+
+
+# --- workflows ------------------------------------------------------------------------
+def _write_verb(is_sandbox: bool) -> Verb:
+    return Verb.SANDBOX if is_sandbox else Verb.PUBLISH
+
+
+def _require_visible(actor: Actor, workspace: Workspace) -> None:
+    # Another workspace's workflow answers exactly as a missing one.
+    if not actor.belongs_to(workspace):
+        raise NotFound("Unknown workflow.")
+
+
+def _require_key_free(*, workspace: Workspace, key: str, exclude_pk: int | None = None) -> None:
+    # all_objects: a sandbox key may not shadow a real one, nor the reverse.
+    clash = Workflow.all_objects.filter(workspace=workspace, key=key).exclude(pk=exclude_pk).first()
+    if clash is None:
+        return
+    if clash.is_sandbox:
+        raise ValidationError(
+            {
+                "key": f"Key '{key}' is taken by sandbox workflow '{clash.key}' (id {clash.pk}), left by an automated "
+                f"client. Remove it with `manage.py sandbox_cleanup --workspace {workspace.slug}`, then retry."
+            }
+        )
+    raise ValidationError({"key": f"A workflow with key '{key}' already exists in workspace '{workspace.slug}'."})
+
+
+def _save(workflow: Workflow, *, actor: Actor, reason: str) -> None:
+    workflow.full_clean(validate_unique=False, validate_constraints=False)
+    stamp(workflow, actor=actor, reason=reason)
+    try:
+        with transaction.atomic():
+            workflow.save()
+    except IntegrityError as exc:
+        raise ValidationError(
+            {"key": f"A workflow with key '{workflow.key}' already exists (saved concurrently)."}
+        ) from exc
+
+
+def workflow_create(
+    *,
+    workspace: Workspace,
+    actor: Actor,
+    key: str,
+    name: str,
+    definition: Any,
+    description: str = "",
+    is_active: bool = True,
+    is_builtin: bool = False,
+    is_sandbox: bool = False,
+) -> Workflow:
+    """A new workflow, its definition validated against the workspace's agents."""
+    actor.require(_write_verb(is_sandbox), workspace)
+    workflow_validate(workspace=workspace, definition=definition, is_sandbox=is_sandbox)
+    _require_key_free(workspace=workspace, key=key)
+    workflow = Workflow(
+        workspace=workspace,
+        key=key,
+        name=name,
+        description=description,
+        definition=definition,
+        is_active=is_active,
+        is_builtin=is_builtin,
+        is_sandbox=is_sandbox,
+    )
+    _save(workflow, actor=actor, reason="created")
+    return workflow
+
+
+def workflow_update(*, workflow: Workflow, actor: Actor, **fields: Any) -> Workflow:
+    """Change name, description, definition or enabled; a new definition is validated
+    and bumps `version` (runs keep the definition they started with)."""
+    _require_visible(actor, workflow.workspace)
+    actor.require(_write_verb(workflow.is_sandbox), workflow.workspace)
+    unknown = set(fields) - set(WORKFLOW_FIELDS)
+    if unknown:
+        raise ValidationError(dict.fromkeys(sorted(unknown), "Not editable."))
+    if "definition" in fields:
+        workflow_validate(workspace=workflow.workspace, definition=fields["definition"], is_sandbox=workflow.is_sandbox)
+    with transaction.atomic():
+        # Locked so two editors' version bumps do not both become version n + 1.
+        workflow = Workflow.all_objects.select_for_update().get(pk=workflow.pk)
+        if "definition" in fields and fields["definition"] != workflow.definition:
+            workflow.version += 1
+        for field, value in fields.items():
+            setattr(workflow, field, value)
+        _save(workflow, actor=actor, reason="updated")
+    return workflow
+
+
+def workflow_dependents(workflow: Workflow) -> list[str]:
+    """What deleting `workflow` would disturb: its runs still in progress."""
+    unfinished = WorkflowRun.all_objects.unfinished().filter(workflow=workflow).order_by("created_at")
+    return [f"run {run_id} is {status}" for run_id, status in unfinished.values_list("pk", "status")]
+
+
+def workflow_delete(*, workflow: Workflow, actor: Actor, force: bool = False) -> list[str]:
+    """Delete a workflow; finished runs keep their copy of the definition. Built-in
+    workflows never; with runs in progress only when forced (they still finish)."""
+    _require_visible(actor, workflow.workspace)
+    actor.require(_write_verb(workflow.is_sandbox), workflow.workspace)
+    if workflow.is_builtin:
+        raise ApplicationError(f"Workflow '{workflow.key}' is built in and cannot be deleted; disable it instead.")
+    dependents = workflow_dependents(workflow)
+    if dependents and not force:
+        raise ApplicationError(
+            f"Workflow '{workflow.key}' is in use: {'; '.join(dependents)}. Delete with force to proceed.",
+            extra={"dependents": dependents},
+        )
+    with transaction.atomic():
+        stamp(workflow, actor=actor, reason="deleted")
+        workflow.delete()
+    return dependents
+
+
+def workflow_get(*, workspace: Workspace, key: str, actor: Actor) -> Workflow:
+    """The workflow `key` of `workspace` as `actor` may see it (sandbox ones only for
+    actors allowed to use sandboxes), or NotFound."""
+    if not actor.belongs_to(workspace):
+        raise NotFound(f"Unknown workflow '{key}'.")
+    workflow = Workflow.all_objects.filter(workspace=workspace, key=key).select_related("workspace").first()
+    if workflow is None or (workflow.is_sandbox and not actor.can(Verb.SANDBOX, workspace)):
+        raise NotFound(f"No workflow '{key}' in workspace '{workspace.slug}'.")
+    return workflow
+
+
+# --- runs -----------------------------------------------------------------------------
+def _run_inputs(message: str | None, inputs: Any) -> dict:
+    if inputs is not None and not isinstance(inputs, dict):
+        raise ValidationError({"inputs": 'Give the inputs as a JSON object, e.g. {"message": "…"}.'})
+    if message is not None and not isinstance(message, str):
+        raise ValidationError({"message": "Give the message as text."})
+    run_inputs = dict(inputs or {})
+    if message is not None:
+        run_inputs["message"] = message
+    return run_inputs
+
+
+def workflow_run_start(
+    *, workflow: Workflow, actor: Actor, message: str | None = None, inputs: dict | None = None
+) -> WorkflowRun:
+    """Start a run of `workflow`: its definition is validated again (agents may have
+    changed since), the run and one pending row per step are written, and the first
+    steps are enqueued when the transaction commits. A definition that no longer
+    validates gives a failed run that says why, never a pending one left behind."""
+    _require_visible(actor, workflow.workspace)
+    actor.require(Verb.SANDBOX if workflow.is_sandbox else Verb.RUN, workflow.workspace)
+    if not workflow.is_active:
+        raise ApplicationError(f"Workflow '{workflow.key}' is disabled; enable it to run it.")
+    run_inputs = _run_inputs(message, inputs)
+    now = timezone.now()
+    run = WorkflowRun(
+        workspace_id=workflow.workspace_id,
+        workflow=workflow,
+        workflow_key=workflow.key,
+        workflow_version=workflow.version,
+        definition=workflow.definition,
+        inputs=run_inputs,
+        context={"inputs": run_inputs, "steps": {}},
+        started_by=actor.person,
+        actor_source=actor.source,
+        surface=actor.surface,
+        is_sandbox=workflow.is_sandbox,
+        deadline_at=now + timedelta(seconds=settings.AIHUMMER_RUN_TIMEOUT_SEC),
+    )
+    try:
+        plan, agent_ids = workflow_validate(
+            workspace=workflow.workspace, definition=workflow.definition, is_sandbox=workflow.is_sandbox
+        )
+    except ValidationError as exc:
+        run.status, run.finished_at = RunStatus.FAILED, now
+        run.error = "The definition no longer validates: " + " ".join(exc.message_dict["definition"])
+        run.save()
+        return run
+    steps = [
+        StepRun(
+            run=run, name=step.name, position=step.index, agent_id=agent_ids[step.agent_name], agent_key=step.agent_name
+        )
+        for step in plan.steps
+    ]
+    with transaction.atomic():
+        run.save()
+        StepRun.objects.bulk_create(steps)
+        from workflows.execution import dispatch
+
+        dispatch(run.pk, [step.name for step in plan.roots()])
+    return run
+
+
+def workflow_run_wait(*, run: WorkflowRun, timeout: float) -> WorkflowRun:
+    """The run once it has finished, or as it is after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        run = WorkflowRun.all_objects.get(pk=run.pk)
+        if run.is_finished or time.monotonic() >= deadline:
+            return run
+        time.sleep(min(WAIT_POLL_SECONDS * 4, max(deadline - time.monotonic(), 0)))
+
+
+def _require_run_rights(actor: Actor, run: WorkflowRun) -> None:
+    # Another workspace's run answers exactly as a missing one.
+    if not actor.belongs_to(run.workspace):
+        raise NotFound(f"No workflow run '{run.pk}'.")
+    actor.require(Verb.SANDBOX if run.is_sandbox else Verb.RUN, run.workspace)
+
+
+def workflow_run_cancel(*, run: WorkflowRun, actor: Actor) -> WorkflowRun:
+    """Stop a run: steps already running finish and are recorded, no step starts
+    after this, and the run ends `cancelled`."""
+    _require_run_rights(actor, run)
+    now = timezone.now()
+    with transaction.atomic():
+        # Lock order of every writer: step rows, then the run's row.
+        StepRun.objects.filter(run=run, status=StepRun.Status.PENDING).update(
+            status=StepRun.Status.CANCELLED, finished_at=now
+        )
+        run = WorkflowRun.all_objects.select_for_update().get(pk=run.pk)
+        if run.is_finished:
+            raise ApplicationError(f"Run {run.pk} is already {run.status}; there is nothing to cancel.")
+        run.status, run.finished_at, run.error = RunStatus.CANCELLED, now, f"Cancelled by {actor.source}."
+        run.save(update_fields=["status", "finished_at", "error"])
+    return run
+
+
+def workflow_run_resume(*, run: WorkflowRun, actor: Actor) -> WorkflowRun:
+    """Run a failed run's failed and unstarted steps again, on the same (run, step)
+    rows (their attempts go on counting), with a fresh wall-clock limit."""
+    from workflows.execution import dispatch, plan_for, ready_steps
+
+    _require_run_rights(actor, run)
+    now = timezone.now()
+    with transaction.atomic():
+        failed = list(
+            StepRun.objects.select_for_update()
+            .filter(run=run, status=StepRun.Status.FAILED)
+            .order_by("pk")
+            .values_list("name", flat=True)
+        )
+        run = WorkflowRun.all_objects.select_for_update().get(pk=run.pk)
+        if run.status != RunStatus.FAILED:
+            raise ApplicationError(f"Only a failed run can be resumed; run {run.pk} is {run.status}.")
+        StepRun.objects.filter(run=run, name__in=failed).update(
+            status=StepRun.Status.PENDING, error="", finished_at=None, lease_expires_at=None, retry_at=None
+        )
+        for name in failed:
+            run.context.get("steps", {}).pop(name, None)
+        run.status, run.error, run.finished_at = RunStatus.RUNNING, "", None
+        run.deadline_at = now + timedelta(seconds=settings.AIHUMMER_RUN_TIMEOUT_SEC)
+        run.save(update_fields=["status", "error", "finished_at", "deadline_at", "context"])
+        pending = set(StepRun.objects.filter(run=run, status=StepRun.Status.PENDING).values_list("name", flat=True))
+        plan = plan_for(run.pk, run.definition)
+        dispatch(run.pk, [name for name in ready_steps(plan, run.context) if name in pending])
+    return run

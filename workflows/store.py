@@ -1,0 +1,250 @@
+"""The two statements every step pays around its turn: claim and finish.
+
+A step is claimed with one conditional UPDATE (pending → running, attempts + 1, a
+lease) that also returns what the step needs from its run, and finished with one
+statement that records the step and merges its entry into the run's context (with
+the token and cost roll-up), returning that context so the caller can see which steps
+became ready. Concurrent finishers of one run serialise on the run's row, so the last
+of two parallel steps always sees both (the fan-in never stalls).
+
+On PostgreSQL each is a single statement (UPDATE … FROM … RETURNING, and a
+data-modifying CTE). Elsewhere (the embedded SQLite default) the same effects take a
+few ORM statements in a transaction; `PORTABLE_ONLY` forces that path for its tests.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from uuid import UUID
+
+from django.db import connection, transaction
+from django.db.models import F
+
+from workflows.models import RunStatus, StepRun, StepStatus, WorkflowRun
+
+PORTABLE_ONLY = False
+CLAIMABLE_RUN_STATUSES = (RunStatus.PENDING, RunStatus.RUNNING)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A step this worker now holds, and what it needs of its run."""
+
+    step_id: int
+    run_id: UUID
+    name: str
+    attempts: int
+    agent_id: int | None
+    agent_key: str
+    run_status: str
+    definition: dict
+    context: dict
+    workspace_id: int
+    is_sandbox: bool
+    actor_source: str
+    started_by_id: int | None
+    deadline_at: datetime | None
+
+    @classmethod
+    def of(cls, step: StepRun, run: WorkflowRun) -> Claim:
+        """The claim a worker holds on `step` (a row just read, with its run)."""
+        return cls(
+            step.pk,
+            run.pk,
+            step.name,
+            step.attempts,
+            step.agent_id,
+            step.agent_key,
+            run.status,
+            run.definition,
+            run.context,
+            run.workspace_id,
+            run.is_sandbox,
+            run.actor_source,
+            run.started_by_id,
+            run.deadline_at,
+        )
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a step ended, as recorded on its row and in the run's context."""
+
+    status: str
+    input: str = ""
+    output: dict | None = None
+    error: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: Decimal = Decimal(0)
+    turn_id: int | None = None
+    agent_version: int | None = None
+    prefix_hash: str = ""
+    transient: bool = False  # a failure that may pass on its own (rate limit, outage, timeout)
+
+    def context_entry(self) -> dict:
+        return {
+            "status": self.status,
+            "output": self.output,
+            "usage": {
+                "input_tokens": self.input_tokens,
+                "output_tokens": self.output_tokens,
+                "cost_usd": str(self.cost_usd),
+            },
+        }
+
+
+def _fast() -> bool:
+    return connection.vendor == "postgresql" and not PORTABLE_ONLY
+
+
+def _json(value: object) -> object:
+    return json.loads(value) if isinstance(value, str) else value
+
+
+# --- claim ------------------------------------------------------------------------------
+# Table names are the models' own (never input); every value is a parameter.
+_CLAIM_SQL = f"""
+UPDATE {StepRun._meta.db_table} AS s
+   SET status = 'running', attempts = s.attempts + 1, started_at = %(now)s, finished_at = NULL,
+       lease_expires_at = %(lease)s, error = ''
+  FROM {WorkflowRun._meta.db_table} AS r
+ WHERE s.run_id = %(run)s AND s.name = %(name)s AND s.status = 'pending'
+   AND r.id = s.run_id AND r.status IN ('pending', 'running')
+RETURNING s.id, s.attempts, s.agent_id, s.agent_key, r.status, r.definition, r.context, r.workspace_id,
+          r.is_sandbox, r.actor_source, r.started_by_id, r.deadline_at
+"""  # noqa: S608
+
+
+def step_claim(*, run_id: UUID | str, name: str, now: datetime, lease_until: datetime) -> Claim | None:
+    """Take step `name` of run `run_id` if it is pending and its run goes on; None when
+    another worker has it, it already ran, or the run stopped."""
+    run_id = UUID(str(run_id))
+    if _fast():
+        with connection.cursor() as cursor:
+            cursor.execute(_CLAIM_SQL, {"now": now, "lease": lease_until, "run": run_id, "name": name})
+            row = cursor.fetchone()
+        if row is None:
+            return None
+        step_id, attempts, agent_id, agent_key, status, definition, context, *rest = row
+        return Claim(
+            step_id, run_id, name, attempts, agent_id, agent_key, status, _json(definition), _json(context), *rest
+        )
+    claimed = StepRun.objects.filter(
+        run_id=run_id, name=name, status=StepStatus.PENDING, run__status__in=CLAIMABLE_RUN_STATUSES
+    ).update(
+        status=StepStatus.RUNNING,
+        attempts=F("attempts") + 1,
+        started_at=now,
+        finished_at=None,
+        lease_expires_at=lease_until,
+        error="",
+    )
+    if not claimed:
+        return None
+    step = StepRun.objects.select_related("run").get(run_id=run_id, name=name)
+    return Claim.of(step, step.run)
+
+
+# --- finish -----------------------------------------------------------------------------
+_FINISH_SQL = f"""
+WITH step AS (
+    UPDATE {StepRun._meta.db_table}
+       SET status = %(status)s, input = %(input)s, output = %(output)s::jsonb, error = %(error)s,
+           finished_at = %(now)s, lease_expires_at = NULL, input_tokens = %(input_tokens)s,
+           output_tokens = %(output_tokens)s, cost_usd = %(cost)s, turn_id = %(turn)s,
+           agent_version = %(agent_version)s, prefix_hash = %(prefix_hash)s
+     WHERE id = %(step)s AND status = 'running' AND attempts = %(attempts)s
+ RETURNING run_id
+)
+UPDATE {WorkflowRun._meta.db_table} AS r
+   SET context = jsonb_set(r.context, ARRAY['steps', %(name)s], %(entry)s::jsonb, true),
+       input_tokens = r.input_tokens + %(input_tokens)s,
+       output_tokens = r.output_tokens + %(output_tokens)s,
+       cost_usd = r.cost_usd + %(cost)s
+  FROM step
+ WHERE r.id = step.run_id
+RETURNING r.status, r.context
+"""  # noqa: S608
+
+
+def step_finish(*, claim: Claim, outcome: Outcome, now: datetime) -> tuple[str, dict] | None:
+    """Record how the claimed step ended and merge it into the run's context. Returns
+    the run's status and context after the merge, or None when this worker no longer
+    holds the step (its lease passed and another attempt took it).
+
+    Lock order, here and in every writer: the step's row, then the run's."""
+    if _fast():
+        params = {
+            "status": outcome.status,
+            "input": outcome.input,
+            "output": json.dumps(outcome.output),
+            "error": outcome.error,
+            "now": now,
+            "input_tokens": outcome.input_tokens,
+            "output_tokens": outcome.output_tokens,
+            "cost": outcome.cost_usd,
+            "turn": outcome.turn_id,
+            "agent_version": outcome.agent_version,
+            "prefix_hash": outcome.prefix_hash,
+            "step": claim.step_id,
+            "attempts": claim.attempts,
+            "name": claim.name,
+            "entry": json.dumps(outcome.context_entry()),
+        }
+        with connection.cursor() as cursor:
+            cursor.execute(_FINISH_SQL, params)
+            row = cursor.fetchone()
+        return None if row is None else (row[0], _json(row[1]))
+    with transaction.atomic():
+        updated = StepRun.objects.filter(pk=claim.step_id, status=StepStatus.RUNNING, attempts=claim.attempts).update(
+            status=outcome.status,
+            input=outcome.input,
+            output=outcome.output,
+            error=outcome.error,
+            finished_at=now,
+            lease_expires_at=None,
+            input_tokens=outcome.input_tokens,
+            output_tokens=outcome.output_tokens,
+            cost_usd=outcome.cost_usd,
+            turn_id=outcome.turn_id,
+            agent_version=outcome.agent_version,
+            prefix_hash=outcome.prefix_hash,
+        )
+        if not updated:
+            return None
+        # The run's row lock serialises finishers: the second of two parallel steps
+        # reads the first one's entry.
+        run = (
+            WorkflowRun.all_objects.select_for_update()
+            .only("status", "context", "input_tokens", "output_tokens", "cost_usd")
+            .get(pk=claim.run_id)
+        )
+        run.context.setdefault("steps", {})[claim.name] = outcome.context_entry()
+        run.input_tokens += outcome.input_tokens
+        run.output_tokens += outcome.output_tokens
+        run.cost_usd += outcome.cost_usd
+        run.save(update_fields=["context", "input_tokens", "output_tokens", "cost_usd"])
+    return run.status, run.context
+
+
+def step_release(*, claim: Claim, error: str, not_before: datetime) -> bool:
+    """Give a claimed step back (running → pending) to be tried again from
+    `not_before`; False when this worker no longer holds it."""
+    return bool(
+        StepRun.objects.filter(pk=claim.step_id, status=StepStatus.RUNNING, attempts=claim.attempts).update(
+            status=StepStatus.PENDING, error=error, lease_expires_at=None, retry_at=not_before
+        )
+    )
+
+
+def step_renew_lease(*, claim: Claim, until: datetime) -> bool:
+    """The heartbeat: push the claimed step's lease to `until` while it runs."""
+    return bool(
+        StepRun.objects.filter(pk=claim.step_id, status=StepStatus.RUNNING, attempts=claim.attempts).update(
+            lease_expires_at=until
+        )
+    )

@@ -1,0 +1,254 @@
+"""Durable runs: cancel, resume, per-step timeouts, retries with backoff, the run's
+wall-clock limit and the beat's sweep (expired leases, spent attempts, lost tasks)."""
+
+from __future__ import annotations
+
+import re
+import time
+from datetime import timedelta
+from io import StringIO
+
+import pytest
+from django.core.exceptions import PermissionDenied
+from django.core.management import CommandError, call_command
+from django.utils import timezone
+
+from agents.models import AgentTurn
+from aihummer.actors import Actor
+from aihummer.exceptions import ApplicationError, NotFound
+from workflows.execution import workflow_runs_revive, workflow_step_run
+from workflows.models import StepRun, WorkflowRun
+from workflows.services import (
+    workflow_create,
+    workflow_run_cancel,
+    workflow_run_resume,
+    workflow_run_start,
+    workflow_run_wait,
+)
+from workflows.store import step_claim
+from workflows.tests.conftest import fake_preset, make_agent
+from workflows.tests.fake_openai import FakeOpenAI
+
+
+def steps_of(run: WorkflowRun) -> dict[str, StepRun]:
+    return {step.name: step for step in StepRun.objects.filter(run=run)}
+
+
+def linear(workspace, operator, agent_key: str, key: str = "linear", n: int = 3, **step_extra: object):
+    definition = {
+        "version": 1,
+        "steps": [{"name": f"s{i}", "agent_name": agent_key, **step_extra} for i in range(1, n + 1)],
+    }
+    return workflow_create(workspace=workspace, actor=operator, key=key, name=key, definition=definition)
+
+
+# --- cancel ---------------------------------------------------------------------------
+@pytest.mark.django_db(transaction=True)
+def test_cancel_lets_the_running_step_finish_and_starts_no_other(
+    worker_on_redis, workspace, operator, slow_preset
+) -> None:
+    make_agent(workspace, "slow", "Slow.", preset=slow_preset)
+    run = workflow_run_start(workflow=linear(workspace, operator, "slow"), actor=operator, message="go")
+    deadline = time.monotonic() + 20
+    while not StepRun.objects.filter(run=run, name="s1", status="running").exists():
+        assert time.monotonic() < deadline, "s1 never started"
+        time.sleep(0.02)
+    cancelled = workflow_run_cancel(run=run, actor=operator)
+    assert (cancelled.status, cancelled.error) == ("cancelled", "Cancelled by cli:tests.")
+    while StepRun.objects.filter(run=run, name="s1", status="running").exists():
+        assert time.monotonic() < deadline, "s1 never finished"
+        time.sleep(0.05)
+    time.sleep(0.3)  # time enough for a wrongly dispatched s2 to be claimed
+    run.refresh_from_db()
+    steps = steps_of(run)
+    assert run.status == "cancelled"
+    assert steps["s1"].status == "completed" and steps["s1"].output["answer"] == "answer: go"
+    assert [steps["s2"].status, steps["s3"].status] == ["cancelled", "cancelled"]
+    assert [steps["s2"].attempts, steps["s3"].attempts] == [0, 0]
+    with pytest.raises(ApplicationError, match=re.escape("is already cancelled; there is nothing to cancel.")):
+        workflow_run_cancel(run=run, actor=operator)
+
+
+@pytest.mark.django_db
+def test_cancel_and_resume_check_rights_and_workspace(pipeline, operator, vic, charlie) -> None:
+    run = workflow_run_start(workflow=pipeline, actor=operator, message="x")
+    with pytest.raises(NotFound):
+        workflow_run_cancel(run=run, actor=Actor.for_user(charlie))
+    with pytest.raises(PermissionDenied, match=re.escape("vic is a viewer in workspace 'acme'; running agents")):
+        workflow_run_cancel(run=run, actor=Actor.for_user(vic))
+    with pytest.raises(
+        ApplicationError, match=re.escape(f"Only a failed run can be resumed; run {run.pk} is pending.")
+    ):
+        workflow_run_resume(run=run, actor=operator)
+
+
+# --- resume ---------------------------------------------------------------------------
+@pytest.mark.django_db(transaction=True)
+def test_resume_runs_failed_and_unstarted_steps_again_on_the_same_rows(workspace, operator, settings) -> None:
+    settings.AIHUMMER_PROVIDER_MAX_RETRIES = 0
+    with FakeOpenAI(fail_first=1) as server:
+        make_agent(workspace, "flaky", "Flaky.", preset=fake_preset(workspace, operator, server))
+        run = workflow_run_start(workflow=linear(workspace, operator, "flaky", n=2), actor=operator, message="x")
+        run.refresh_from_db()
+        assert run.status == "failed"
+        assert run.error.startswith("Step 's1' failed: Provider error (unavailable)")
+        assert steps_of(run)["s2"].status == "pending"
+        out = StringIO()
+        call_command("resume_run", str(run.pk), stdout=out)
+    assert out.getvalue() == f"run {run.pk}: running\n"
+    run.refresh_from_db()
+    steps = steps_of(run)
+    assert run.status == "completed" and run.error == ""
+    assert [steps["s1"].attempts, steps["s2"].attempts] == [2, 1]
+    assert (steps["s1"].output["answer"], steps["s2"].input) == ("answer: x", "x")  # no mapping: the message
+    assert StepRun.objects.filter(run=run).count() == 2
+    with pytest.raises(CommandError, match=re.escape(f"Only a failed run can be resumed; run {run.pk} is completed.")):
+        call_command("resume_run", str(run.pk))
+
+
+@pytest.mark.django_db
+def test_cancel_run_command(pipeline, operator) -> None:
+    run = workflow_run_start(workflow=pipeline, actor=operator, message="x")  # never committed: stays pending
+    out = StringIO()
+    call_command("cancel_run", str(run.pk), stdout=out)
+    assert out.getvalue() == f"run {run.pk}: cancelled\n"
+    assert set(StepRun.objects.filter(run=run).values_list("status", flat=True)) == {"cancelled"}
+    with pytest.raises(CommandError, match=r"^No workflow run 'nope'\.$"):
+        call_command("cancel_run", "nope")
+
+
+# --- timeouts and retries -------------------------------------------------------------
+@pytest.mark.django_db(transaction=True)
+def test_a_step_that_outlives_its_timeout_fails(workspace, operator) -> None:
+    with FakeOpenAI(delay=3.0) as server:
+        make_agent(workspace, "sleepy", "Sleepy.", preset=fake_preset(workspace, operator, server))
+        workflow = linear(workspace, operator, "sleepy", n=1, timeout_seconds=1)
+        started = time.monotonic()
+        run = workflow_run_start(workflow=workflow, actor=operator, message="go")
+        elapsed = time.monotonic() - started
+        run.refresh_from_db()
+        while not server.calls:  # let the abandoned turn end before the database is flushed
+            time.sleep(0.05)
+        time.sleep(0.2)
+    assert 1.0 <= elapsed < 2.5  # it stopped waiting at 1 s, not after the model's 3 s
+    assert run.status == "failed"
+    assert steps_of(run)["s1"].error == "Step 's1' timed out after 1 s (timeout_seconds)."
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_transient_failure_is_retried_with_backoff_then_succeeds(workspace, operator, settings) -> None:
+    settings.AIHUMMER_PROVIDER_MAX_RETRIES = 0  # the SDK's own retries off: the step retries
+    settings.AIHUMMER_STEP_RETRY_BACKOFF_SEC = 0.2
+    with FakeOpenAI(fail_first=1) as server:
+        make_agent(workspace, "flaky", "Flaky.", preset=fake_preset(workspace, operator, server))
+        started = time.monotonic()
+        run = workflow_run_start(
+            workflow=linear(workspace, operator, "flaky", n=1, retries=2), actor=operator, message="x"
+        )
+        elapsed = time.monotonic() - started
+    run.refresh_from_db()
+    step = steps_of(run)["s1"]
+    assert run.status == "completed"
+    assert (step.status, step.attempts, step.error) == ("completed", 2, "")
+    assert elapsed >= 0.2
+    turns = AgentTurn.objects.filter(agent_key="flaky").order_by("started_at")
+    assert [t.status for t in turns] == ["failed", "succeeded"]
+    assert turns[0].error.startswith("Provider error (unavailable)")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_permanent_failure_is_not_retried(pipeline, operator) -> None:
+    definition = {**pipeline.definition}
+    definition["steps"] = [{**s, "retries": 3} for s in definition["steps"]]
+    workflow = workflow_create(
+        workspace=pipeline.workspace, actor=operator, key="retrying", name="R", definition=definition
+    )
+    run = workflow_run_wait(run=workflow_run_start(workflow=workflow, actor=operator, message="@error auth"), timeout=5)
+    assert run.status == "failed"
+    assert steps_of(run)["lecture"].attempts == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_run_past_its_wall_clock_limit_starts_no_further_step(workspace, operator, settings) -> None:
+    settings.AIHUMMER_RUN_TIMEOUT_SEC = 1
+    with FakeOpenAI(delay=0.6) as server:
+        make_agent(workspace, "slowish", "Slow.", preset=fake_preset(workspace, operator, server))
+        run = workflow_run_start(workflow=linear(workspace, operator, "slowish"), actor=operator, message="go")
+    run.refresh_from_db()
+    steps = [steps_of(run)[name] for name in ("s1", "s2", "s3")]
+    statuses = [step.status for step in steps]
+    # s1 always starts in time; the first step claimed after the limit fails unrun.
+    late = statuses.index("failed")
+    assert statuses == ["completed"] * late + ["failed"] + ["pending"] * (2 - late) and late >= 1
+    assert steps[late].turn_id is None
+    assert run.status == "failed"
+    assert run.error == (
+        f"Step 's{late + 1}' failed: The run passed its wall-clock limit of 1 s (AIHUMMER_RUN_TIMEOUT_SEC)."
+    )
+
+
+# --- the beat's sweep -----------------------------------------------------------------
+@pytest.fixture
+def started(pipeline, operator, django_capture_on_commit_callbacks):
+    """A run whose first step a worker claimed 2 minutes ago (its lease is long gone)."""
+    with django_capture_on_commit_callbacks():
+        run = workflow_run_start(workflow=pipeline, actor=operator, message="Texte")
+    then = timezone.now() - timedelta(minutes=2)
+    WorkflowRun.objects.filter(pk=run.pk).update(status="running", started_at=then, created_at=then)
+    assert step_claim(run_id=run.pk, name="lecture", now=then, lease_until=then + timedelta(seconds=60))
+    return run
+
+
+@pytest.mark.django_db
+def test_the_sweep_gives_a_dead_workers_step_another_attempt(started, django_capture_on_commit_callbacks) -> None:
+    with django_capture_on_commit_callbacks() as sent:
+        assert workflow_runs_revive() == {
+            "runs_timed_out": 0,
+            "steps_recovered": 1,
+            "steps_failed": 0,
+            "steps_redispatched": 0,
+        }
+    lecture = steps_of(started)["lecture"]
+    assert (lecture.status, lecture.attempts, lecture.lease_expires_at) == ("pending", 1, None)
+    assert lecture.error.startswith("The worker running attempt 1 stopped answering (its lease expired at ")
+    assert len(sent) == 1
+    with django_capture_on_commit_callbacks() as sent:
+        assert workflow_runs_revive()["steps_recovered"] == 0  # safe to run twice
+    assert workflow_step_run(run_id=started.pk, step="lecture") == "completed"
+    assert steps_of(started)["lecture"].attempts == 2
+
+
+@pytest.mark.django_db
+def test_the_sweep_fails_a_step_whose_attempts_are_spent(started, settings) -> None:
+    settings.AIHUMMER_STEP_RECOVERIES = 0
+    assert workflow_runs_revive()["steps_failed"] == 1
+    started.refresh_from_db()
+    lecture = steps_of(started)["lecture"]
+    assert lecture.status == "failed"
+    assert lecture.error.endswith("No attempts left (1 of 1).")
+    assert started.status == "failed"
+    assert started.error == f"Step 'lecture' failed: {lecture.error}"
+
+
+@pytest.mark.django_db
+def test_the_sweep_resends_a_lost_step_and_fails_late_runs(pipeline, operator, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks():
+        lost = workflow_run_start(workflow=pipeline, actor=operator, message="x")
+        late = workflow_run_start(workflow=pipeline, actor=operator, message="x")
+        busy = workflow_run_start(workflow=pipeline, actor=operator, message="x")
+    then = timezone.now() - timedelta(minutes=5)
+    WorkflowRun.objects.filter(pk__in=[lost.pk, busy.pk]).update(created_at=then)
+    # A long run whose first step just finished: its next step was just sent, not lost.
+    StepRun.objects.filter(run=busy, name="lecture").update(status="completed", finished_at=timezone.now())
+    context = {"inputs": busy.inputs, "steps": {"lecture": {"status": "completed", "output": {"answer": "a"}}}}
+    WorkflowRun.objects.filter(pk=busy.pk).update(status="running", context=context)
+    WorkflowRun.objects.filter(pk=late.pk).update(created_at=then, deadline_at=then)
+    with django_capture_on_commit_callbacks() as sent:
+        counts = workflow_runs_revive()
+    assert counts == {"runs_timed_out": 1, "steps_recovered": 0, "steps_failed": 0, "steps_redispatched": 1}
+    assert len(sent) == 1
+    late.refresh_from_db()
+    assert (late.status, late.error) == (
+        "failed",
+        "The run passed its wall-clock limit of 21600 s (AIHUMMER_RUN_TIMEOUT_SEC).",
+    )

@@ -1,0 +1,194 @@
+"""Running workflows without a broker (inline, through `enqueue`), on PostgreSQL: the
+seed's pipeline, skips, failures, re-delivery, the portable path, and the statements
+one step costs."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+
+from agents.models import AgentTurn
+from agents.runtime import agent_turn_run
+from agents.services import agent_update
+from aihummer.actors import Actor
+from workflows import store
+from workflows.execution import workflow_step_run
+from workflows.models import StepRun, WorkflowRun
+from workflows.services import workflow_create, workflow_run_start, workflow_update
+from workflows.tests.conftest import make_agent
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def steps_of(run: WorkflowRun) -> dict[str, StepRun]:
+    return {step.name: step for step in StepRun.objects.filter(run=run)}
+
+
+def test_the_seed_pipeline_runs_inline_without_a_broker(pipeline, alice_actor, reader, critic) -> None:
+    run = workflow_run_start(workflow=pipeline, actor=alice_actor, message="Article : Lorem ipsum")
+    run.refresh_from_db()
+    steps = steps_of(run)
+    lecture, critique = steps["lecture"], steps["critique"]
+    assert run.status == "completed"
+    assert lecture.input == "Article : Lorem ipsum"
+    assert lecture.output["answer"].startswith("[echo echo-1] Article : Lorem ipsum #sp=")
+    # The critic reads the reader's answer, as the mapping says.
+    assert critique.input == lecture.output["answer"]
+    assert run.outputs == {"final": critique.output["answer"]}
+    assert run.answer == critique.output["answer"]
+    assert [lecture.status, critique.status] == ["completed", "completed"]
+    assert [lecture.attempts, critique.attempts] == [1, 1]
+    assert lecture.agent_version == 1 and lecture.turn.agent_key == "lecteur"
+    assert critique.turn.actor_source == "admin:alice" and critique.turn.started_by_id == alice_actor.user.pk
+    assert run.input_tokens == lecture.input_tokens + critique.input_tokens > 0
+    assert run.started_at <= lecture.started_at < lecture.finished_at <= critique.started_at <= run.finished_at
+    assert run.context["steps"]["lecture"]["output"]["text"] == lecture.output["answer"]
+
+
+def test_the_portable_path_gives_the_same_run(pipeline, alice_actor, monkeypatch) -> None:
+    monkeypatch.setattr(store, "PORTABLE_ONLY", True)
+    run = workflow_run_start(workflow=pipeline, actor=alice_actor, message="Texte")
+    run.refresh_from_db()
+    steps = steps_of(run)
+    assert run.status == "completed"
+    assert steps["critique"].input == steps["lecture"].output["answer"]
+    assert run.answer == steps["critique"].output["answer"]
+    assert run.input_tokens == steps["lecture"].input_tokens + steps["critique"].input_tokens
+
+
+def test_output_keys_name_the_outputs_and_an_empty_mapping_passes_inputs(workspace, reader, critic, operator) -> None:
+    definition = {
+        "version": 1,
+        "steps": [
+            {"name": "lecture", "agent_name": "lecteur", "output_key": "resume"},
+            {"name": "critique", "agent_name": "critique", "input_mapping": {"t": "$.steps.lecture.output.text"}},
+        ],
+    }
+    workflow = workflow_create(workspace=workspace, actor=operator, key="keys", name="Keys", definition=definition)
+    run = workflow_run_start(workflow=workflow, actor=operator, inputs={"topic": "été"})
+    run.refresh_from_db()
+    lecture = steps_of(run)["lecture"]
+    assert lecture.input == '{"topic": "été"}'
+    assert run.outputs == {"resume": lecture.output["answer"]}
+    assert run.answer == lecture.output["answer"]
+
+
+def test_a_false_condition_skips_the_step_and_its_dependents(workspace, reader, critic, operator) -> None:
+    definition = {
+        "version": 1,
+        "steps": [
+            {"name": "lecture", "agent_name": "lecteur", "output_key": "resume"},
+            {"name": "critique", "agent_name": "critique", "when": "$.inputs.review", "output_key": "avis"},
+            {"name": "relecture", "agent_name": "critique", "input_mapping": {"t": "$.steps.critique.output.answer"}},
+        ],
+    }
+    workflow = workflow_create(workspace=workspace, actor=operator, key="cond", name="Cond", definition=definition)
+    run = workflow_run_start(workflow=workflow, actor=operator, inputs={"message": "Texte", "review": False})
+    run.refresh_from_db()
+    steps = steps_of(run)
+    assert run.status == "completed"
+    assert [steps[n].status for n in ("lecture", "critique", "relecture")] == ["completed", "skipped", "skipped"]
+    assert steps["critique"].error == "Skipped: $.inputs.review is not true."
+    assert steps["relecture"].error == "Skipped: step 'critique' was skipped."
+    assert steps["critique"].turn_id is None and steps["relecture"].turn_id is None
+    assert run.outputs == {"resume": steps["lecture"].output["answer"], "avis": None}
+    assert run.answer == steps["lecture"].output["answer"]
+
+
+def test_a_failing_step_fails_the_run_and_starts_nothing_after_it(pipeline, operator) -> None:
+    run = workflow_run_start(workflow=pipeline, actor=operator, message="@error unavailable")
+    run.refresh_from_db()
+    steps = steps_of(run)
+    assert run.status == "failed"
+    assert steps["lecture"].status == "failed"
+    assert steps["lecture"].error.startswith("Provider error (unavailable)")
+    assert run.error == f"Step 'lecture' failed: {steps['lecture'].error}"
+    assert steps["critique"].status == "pending" and steps["critique"].attempts == 0
+    assert run.finished_at is not None
+
+
+def test_a_definition_that_no_longer_validates_gives_a_failed_run(pipeline, critic, operator) -> None:
+    agent_update(agent=critic, actor=operator, is_active=False)
+    run = workflow_run_start(workflow=pipeline, actor=operator, message="Texte")
+    run.refresh_from_db()
+    assert run.status == "failed"
+    assert run.error == (
+        "The definition no longer validates: "
+        "steps[1].agent_name: agent 'critique' is disabled; enable it or name another."
+    )
+    assert not StepRun.objects.filter(run=run).exists()
+
+
+@pytest.mark.django_db(transaction=False)
+def test_an_agent_deleted_mid_run_fails_its_step_clearly(pipeline, critic, operator) -> None:
+    # Inside the test's transaction nothing commits: steps run only when called here.
+    run = workflow_run_start(workflow=pipeline, actor=operator, message="Texte")
+    assert workflow_step_run(run_id=run.pk, step="lecture") == "completed"
+    critic.delete()
+    assert workflow_step_run(run_id=run.pk, step="critique") == "failed"
+    run.refresh_from_db()
+    critique = steps_of(run)["critique"]
+    assert critique.error == "Agent 'critique' was deleted after the run started."
+    assert critique.input == steps_of(run)["lecture"].output["answer"]
+    assert run.status == "failed"
+    assert run.error == "Step 'critique' failed: Agent 'critique' was deleted after the run started."
+
+
+def test_a_second_delivery_of_a_step_does_nothing(pipeline, operator) -> None:
+    run = workflow_run_start(workflow=pipeline, actor=operator, message="Texte")
+    turns = AgentTurn.objects.count()
+    assert workflow_step_run(run_id=run.pk, step="lecture") is None
+    assert workflow_step_run(run_id=str(run.pk), step="critique") is None
+    assert AgentTurn.objects.count() == turns
+    assert [s.attempts for s in StepRun.objects.filter(run=run).order_by("position")] == [1, 1]
+
+
+def test_a_run_that_changed_workflow_keeps_its_own_definition(pipeline, operator, workspace) -> None:
+    first = workflow_run_start(workflow=pipeline, actor=operator, message="Texte")
+    definition = {**pipeline.definition, "outputs": {"final": "$.steps.lecture.output.answer"}}
+    workflow = workflow_update(workflow=pipeline, actor=operator, definition=definition)
+    second = workflow_run_start(workflow=workflow, actor=operator, message="Texte")
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert (first.workflow_version, second.workflow_version) == (1, 2)
+    assert first.outputs["final"] != second.outputs["final"]
+    assert second.outputs["final"] == steps_of(second)["lecture"].output["answer"]
+
+
+# --- what a step costs ----------------------------------------------------------------
+TURN_STATEMENTS = 8  # agent_turn_run on echo: issue 11's four statements, each of its two commits a savepoint pair here
+STEP_OVERHEAD = 2  # claim + finish
+
+
+@pytest.fixture
+def three_steps(workspace, echo_preset, operator):
+    agent = make_agent(workspace, "echo-agent", "Repeat.", preset=echo_preset)
+    definition = {"version": 1, "steps": [{"name": n, "agent_name": agent.key} for n in ("one", "two", "three")]}
+    return agent, workflow_create(workspace=workspace, actor=operator, key="three", name="Three", definition=definition)
+
+
+@pytest.mark.django_db(transaction=False)
+def test_statements_of_one_echo_turn(three_steps, operator, django_assert_num_queries) -> None:
+    agent, _ = three_steps
+    with django_assert_num_queries(TURN_STATEMENTS):
+        agent_turn_run(
+            agent=agent,
+            message="Bonjour",
+            actor=Actor.for_workflow_run(workspace_id=agent.workspace_id, source="cli:tests", person_id=None),
+        )
+
+
+@pytest.mark.django_db(transaction=False)
+def test_statements_of_one_echo_step(
+    three_steps, operator, django_assert_num_queries, django_capture_on_commit_callbacks
+) -> None:
+    _, workflow = three_steps
+    with django_capture_on_commit_callbacks() as dispatched:
+        run = workflow_run_start(workflow=workflow, actor=operator, message="Bonjour")
+    assert len(dispatched) == 1  # the first step, enqueued on commit (not run: no commit in this test)
+    workflow_step_run(run_id=run.pk, step="one")
+    # A middle step: claim, the turn, finish; its dispatch sends a task, not a statement.
+    with django_capture_on_commit_callbacks() as dispatched, django_assert_num_queries(TURN_STATEMENTS + STEP_OVERHEAD):
+        assert workflow_step_run(run_id=run.pk, step="two") == "completed"
+    assert len(dispatched) == 1
+    assert connection.vendor == "postgresql"

@@ -1,0 +1,93 @@
+"""Workflows on a real Celery worker (threads pool, concurrency 2) over Redis and
+PostgreSQL: the seed's pipeline, a fan-in whose parallel steps really overlap, and a
+failing step."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from workflows.models import StepRun
+from workflows.services import workflow_create, workflow_run_start, workflow_run_wait
+from workflows.tests.conftest import make_agent
+
+pytestmark = pytest.mark.django_db(transaction=True)
+WAIT = 30
+
+
+def steps_of(run) -> dict[str, StepRun]:
+    return {step.name: step for step in StepRun.objects.filter(run=run)}
+
+
+def test_the_seed_pipeline_runs_on_a_worker(worker_on_redis, pipeline, alice_actor) -> None:
+    run = workflow_run_start(workflow=pipeline, actor=alice_actor, message="Article : Lorem ipsum")
+    run = workflow_run_wait(run=run, timeout=WAIT)
+    steps = steps_of(run)
+    assert run.status == "completed", run.error
+    assert steps["critique"].input == steps["lecture"].output["answer"]
+    assert steps["lecture"].input == "Article : Lorem ipsum"
+    assert run.outputs == {"final": steps["critique"].output["answer"]}
+
+
+def test_a_failing_step_fails_the_run_on_a_worker(worker_on_redis, pipeline, alice_actor) -> None:
+    run = workflow_run_wait(
+        run=workflow_run_start(workflow=pipeline, actor=alice_actor, message="@error auth"), timeout=WAIT
+    )
+    steps = steps_of(run)
+    assert run.status == "failed"
+    assert run.error.startswith("Step 'lecture' failed: Provider error (auth)")
+    assert (steps["lecture"].status, steps["critique"].status) == ("failed", "pending")
+
+
+def test_a_fan_in_runs_its_parallel_steps_at_the_same_time(worker_on_redis, workspace, slow_preset, operator) -> None:
+    for key in ("left", "right", "join"):
+        make_agent(workspace, key, f"You are {key}.", preset=slow_preset)
+    definition = {
+        "version": 1,
+        "steps": [
+            {"name": "left", "agent_name": "left", "depends_on": []},
+            {"name": "right", "agent_name": "right", "depends_on": []},
+            {
+                "name": "join",
+                "agent_name": "join",
+                "depends_on": ["left", "right"],
+                "input_mapping": {"L": "$.steps.left.output.answer", "R": "$.steps.right.output.answer"},
+                "output_key": "joined",
+            },
+        ],
+    }
+    workflow = workflow_create(workspace=workspace, actor=operator, key="fan", name="Fan-in", definition=definition)
+    run = workflow_run_wait(run=workflow_run_start(workflow=workflow, actor=operator, message="go"), timeout=WAIT)
+    steps = steps_of(run)
+    assert run.status == "completed", run.error
+    left, right, join = steps["left"], steps["right"], steps["join"]
+    # Each parallel step started before the other finished: they overlapped.
+    assert left.started_at < right.finished_at and right.started_at < left.finished_at
+    assert join.started_at >= max(left.finished_at, right.finished_at)
+    assert join.input == "## L\nanswer: go\n\n## R\nanswer: go"
+    assert run.outputs == {"joined": "answer: ## L\nanswer: go\n\n## R\nanswer: go"}
+    step_ms = sum(step.duration_ms for step in (left, right, join))
+    assert run.duration_ms < 0.8 * step_ms, (run.duration_ms, step_ms)
+
+
+def test_the_heartbeat_keeps_a_long_step_leased(worker_on_redis, workspace, operator, settings) -> None:
+    from workflows.execution import workflow_runs_revive
+    from workflows.tests.conftest import fake_preset
+    from workflows.tests.fake_openai import FakeOpenAI
+
+    settings.AIHUMMER_STEP_LEASE_SEC = 1  # renewed every 1/3 s; the model takes 2 s
+    with FakeOpenAI(delay=2.0) as server:
+        make_agent(workspace, "long", "Long.", preset=fake_preset(workspace, operator, server))
+        definition = {"version": 1, "steps": [{"name": "long", "agent_name": "long"}]}
+        workflow = workflow_create(workspace=workspace, actor=operator, key="long", name="Long", definition=definition)
+        run = workflow_run_start(workflow=workflow, actor=operator, message="go")
+        swept = []
+        while not run.is_finished:
+            swept.append(workflow_runs_revive()["steps_recovered"])
+            time.sleep(0.25)
+            run.refresh_from_db()
+    step = steps_of(run)["long"]
+    assert run.status == "completed"
+    assert step.attempts == 1 and step.duration_ms >= 2000
+    assert len(swept) >= 6 and set(swept) == {0}
