@@ -76,7 +76,7 @@ def test_a_workflow_is_added_through_the_service(client, ada, reader, critic) ->
     )
     assert response.status_code == 200
     assert response.context["adminform"].form.errors == {
-        "definition": ["steps[0].agent_name: no agent 'ghost' in this workspace."]
+        "definition": ["steps[0].agent_name (step 'a'): no agent 'ghost' in this workspace."]
     }
     response = client.post(
         reverse("admin:workflows_workflow_add"),
