@@ -187,3 +187,14 @@ def test_a_runs_actor_acts_only_in_its_workspace_and_never_decides(workspace, ot
     assert actor.workspace_ids("read") == [workspace.pk] and actor.workspace_ids("manage") == []
     anonymous = Actor.for_workflow_run(workspace_id=workspace.pk, source="api:ci", person_id=None)
     assert (anonymous.identity, anonymous.person) == (("run", "api:ci"), None)
+
+
+def test_an_agent_a_workflow_runs_is_a_dependent_of_its_deletion(pipeline, critic, operator) -> None:
+    from agents.services import agent_delete
+
+    with pytest.raises(ApplicationError) as caught:
+        agent_delete(agent=critic, actor=operator)
+    assert caught.value.message == (
+        "Agent 'critique' is used: workflow 'pipeline' runs it in step critique. Delete with force to proceed."
+    )
+    assert agent_delete(agent=critic, actor=operator, force=True) == ["workflow 'pipeline' runs it in step critique"]

@@ -57,6 +57,9 @@ class Workers:
             "AIHUMMER_STEP_LEASE_SEC": str(lease),
             "AIHUMMER_REVIVE_INTERVAL_SEC": "0.5",
             "AIHUMMER_PROVIDER_MAX_RETRIES": "0",
+            # Fewer connections than threads: a turn gives its connection back while the
+            # model answers, and the heartbeat between beats.
+            "DATABASE_POOL_MAX_SIZE": "3",
         }
         command = [sys.executable, "-m", "celery", "-A", "aihummer", "worker", "--pool", "threads", "-c", "4"]
         command += ["--loglevel", "WARNING", "--without-gossip", "--without-mingle"]
