@@ -228,11 +228,19 @@ def test_the_index_counts_running_runs_for_their_workspace_only(client, alice, c
     assert 'data-running="0"' in client.get(reverse("admin:index")).content.decode()
 
 
-def test_the_runs_of_a_prompt_version_are_one_filter_away(client, bob, make_run, reader) -> None:
+def test_lineage_both_ways_between_runs_and_prompt_versions(client, bob, make_run, reader, critic) -> None:
     run = make_run(3)
     make_run(3, execute=False)  # never ran any version
     version = PromptVersion.objects.get(agent=reader, number=1)
     client.force_login(bob)
+    # from the version's review page to the runs that ran it
+    review = client.get(reverse("admin:agents_promptversion_review", args=[version.pk])).content.decode()
+    assert f'href="{run_url(run)}">fan3 v1</a> · completed' in review
+    assert f"?ran_version={version.pk}" in review
+    unused = PromptVersion.objects.get(agent=critic, number=1)  # its step was skipped
+    review = client.get(reverse("admin:agents_promptversion_review", args=[unused.pk])).content.decode()
+    assert "No workflow run has used this version." in review
+    # from the run page to the version (see test_the_run_page_tells_the_whole_story), and the full list
     response = client.get(reverse("admin:workflows_workflowrun_changelist") + f"?ran_version={version.pk}")
     assert [r.pk for r in response.context["cl"].result_list] == [run.pk]
     assert "lecteur v1" in response.content.decode()
