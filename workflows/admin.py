@@ -30,7 +30,7 @@ from django.views.decorators.http import require_POST
 
 from agents.models import PromptVersion
 from aihummer.actors import Verb
-from aihummer.admin_site import ServiceModelForm, WorkspaceScopedAdmin, add_service_errors
+from aihummer.admin_site import AgeFilter, ServiceModelForm, WorkspaceScopedAdmin, add_service_errors
 from aihummer.exceptions import ApplicationError
 from workflows.diff import definition_diff
 from workflows.drawing import STATUS_COLOURS, graph_svg, run_timeline
@@ -228,23 +228,6 @@ class WorkflowAdmin(WorkspaceScopedAdmin):
 
 
 # --- runs -----------------------------------------------------------------------------
-class AgeFilter(admin.SimpleListFilter):
-    title = "age"
-    parameter_name = "age"
-    AGES = {"1h": timedelta(hours=1), "1d": timedelta(days=1), "7d": timedelta(days=7)}
-
-    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
-        return [("1h", "Last hour"), ("1d", "Last day"), ("7d", "Last week"), ("old", "Older than a week")]
-
-    def queryset(self, request: HttpRequest, queryset: models.QuerySet) -> models.QuerySet:
-        now = timezone.now()
-        if self.value() in self.AGES:
-            return queryset.filter(created_at__gte=now - self.AGES[self.value()])
-        if self.value() == "old":
-            return queryset.filter(created_at__lt=now - self.AGES["7d"])
-        return queryset
-
-
 class WorkflowFilter(admin.SimpleListFilter):
     """The workflows the actor's runs belong to, by key (their heavy definitions are
     not loaded to name them)."""
