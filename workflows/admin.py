@@ -85,9 +85,16 @@ def format_duration(delta: timedelta | None) -> str:
 class WorkflowForm(ServiceModelForm):
     definition = DefinitionField(help_text="Pivot format v1: version, steps, optional outputs (`workflow_schema`).")
 
+    submitted_definition: object = None
+
     class Meta:
         model = Workflow
         fields = ["workspace", "key", *WORKFLOW_FIELDS]
+
+    def clean_definition(self) -> object:
+        # Kept apart: a service error on the field removes it from cleaned_data.
+        self.submitted_definition = self.cleaned_data["definition"]
+        return self.submitted_definition
 
     def call_service(self) -> Workflow:
         data = self.cleaned_data
@@ -121,6 +128,9 @@ class WorkflowAdmin(WorkspaceScopedAdmin):
     list_select_related = ["workspace"]
     search_fields = ["key", "name", "description"]
 
+    def get_queryset(self, request: HttpRequest) -> models.QuerySet:
+        return super().get_queryset(request).select_related("workspace")
+
     def get_readonly_fields(self, request: HttpRequest, obj: Workflow | None = None) -> list[str]:
         return ["workspace", "key", "version", "is_builtin"] if obj else []
 
@@ -152,20 +162,31 @@ class WorkflowAdmin(WorkspaceScopedAdmin):
             *super().get_urls(),
         ]
 
-    def change_view(
-        self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: dict | None = None
+    def render_change_form(
+        self,
+        request: HttpRequest,
+        context: dict,
+        add: bool = False,
+        change: bool = False,
+        form_url: str = "",
+        obj: Workflow | None = None,
     ) -> HttpResponse:
-        workflow = self._workflow(request, object_id, missing_ok=True)
-        extra = dict(extra_context or {})
-        if workflow is not None:
-            extra["graph"] = definition_graph(workflow.definition)
-            extra["can_start"] = self.actor(request).can(Verb.RUN, workflow.workspace) and workflow.is_active
-        return super().change_view(request, object_id, form_url, extra)
+        form = context["adminform"].form
+        draft = getattr(form, "submitted_definition", None) if form.is_bound and form.errors else None
+        if draft is not None:
+            # The edit that did not save, drawn when its shape allows: fix it by looking.
+            context["draft_graph"] = definition_graph(draft)
+        if obj is not None:
+            # After a failed save the form has written the draft onto `obj`: draw the stored one.
+            saved = obj.definition if draft is None else Workflow.all_objects.get(pk=obj.pk).definition
+            context["graph"] = definition_graph(saved)
+            context["can_start"] = self.actor(request).can(Verb.RUN, obj.workspace) and obj.is_active
+        return super().render_change_form(request, context, add, change, form_url, obj)
 
-    def _workflow(self, request: HttpRequest, object_id: str, *, missing_ok: bool = False) -> Workflow | None:
+    def _workflow(self, request: HttpRequest, object_id: str) -> Workflow:
         # The scoped queryset: another workspace's workflow, or a sandbox one, is a 404.
         workflow = self.get_object(request, unquote(object_id))
-        if workflow is None and not missing_ok:
+        if workflow is None:
             raise Http404
         return workflow
 

@@ -42,8 +42,22 @@ def test_every_problem_is_shown_with_its_path_and_step(client, ada, pipeline) ->
         "steps[0].agent_name (step 'lecture'): no agent 'ghost' in this workspace.",
         "steps[1].retries (step 'critique'): must be an integer from 0 to 10.",
     ]
+    assert "aih-draft-graph" not in response.content.decode()  # retries out of range: no plan to draw
     pipeline.refresh_from_db()
     assert pipeline.version == 1
+
+
+def test_an_edit_that_does_not_save_is_drawn_when_its_shape_allows(client, ada, pipeline) -> None:
+    client.force_login(ada)
+    edit = copy.deepcopy(PIPELINE)
+    edit["steps"].append({"name": "extra", "agent_name": "ghost", "depends_on": ["lecture"]})
+    response = post_definition(client, pipeline, json.dumps(edit))
+    assert response.context["adminform"].form.errors["definition"] == [
+        "steps[2].agent_name (step 'extra'): no agent 'ghost' in this workspace."
+    ]
+    draft = str(response.context["draft_graph"])
+    assert draft.count('<g class="aih-node"') == 3 and 'data-from="lecture" data-to="extra"' in draft
+    assert str(response.context["graph"]).count('<g class="aih-node"') == 2  # the saved one, beside it
 
 
 def test_a_json_syntax_error_says_where(client, ada, pipeline) -> None:
@@ -56,9 +70,14 @@ def test_a_json_syntax_error_says_where(client, ada, pipeline) -> None:
     assert escape('{"name": "a" "agent_name": "b"}') in response.content.decode()
 
 
-def test_the_workflow_page_draws_the_graph_and_offers_a_run(client, ada, alice, vic, pipeline) -> None:
+def test_the_workflow_page_draws_the_graph_and_offers_a_run(
+    client, ada, alice, vic, pipeline, django_assert_num_queries
+) -> None:
     client.force_login(ada)
-    page = client.get(change_url(pipeline)).content.decode()
+    client.get(change_url(pipeline))  # the admin caches the model's content type once per process
+    # session, user, may use the admin, roles, the workflow, model permissions (2), review count
+    with django_assert_num_queries(8):
+        page = client.get(change_url(pipeline)).content.decode()
     assert page.count('<g class="aih-node"') == 2
     assert 'data-from="lecture" data-to="critique"' in page
     assert 'id="aih-start-link"' in page
