@@ -36,7 +36,7 @@ from workflows.diff import definition_diff
 from workflows.drawing import STATUS_COLOURS, graph_svg, run_timeline
 from workflows.engine import DefinitionError, compile_definition
 from workflows.forms import DefinitionField, RunStartForm, locate_problems
-from workflows.models import RunStatus, Workflow, WorkflowRun
+from workflows.models import RunStatus, StepRun, Workflow, WorkflowRun
 from workflows.selectors import step_child_turns, step_runs_for_page, workflow_run_totals
 from workflows.services import (
     WORKFLOW_FIELDS,
@@ -50,10 +50,6 @@ from workflows.services import (
 )
 
 POLL_MS = 1000
-
-
-def pretty_json(value: object) -> str:
-    return format_html("<pre class='aih-text'>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False))
 
 
 def status_badge(status: str) -> SafeString:
@@ -217,6 +213,7 @@ class WorkflowAdmin(WorkspaceScopedAdmin):
             except (ApplicationError, PermissionDenied) as exc:
                 form.add_error(None, str(exc))
             else:
+                self.log_change(request, workflow, f"started run {run.pk}")
                 messages.success(request, f"Run {run.pk} of {workflow.key} v{run.workflow_version} started.")
                 return redirect("admin:workflows_workflowrun_change", run.pk)
         context = self._context(
@@ -283,25 +280,35 @@ class StartedByFilter(admin.SimpleListFilter):
 
 class RanVersionFilter(admin.SimpleListFilter):
     """Runs with a step that ran one prompt version (the lineage link from a version's
-    review page); offered only when followed from there."""
+    review page); offered only when followed from there. Another workspace's version
+    selects nothing and is not named."""
 
     title = "ran agent version"
     parameter_name = "ran_version"
 
+    def __init__(self, request: HttpRequest, params: dict, model: type, model_admin: admin.ModelAdmin) -> None:
+        self.model_admin = model_admin
+        super().__init__(request, params, model, model_admin)
+
+    def version(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> PromptVersion | None:
+        if not hasattr(self, "_version"):
+            value = self.value() or ""
+            versions = model_admin.scope(request, PromptVersion.objects.select_related("agent"))
+            self._version = versions.filter(pk=value).first() if value.isdigit() else None
+        return self._version
+
     def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
-        if not self.value() or not self.value().isdigit():
-            return []
-        version = PromptVersion.objects.select_related("agent").filter(pk=self.value()).first()
+        version = self.version(request, model_admin)
         return [(self.value(), f"{version.agent.key} v{version.number}")] if version else []
 
     def queryset(self, request: HttpRequest, queryset: models.QuerySet) -> models.QuerySet:
         if not self.value():
             return queryset
-        version = PromptVersion.objects.filter(pk=self.value() if self.value().isdigit() else None)
-        ran = version.values("agent_id", "number")
-        return queryset.filter(
-            steps__agent_id__in=ran.values("agent_id"), steps__agent_version__in=ran.values("number")
-        ).distinct()
+        version = self.version(request, self.model_admin)
+        if version is None:
+            return queryset.none()
+        ran = StepRun.objects.filter(agent_id=version.agent_id, agent_version=version.number).values("run_id")
+        return queryset.filter(pk__in=ran)
 
 
 @admin.register(WorkflowRun)
@@ -465,5 +472,6 @@ class WorkflowRunAdmin(WorkspaceScopedAdmin):
         except (ApplicationError, PermissionDenied) as exc:
             messages.error(request, str(exc))
         else:
+            self.log_change(request, run, done)
             messages.success(request, f"Run {run.pk} {done}.")
         return redirect("admin:workflows_workflowrun_change", run.pk)

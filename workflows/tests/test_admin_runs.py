@@ -244,3 +244,13 @@ def test_lineage_both_ways_between_runs_and_prompt_versions(client, bob, make_ru
     response = client.get(reverse("admin:workflows_workflowrun_changelist") + f"?ran_version={version.pk}")
     assert [r.pk for r in response.context["cl"].result_list] == [run.pk]
     assert "lecteur v1" in response.content.decode()
+
+
+def test_another_workspaces_version_selects_nothing_and_is_not_named(client, charlie, make_run, reader) -> None:
+    make_run(3)
+    version = PromptVersion.objects.get(agent=reader, number=1)
+    client.force_login(charlie)
+    response = client.get(reverse("admin:workflows_workflowrun_changelist") + f"?ran_version={version.pk}")
+    assert list(response.context["cl"].result_list) == []
+    assert "lecteur" not in response.content.decode()
+    assert client.get(reverse("admin:agents_promptversion_review", args=[version.pk])).status_code == 404
