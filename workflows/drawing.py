@@ -176,6 +176,8 @@ MIN_WIDTH = 0.6  # percent: a step of a few milliseconds still shows as a bar
 
 
 def _seconds(ms: float) -> str:
+    if ms < 1000:
+        return f"{ms:.0f} ms"
     return f"{ms / 1000:.1f} s" if ms < 60_000 else f"{ms / 60_000:.1f} min"
 
 

@@ -13,7 +13,8 @@ STEP_LOCATION = re.compile(r"^steps\[(\d+)\]([^:\s]*):")
 
 
 class DefinitionField(forms.JSONField):
-    """JSON shown indented, and a syntax error that says where it is."""
+    """JSON shown indented, and a syntax error that says where it is (the definition
+    editor, a run's inputs)."""
 
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault(
@@ -36,6 +37,8 @@ class DefinitionField(forms.JSONField):
     def prepare_value(self, value: Any) -> str:
         if isinstance(value, forms.fields.InvalidJSONInput):
             return value
+        if value is None:
+            return ""  # an empty box, not "null"
         return json.dumps(value, ensure_ascii=False, indent=2, cls=self.encoder)
 
 
@@ -59,10 +62,10 @@ class RunStartForm(forms.Form):
     message = forms.CharField(
         required=False,
         strip=False,
-        widget=forms.Textarea(attrs={"rows": 5, "cols": 100}),
+        widget=forms.Textarea(attrs={"rows": 5, "cols": 100, "style": "width: 100%; box-sizing: border-box"}),
         help_text="The run's message: $.inputs.message, and what a step with an empty input_mapping receives.",
     )
-    inputs = forms.JSONField(
+    inputs = DefinitionField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 6, "cols": 100, "class": "aih-code", "spellcheck": "false"}),
         help_text='Optional JSON object of further inputs, read as $.inputs.<name>, e.g. {"tone": "formel"}.',

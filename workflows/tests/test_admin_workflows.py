@@ -136,7 +136,10 @@ def test_an_editor_starts_a_run_with_a_message_and_inputs(client, alice, pipelin
     [
         ({"message": "", "inputs": ""}, {"__all__": ["Give a message, JSON inputs, or both."]}),
         ({"message": "", "inputs": "[1, 2]"}, {"inputs": ['Give the inputs as a JSON object, e.g. {"message": "…"}.']}),
-        ({"message": "", "inputs": "{nope"}, {"inputs": ["Enter a valid JSON."]}),
+        (
+            {"message": "", "inputs": "{nope"},
+            {"inputs": ["Not valid JSON: Expecting property name enclosed in double quotes at line 1, column 2."]},
+        ),
     ],
 )
 def test_bad_run_inputs_are_form_errors(client, alice, pipeline, data, errors) -> None:

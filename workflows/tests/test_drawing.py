@@ -100,7 +100,7 @@ def test_a_sequential_run_draws_bars_one_after_the_other() -> None:
         ("a", 0, 25.0, "1.0 s"),
         ("b", 25.0, 75.0, "3.0 s"),
     ]
-    assert timeline.ticks == [(0, "0.0 s"), (25, "1.0 s"), (50, "2.0 s"), (75, "3.0 s"), (100, "4.0 s")]
+    assert timeline.ticks == [(0, "0 ms"), (25, "1.0 s"), (50, "2.0 s"), (75, "3.0 s"), (100, "4.0 s")]
     assert str(timeline.bars[1].style) == "left:25.0%;width:75.0%"
 
 
@@ -125,3 +125,8 @@ def test_a_run_with_no_started_step_has_no_axis() -> None:
     timeline = run_timeline([step("a", "pending"), step("b", "cancelled")], now=T0)
     assert (timeline.span_ms, timeline.ticks) == (0, [])
     assert [(b.started, b.label) for b in timeline.bars] == [(False, "not started"), (False, "cancelled")]
+
+
+def test_short_runs_read_in_milliseconds() -> None:
+    timeline = run_timeline([step("a", "failed", 0, 0.031)], now=T0)
+    assert (timeline.bars[0].label, timeline.ticks[-1]) == ("31 ms", (100, "31 ms"))
