@@ -71,6 +71,13 @@ REQUIRED_SCOPE = {
 AGENT_FORBIDDEN = {Verb.DECIDE, Verb.PUBLISH, Verb.MANAGE}
 
 
+def may_use_admin(user: object) -> bool:
+    """Every active workspace member may log into the admin (no `is_staff` needed)."""
+    if not getattr(user, "is_active", False):
+        return False
+    return user.is_superuser or user.memberships.exists()
+
+
 def role_grants(role: str, verb: Verb) -> bool:
     return ROLE_ORDER.index(Membership.Role(role)) >= ROLE_ORDER.index(MINIMUM_ROLE[verb])
 
@@ -136,6 +143,12 @@ class Actor:
         return cls(kind=cls.OPERATOR, surface="cli", client_name=name or getpass.getuser())
 
     @classmethod
+    def for_identity_provider(cls) -> Actor:
+        """Single sign-on applying a person's groups at login: trusted to manage the
+        memberships it grants, never a reviewer."""
+        return cls(kind=cls.OPERATOR, surface="sso", client_name="oidc")
+
+    @classmethod
     def for_workflow_run(cls, *, workspace_id: int, source: str, person_id: int | None) -> Actor:
         """The authority a workflow run's steps act with, in a worker: its starter's, as
         checked when the run started (`workflow_run_start`), confined to the run's
@@ -185,7 +198,7 @@ class Actor:
             return f"agent:{self.agent.key}"
         if self.kind == self.RUN:
             return self.client_name
-        return f"cli:{self.client_name}"
+        return f"{self.surface}:{self.client_name}"
 
     def __str__(self) -> str:
         return self.source

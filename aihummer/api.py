@@ -12,21 +12,42 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView, exception_handler
 
+from aihummer.actors import Actor
 from aihummer.exceptions import ApplicationError, validation_error_detail
 
 
 class MeApi(APIView):
-    """The calling key: its workspace, name and scopes."""
+    """Who is calling: an API key (its workspace, name and scopes) or a person
+    signed in through the identity provider (their workspaces and roles)."""
 
-    class OutputSerializer(serializers.Serializer):
+    class KeyOutputSerializer(serializers.Serializer):
         source = serializers.CharField()
         workspace = serializers.CharField()
         key = serializers.CharField()
         scopes = serializers.ListField(child=serializers.CharField())
         owner = serializers.CharField(allow_null=True)
 
+    class PersonOutputSerializer(serializers.Serializer):
+        class MembershipSerializer(serializers.Serializer):
+            workspace = serializers.CharField(source="workspace.slug")
+            role = serializers.CharField()
+
+        source = serializers.CharField()
+        username = serializers.CharField()
+        email = serializers.CharField()
+        memberships = MembershipSerializer(many=True)
+
     def get(self, request: Request) -> Response:
         actor = request.auth
+        if actor.kind == Actor.USER:
+            user = actor.user
+            data = {
+                "source": actor.source,
+                "username": user.get_username(),
+                "email": user.email,
+                "memberships": user.memberships.select_related("workspace").order_by("workspace__slug"),
+            }
+            return Response(self.PersonOutputSerializer(data).data)
         api_key = actor.api_key
         data = {
             "source": actor.source,
@@ -35,7 +56,7 @@ class MeApi(APIView):
             "scopes": sorted(api_key.scope_set),
             "owner": api_key.owner.get_username() if api_key.owner else None,
         }
-        return Response(self.OutputSerializer(data).data)
+        return Response(self.KeyOutputSerializer(data).data)
 
 
 def healthz(request: HttpRequest) -> JsonResponse:

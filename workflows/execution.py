@@ -74,7 +74,7 @@ def plan_for(run_id: UUID, definition: dict) -> Plan:
 # Provider errors worth another attempt: they may pass on their own.
 TRANSIENT_ERROR = re.compile(r"^Provider error \((rate_limit|unavailable|timeout)\)")
 # Turns of steps with a timeout run here, so the step can stop waiting for them.
-_TURNS = ThreadPoolExecutor(max_workers=32, thread_name_prefix="workflow-turn")
+_TURNS = ThreadPoolExecutor(max_workers=256, thread_name_prefix="workflow-turn")  # threads start on demand
 REVIVE_BATCH = 200
 
 
