@@ -205,7 +205,7 @@ class WorkflowAdmin(WorkspaceScopedAdmin):
                 run = workflow_run_start(
                     workflow=workflow,
                     actor=actor,
-                    message=form.cleaned_data["message"] or None,
+                    message=form.cleaned_data["message"],
                     inputs=form.cleaned_data["inputs"],
                 )
             except ValidationError as exc:

@@ -79,8 +79,12 @@ class RunStartForm(forms.Form):
             raise ValidationError('Give the inputs as a JSON object, e.g. {"message": "…"}.')
         return inputs
 
+    def clean_message(self) -> str | None:
+        message = self.cleaned_data.get("message") or ""
+        return message if message.strip() else None  # blank: no message, not an empty one
+
     def clean(self) -> dict:
         data = super().clean()
-        if not self.errors and not (data.get("message") or "").strip() and not data.get("inputs"):
+        if not self.errors and data.get("message") is None and not data.get("inputs"):
             raise ValidationError("Give a message, JSON inputs, or both.")
         return data

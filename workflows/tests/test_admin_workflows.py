@@ -135,6 +135,7 @@ def test_an_editor_starts_a_run_with_a_message_and_inputs(client, alice, pipelin
     ("data", "errors"),
     [
         ({"message": "", "inputs": ""}, {"__all__": ["Give a message, JSON inputs, or both."]}),
+        ({"message": "  \n ", "inputs": "{}"}, {"__all__": ["Give a message, JSON inputs, or both."]}),
         ({"message": "", "inputs": "[1, 2]"}, {"inputs": ['Give the inputs as a JSON object, e.g. {"message": "…"}.']}),
         (
             {"message": "", "inputs": "{nope"},
