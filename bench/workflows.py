@@ -91,26 +91,30 @@ class Bench:
             model="fake-model",
             credential=credential,
         )
-        agent_create(
-            workspace=workspace,
-            actor=self.operator,
-            key="step",
-            name="Step",
-            preset=preset,
-            snapshot={"system_prompt": "Go."},
+        echo = preset_create(
+            workspace=workspace, actor=self.operator, key="echo", name="Echo", provider_name="echo", model="echo-1"
         )
-        steps = [{"name": "s1", "agent_name": "step"}]
-        steps += [
-            {"name": f"s{i}", "agent_name": "step", "input_mapping": {"text": f"$.steps.s{i - 1}.output.answer"}}
-            for i in (2, 3)
-        ]
-        self.workflow = workflow_create(
-            workspace=workspace,
-            actor=self.operator,
-            key="linear",
-            name="Linear",
-            definition={"version": 1, "steps": steps},
-        )
+        self.workflows = {}
+        for key, step_preset in (("linear", preset), ("linear-echo", echo)):
+            agent = f"{key}-step"
+            agent_create(
+                workspace=workspace,
+                actor=self.operator,
+                key=agent,
+                name="Step",
+                preset=step_preset,
+                snapshot={"system_prompt": "Go."},
+            )
+            steps = [{"name": "s1", "agent_name": agent}]
+            steps += [
+                {"name": f"s{i}", "agent_name": agent, "input_mapping": {"text": f"$.steps.s{i - 1}.output.answer"}}
+                for i in (2, 3)
+            ]
+            definition = {"version": 1, "steps": steps}
+            self.workflows[key] = workflow_create(
+                workspace=workspace, actor=self.operator, key=key, name=key, definition=definition
+            )
+        self.workflow = self.workflows["linear"]
         self.processes: list[subprocess.Popen] = []
 
     def sql_per_step(self) -> float:
@@ -205,14 +209,14 @@ class Bench:
             raise SystemExit(f"{len(failed)} run(s) did not complete, e.g. {failed[0].pk}: {failed[0].error}")
         return runs
 
-    def phase_a(self) -> dict:
+    def phase_a(self, key: str = "linear") -> dict:
         from workflows.models import WorkflowRun
         from workflows.services import workflow_run_start
 
         self.server.delay = 0.0
         per_step = []
         for _ in range(self.args.runs):
-            run = workflow_run_start(workflow=self.workflow, actor=self.operator, message="a")
+            run = workflow_run_start(workflow=self.workflows[key], actor=self.operator, message="a")
             while not WorkflowRun.objects.filter(pk=run.pk, status__in=WorkflowRun.FINISHED).exists():
                 time.sleep(0.001)
             run.refresh_from_db()
@@ -237,6 +241,8 @@ def run_ours(args: argparse.Namespace) -> dict:
                 if "A" in args.phases:
                     results[("A", workers)] = bench.phase_a()
                     print(f"A, {workers} worker(s): {results[('A', workers)]}", flush=True)
+                    results[("A-echo", workers)] = bench.phase_a("linear-echo")
+                    print(f"A (echo), {workers} worker(s): {results[('A-echo', workers)]}", flush=True)
                 if "B" in args.phases:
                     for runs in args.concurrency:
                         results[("B", workers, runs)] = bench.phase_b(runs)
@@ -275,26 +281,27 @@ def print_table(args: argparse.Namespace, ours: dict, peer: dict) -> None:
     )
     if "A" in args.phases:
         print(f"\nA  engine overhead: server answers at once, {args.runs} sequential runs; step = run wall time / 3")
-        header = f"{'system':<34}{'step p50 ms':>12}{'step p95 ms':>12}{'SQL/step':>10}{'p50 vs peer':>12}"
+        header = f"{'system':<40}{'step p50 ms':>12}{'step p95 ms':>12}{'SQL/step':>10}{'p50 vs peer':>12}"
         print(header)
         print("-" * len(header))
-        for workers in args.workers:
-            a = ours[("A", workers)]
+        rows = [(kind, workers) for kind in ("A", "A-echo") for workers in args.workers]
+        for kind, workers in rows:
+            a = ours[(kind, workers)]
             versus = f"{a['step_ms_p50'] / peer['A']['step_ms_p50']:.2f}x" if "A" in peer else "-"
-            label = f"AiHummer, {workers} worker process(es)"
+            label = f"AiHummer, {workers} worker(s)" + (", echo (no HTTP)" if kind == "A-echo" else "")
             print(
-                f"{label:<34}{a['step_ms_p50']:>12.2f}{a['step_ms_p95']:>12.2f}{ours['sql_per_step']:>10.2f}{versus:>12}"
+                f"{label:<40}{a['step_ms_p50']:>12.2f}{a['step_ms_p95']:>12.2f}{ours['sql_per_step']:>10.2f}{versus:>12}"
             )
         if "A" in peer:
             a = peer["A"]
             label = "LangGraph + PostgresSaver (async)"
             print(
-                f"{label:<34}{a['step_ms_p50']:>12.2f}{a['step_ms_p95']:>12.2f}{a['sql_per_step']:>10.2f}{'1.00x':>12}"
+                f"{label:<40}{a['step_ms_p50']:>12.2f}{a['step_ms_p95']:>12.2f}{a['sql_per_step']:>10.2f}{'1.00x':>12}"
             )
     if "B" in args.phases:
         ideal = STEPS * args.delay
         print(f"\nB  concurrency: server answers after {args.delay:g} s; runs started at once; ideal {ideal:g} s")
-        header = f"{'system':<34}{'runs':>6}{'wall s':>9}{'wall/ideal':>12}{'vs peer':>10}"
+        header = f"{'system':<40}{'runs':>6}{'wall s':>9}{'wall/ideal':>12}{'vs peer':>10}"
         print(header)
         print("-" * len(header))
         for runs in args.concurrency:
@@ -303,11 +310,11 @@ def print_table(args: argparse.Namespace, ours: dict, peer: dict) -> None:
                 other = peer.get(("B", runs))
                 versus = f"{b['wall_s'] / other['wall_s']:.2f}x" if other else "-"
                 label = f"AiHummer, {workers} worker process(es)"
-                print(f"{label:<34}{runs:>6}{b['wall_s']:>9.2f}{b['ratio']:>12.2f}{versus:>10}")
+                print(f"{label:<40}{runs:>6}{b['wall_s']:>9.2f}{b['ratio']:>12.2f}{versus:>10}")
             if ("B", runs) in peer:
                 b = peer[("B", runs)]
                 label = "LangGraph + AsyncPostgresSaver"
-                print(f"{label:<34}{runs:>6}{b['wall_s']:>9.2f}{b['ratio']:>12.2f}{'1.00x':>10}")
+                print(f"{label:<40}{runs:>6}{b['wall_s']:>9.2f}{b['ratio']:>12.2f}{'1.00x':>10}")
 
 
 def main() -> None:
