@@ -254,3 +254,14 @@ def test_another_workspaces_version_selects_nothing_and_is_not_named(client, cha
     assert list(response.context["cl"].result_list) == []
     assert "lecteur" not in response.content.decode()
     assert client.get(reverse("admin:agents_promptversion_review", args=[version.pk])).status_code == 404
+
+
+def test_a_superuser_sees_every_workspaces_runs_and_may_cancel(client, root, make_run) -> None:
+    run = make_run(3, execute=False)
+    client.force_login(root)
+    listed = client.get(reverse("admin:workflows_workflowrun_changelist")).context["cl"].result_list
+    assert [r.pk for r in listed] == [run.pk]
+    assert 'id="aih-cancel"' in client.get(run_url(run)).content.decode()
+    client.post(run_url(run, "cancel"))
+    run.refresh_from_db()
+    assert (run.status, run.error) == ("cancelled", "Cancelled by admin:root.")
