@@ -119,7 +119,7 @@ def snapshot_diff(before: dict, after: dict) -> SnapshotDiff:
     diff.skills = _items(before["skills"], after["skills"], ("title", "body", "shared"))
     diff.tools_added = [t for t in after["allowed_tool_names"] if t not in before["allowed_tool_names"]]
     diff.tools_removed = [t for t in before["allowed_tool_names"] if t not in after["allowed_tool_names"]]
-    diff.policy = _dict_changes(before["runtime_policy"], after["runtime_policy"])
+    diff.policy = dict_changes(before["runtime_policy"], after["runtime_policy"])
     return diff
 
 
@@ -144,14 +144,14 @@ def _items(before: list[dict], after: list[dict], fields: tuple[str, ...]) -> It
     return changes
 
 
-def _dict_changes(before: dict, after: dict, prefix: str = "") -> list[tuple[str, object, object]]:
+def dict_changes(before: dict, after: dict, prefix: str = "") -> list[tuple[str, object, object]]:
     """Changed leaves as (dotted path, before, after)."""
     changes = []
     for key in sorted(set(before) | set(after)):
         path = f"{prefix}{key}"
         old, new = before.get(key), after.get(key)
         if isinstance(old, dict) and isinstance(new, dict):
-            changes.extend(_dict_changes(old, new, f"{path}."))
+            changes.extend(dict_changes(old, new, f"{path}."))
         elif old != new:
             changes.append((path, old, new))
     return changes

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 from django import forms
 from django.conf import settings
@@ -14,6 +15,7 @@ from django.core.exceptions import NON_FIELD_ERRORS, PermissionDenied, Validatio
 from django.db import models, transaction
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
+from django.utils import timezone
 from simple_history.admin import SimpleHistoryAdmin
 
 from aihummer.actors import Actor, Verb, may_use_admin
@@ -282,3 +284,23 @@ class ServiceModelForm(forms.ModelForm):
             for field in fields
             if field in self.cleaned_data and self.cleaned_data[field] != getattr(stored, field)
         }
+
+
+class AgeFilter(admin.SimpleListFilter):
+    """By `created_at`: the last hour, day or week, or older (the review queue and the
+    runs list)."""
+
+    title = "age"
+    parameter_name = "age"
+    AGES = {"1h": timedelta(hours=1), "1d": timedelta(days=1), "7d": timedelta(days=7)}
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+        return [("1h", "Last hour"), ("1d", "Last day"), ("7d", "Last week"), ("old", "Older than a week")]
+
+    def queryset(self, request: HttpRequest, queryset: models.QuerySet) -> models.QuerySet:
+        now = timezone.now()
+        if self.value() in self.AGES:
+            return queryset.filter(created_at__gte=now - self.AGES[self.value()])
+        if self.value() == "old":
+            return queryset.filter(created_at__lt=now - self.AGES["7d"])
+        return queryset

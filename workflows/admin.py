@@ -1,61 +1,131 @@
-"""The minimal workflows admin: workflows listed and edited through the services, runs
-listed and shown read-only with their steps. Workspace-scoped; sandbox rows hidden (the
-default managers do not return them)."""
+"""The workflows desk: workflows edited through the services (definition validated with
+every problem located, the step graph, versions with their diffs, "Start a run"), and
+runs listed with filters and totals, each on one page that tells its whole story and
+follows it live. Workspace-scoped; sandbox rows hidden (the default managers do not
+return them).
+
+Every view re-checks rights through the actor and calls the same services as every
+other surface; these views only parse forms and show results.
+"""
 
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.contrib.admin import RelatedOnlyFieldListFilter
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import models
-from django.http import HttpRequest
-from django.urls import reverse
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils import timezone
 from django.utils.html import format_html
+from django.utils.safestring import SafeString
+from django.utils.timesince import timesince
+from django.views.decorators.http import require_POST
 
-from aihummer.actors import Actor, Verb
-from aihummer.admin_site import ServiceModelForm, WorkspaceScopedAdmin
-from workflows.models import StepRun, Workflow, WorkflowRun
+from agents.models import PromptVersion
+from aihummer.actors import Verb
+from aihummer.admin_site import AgeFilter, ServiceModelForm, WorkspaceScopedAdmin, add_service_errors
+from aihummer.exceptions import ApplicationError
+from workflows.diff import definition_diff
+from workflows.drawing import STATUS_COLOURS, graph_svg, run_timeline
+from workflows.engine import DefinitionError, compile_definition
+from workflows.forms import DefinitionField, RunStartForm, locate_problems
+from workflows.models import RunStatus, StepRun, Workflow, WorkflowRun
+from workflows.selectors import step_child_turns, step_runs_for_page, workflow_run_totals
 from workflows.services import (
     WORKFLOW_FIELDS,
     workflow_create,
     workflow_delete,
     workflow_dependents,
+    workflow_run_cancel,
+    workflow_run_resume,
+    workflow_run_start,
     workflow_update,
 )
 
-
-def pretty_json(value: object) -> str:
-    return format_html("<pre style='white-space:pre-wrap'>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False))
+POLL_MS = 1000
 
 
+def status_badge(status: str) -> SafeString:
+    return format_html(
+        '<span class="aih-badge aih-run-status" data-status="{}" style="background:{}">{}</span>',
+        status,
+        STATUS_COLOURS.get(status, "#718096"),
+        status,
+    )
+
+
+def definition_graph(definition: object, statuses: dict[str, str] | None = None) -> SafeString | None:
+    """The step graph of a stored definition (agents are not looked up: a picture, not a
+    validation), or None for one that does not compile."""
+    try:
+        return graph_svg(compile_definition(definition), statuses)
+    except DefinitionError:
+        return None
+
+
+def format_duration(delta: timedelta | None) -> str:
+    if delta is None:
+        return "—"
+    seconds = delta.total_seconds()
+    return f"{seconds:.1f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
+
+
+# --- workflows ------------------------------------------------------------------------
 class WorkflowForm(ServiceModelForm):
+    definition = DefinitionField(help_text="Pivot format v1: version, steps, optional outputs (`workflow_schema`).")
+
+    submitted_definition: object = None
+
     class Meta:
         model = Workflow
         fields = ["workspace", "key", *WORKFLOW_FIELDS]
 
+    def clean_definition(self) -> object:
+        # Kept apart: a service error on the field removes it from cleaned_data.
+        self.submitted_definition = self.cleaned_data["definition"]
+        return self.submitted_definition
+
     def call_service(self) -> Workflow:
         data = self.cleaned_data
-        if self.instance.pk is None:
-            return workflow_create(
-                workspace=data["workspace"],
-                key=data["key"],
-                name=data["name"],
-                description=data["description"],
-                definition=data["definition"],
-                is_active=data["is_active"],
-                actor=self.actor,
-            )
-        return workflow_update(workflow=self.instance, actor=self.actor, **self.changed_values(WORKFLOW_FIELDS))
+        try:
+            if self.instance.pk is None:
+                return workflow_create(
+                    workspace=data["workspace"],
+                    key=data["key"],
+                    name=data["name"],
+                    description=data["description"],
+                    definition=data["definition"],
+                    is_active=data["is_active"],
+                    actor=self.actor,
+                )
+            return workflow_update(workflow=self.instance, actor=self.actor, **self.changed_values(WORKFLOW_FIELDS))
+        except ValidationError as exc:
+            if hasattr(exc, "error_dict") and "definition" in exc.error_dict:
+                problems = exc.message_dict
+                problems["definition"] = locate_problems(data["definition"], problems["definition"])
+                raise ValidationError(problems) from None
+            raise
 
 
 @admin.register(Workflow)
 class WorkflowAdmin(WorkspaceScopedAdmin):
     form = WorkflowForm
     add_verb = change_verb = delete_verb = Verb.PUBLISH
-    list_display = ["key", "name", "workspace", "version", "step_count", "is_active", "updated_at"]
+    change_form_template = "admin/workflows/workflow/change_form.html"
+    list_display = ["key", "name", "workspace", "version", "step_count", "is_active", "runs_link", "updated_at"]
     list_filter = ["workspace", "is_active"]
     list_select_related = ["workspace"]
     search_fields = ["key", "name", "description"]
+
+    def get_queryset(self, request: HttpRequest) -> models.QuerySet:
+        return super().get_queryset(request).select_related("workspace")
 
     def get_readonly_fields(self, request: HttpRequest, obj: Workflow | None = None) -> list[str]:
         return ["workspace", "key", "version", "is_builtin"] if obj else []
@@ -64,6 +134,11 @@ class WorkflowAdmin(WorkspaceScopedAdmin):
     def step_count(self, obj: Workflow) -> int:
         steps = obj.definition.get("steps") if isinstance(obj.definition, dict) else None
         return len(steps) if isinstance(steps, list) else 0
+
+    @admin.display(description="runs")
+    def runs_link(self, obj: Workflow) -> str:
+        url = reverse("admin:workflows_workflowrun_changelist")
+        return format_html('<a href="{}?workflow__id__exact={}">runs</a>', url, obj.pk)
 
     def deletion_refusal(self, request: HttpRequest, obj: Workflow) -> str | None:
         if obj.is_builtin:
@@ -74,82 +149,197 @@ class WorkflowAdmin(WorkspaceScopedAdmin):
     def delete_model(self, request: HttpRequest, obj: Workflow) -> None:
         workflow_delete(workflow=obj, actor=self.actor(request))
 
+    # views
+    def get_urls(self) -> list:
+        wrap = self.admin_site.admin_view
+        return [
+            path("<path:object_id>/start/", wrap(self.start_view), name="workflows_workflow_start"),
+            path("<path:object_id>/versions/", wrap(self.versions_view), name="workflows_workflow_versions"),
+            *super().get_urls(),
+        ]
 
-class StepRunInline(admin.TabularInline):
-    model = StepRun
-    extra = 0
-    can_delete = False
-    fields = readonly_fields = [
-        "position",
-        "name",
-        "agent_key",
-        "agent_version",
-        "status",
-        "attempts",
-        "input",
-        "answer",
-        "error",
-        "started_at",
-        "finished_at",
-        "input_tokens",
-        "output_tokens",
-        "cost_usd",
-        "turn_link",
-    ]
+    def render_change_form(
+        self,
+        request: HttpRequest,
+        context: dict,
+        add: bool = False,
+        change: bool = False,
+        form_url: str = "",
+        obj: Workflow | None = None,
+    ) -> HttpResponse:
+        form = context["adminform"].form
+        draft = getattr(form, "submitted_definition", None) if form.is_bound and form.errors else None
+        if draft is not None:
+            # The edit that did not save, drawn when its shape allows: fix it by looking.
+            context["draft_graph"] = definition_graph(draft)
+        if obj is not None:
+            # After a failed save the form has written the draft onto `obj`: draw the stored one.
+            saved = obj.definition if draft is None else Workflow.all_objects.get(pk=obj.pk).definition
+            context["graph"] = definition_graph(saved)
+            context["can_start"] = self.actor(request).can(Verb.RUN, obj.workspace) and obj.is_active
+        return super().render_change_form(request, context, add, change, form_url, obj)
 
-    def has_view_permission(self, request: HttpRequest, obj: models.Model | None = None) -> bool:
-        # Members hold no Django model permissions: the actor's rights decide.
-        actor = Actor.for_request(request)
-        return actor.workspace_ids(Verb.READ) != [] if obj is None else actor.can(Verb.READ, obj.workspace)
+    def _workflow(self, request: HttpRequest, object_id: str) -> Workflow:
+        # The scoped queryset: another workspace's workflow, or a sandbox one, is a 404.
+        workflow = self.get_object(request, unquote(object_id))
+        if workflow is None:
+            raise Http404
+        return workflow
 
-    def has_add_permission(self, request: HttpRequest, obj: models.Model | None = None) -> bool:
-        return False
+    def _context(self, request: HttpRequest, workflow: Workflow, title: str, **extra: object) -> dict:
+        return {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": title,
+            "workflow": workflow,
+            **extra,
+        }
 
-    def has_change_permission(self, request: HttpRequest, obj: models.Model | None = None) -> bool:
-        return False
-
-    @admin.display(description="answer")
-    def answer(self, obj: StepRun) -> str:
-        return (obj.output or {}).get("answer") or "—"
-
-    @admin.display(description="turn")
-    def turn_link(self, obj: StepRun) -> str:
-        if obj.turn_id is None:
-            return "—"
-        return format_html(
-            '<a href="{}">{}</a>', reverse("admin:agents_agentturn_change", args=[obj.turn_id]), obj.turn_id
+    def start_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        actor = self.actor(request)
+        workflow = self._workflow(request, object_id)
+        actor.require(Verb.RUN, workflow.workspace)
+        form = RunStartForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            try:
+                run = workflow_run_start(
+                    workflow=workflow,
+                    actor=actor,
+                    message=form.cleaned_data["message"],
+                    inputs=form.cleaned_data["inputs"],
+                )
+            except ValidationError as exc:
+                add_service_errors(form, exc)
+            except (ApplicationError, PermissionDenied) as exc:
+                form.add_error(None, str(exc))
+            else:
+                self.log_change(request, workflow, f"started run {run.pk}")
+                messages.success(request, f"Run {run.pk} of {workflow.key} v{run.workflow_version} started.")
+                return redirect("admin:workflows_workflowrun_change", run.pk)
+        context = self._context(
+            request, workflow, f"Start a run of {workflow.key}", form=form, graph=definition_graph(workflow.definition)
         )
+        return TemplateResponse(request, "admin/workflows/workflow/start.html", context)
+
+    def versions_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        workflow = self._workflow(request, object_id)
+        records = workflow.history.select_related("history_user").order_by("history_date", "history_id")
+        versions: list = []
+        for record in records:
+            # One entry per definition version: its first record says who made it and when.
+            if versions and versions[-1]["record"].version == record.version:
+                continue
+            previous = versions[-1]["record"] if versions else None
+            versions.append(
+                {
+                    "record": record,
+                    "number": record.version,
+                    "previous": previous.version if previous else None,
+                    "diff": definition_diff(previous.definition, record.definition) if previous else None,
+                    "graph": definition_graph(record.definition),
+                    "definition_text": json.dumps(record.definition, indent=2, ensure_ascii=False),
+                }
+            )
+        versions.reverse()
+        context = self._context(request, workflow, f"Versions of {workflow.key}", versions=versions)
+        return TemplateResponse(request, "admin/workflows/workflow/versions.html", context)
+
+
+# --- runs -----------------------------------------------------------------------------
+class WorkflowFilter(admin.SimpleListFilter):
+    """The workflows the actor's runs belong to, by key (their heavy definitions are
+    not loaded to name them)."""
+
+    title = "workflow"
+    parameter_name = "workflow__id__exact"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+        ran = model_admin.get_queryset(request).values("workflow_id")
+        return [(str(pk), key) for pk, key in Workflow.objects.filter(pk__in=ran).values_list("pk", "key")]
+
+    def queryset(self, request: HttpRequest, queryset: models.QuerySet) -> models.QuerySet:
+        if not self.value():
+            return queryset
+        return queryset.filter(workflow_id=self.value() if self.value().isdigit() else None)
+
+
+class StartedByFilter(admin.SimpleListFilter):
+    """Who started the run, through what (`admin:alice`, `api:ci`, `cli:ops`): people,
+    API keys and scripts alike, among the runs the actor may read."""
+
+    title = "started by"
+    parameter_name = "started_by"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+        sources = model_admin.get_queryset(request).order_by("actor_source").values_list("actor_source", flat=True)
+        return [(source, source) for source in sources.distinct()[:100]]
+
+    def queryset(self, request: HttpRequest, queryset: models.QuerySet) -> models.QuerySet:
+        return queryset.filter(actor_source=self.value()) if self.value() else queryset
+
+
+class RanVersionFilter(admin.SimpleListFilter):
+    """Runs with a step that ran one prompt version (the lineage link from a version's
+    review page); offered only when followed from there. Another workspace's version
+    selects nothing and is not named."""
+
+    title = "ran agent version"
+    parameter_name = "ran_version"
+
+    def __init__(self, request: HttpRequest, params: dict, model: type, model_admin: admin.ModelAdmin) -> None:
+        self.model_admin = model_admin
+        super().__init__(request, params, model, model_admin)
+
+    def version(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> PromptVersion | None:
+        if not hasattr(self, "_version"):
+            value = self.value() or ""
+            versions = model_admin.scope(request, PromptVersion.objects.select_related("agent"))
+            self._version = versions.filter(pk=value).first() if value.isdigit() else None
+        return self._version
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+        version = self.version(request, model_admin)
+        return [(self.value(), f"{version.agent.key} v{version.number}")] if version else []
+
+    def queryset(self, request: HttpRequest, queryset: models.QuerySet) -> models.QuerySet:
+        if not self.value():
+            return queryset
+        version = self.version(request, self.model_admin)
+        if version is None:
+            return queryset.none()
+        ran = StepRun.objects.filter(agent_id=version.agent_id, agent_version=version.number).values("run_id")
+        return queryset.filter(pk__in=ran)
 
 
 @admin.register(WorkflowRun)
 class WorkflowRunAdmin(WorkspaceScopedAdmin):
-    list_display = ["id", "workflow_key", "workflow_version", "workspace", "status", "actor_source", "created_at"]
-    list_filter = ["workspace", "status"]
-    list_select_related = ["workspace"]
-    search_fields = ["workflow_key", "answer", "actor_source"]
-    inlines = [StepRunInline]
-    fields = readonly_fields = [
-        "workspace",
-        "workflow",
-        "workflow_key",
-        "workflow_version",
-        "status",
-        "actor_source",
-        "inputs_json",
-        "outputs_json",
-        "answer",
-        "error",
-        "created_at",
-        "started_at",
-        "finished_at",
-        "input_tokens",
-        "output_tokens",
+    list_display = [
+        "run_link",
+        "workflow_label",
+        "status_badge",
+        "started_by",
+        "age",
+        "duration",
+        "tokens",
         "cost_usd",
-        "definition_json",
     ]
+    list_display_links = None
+    list_filter = [
+        "status",
+        WorkflowFilter,
+        AgeFilter,
+        StartedByFilter,
+        ("workspace", RelatedOnlyFieldListFilter),
+        RanVersionFilter,
+    ]
+    search_fields = ["workflow_key", "answer", "actor_source"]
+    change_list_template = "admin/workflows/workflowrun/change_list.html"
+    list_per_page = 50
+    show_full_result_count = False  # the totals panel counts the selected runs already
+    show_facets = admin.ShowFacets.NEVER  # a count query per filter choice, for little
 
     def get_queryset(self, request: HttpRequest) -> models.QuerySet:
-        return super().get_queryset(request).defer("context")
+        return super().get_queryset(request).defer("context", "definition", "inputs", "outputs", "answer")
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -160,14 +350,131 @@ class WorkflowRunAdmin(WorkspaceScopedAdmin):
     def has_delete_permission(self, request: HttpRequest, obj: WorkflowRun | None = None) -> bool:
         return False
 
-    @admin.display(description="inputs")
-    def inputs_json(self, obj: WorkflowRun) -> str:
-        return pretty_json(obj.inputs)
+    # columns
+    @admin.display(description="run", ordering="created_at")
+    def run_link(self, obj: WorkflowRun) -> str:
+        url = reverse("admin:workflows_workflowrun_change", args=[obj.pk])
+        return format_html('<a href="{}">{}</a>', url, str(obj.pk)[:8])
 
-    @admin.display(description="outputs")
-    def outputs_json(self, obj: WorkflowRun) -> str:
-        return pretty_json(obj.outputs)
+    @admin.display(description="workflow", ordering="workflow_key")
+    def workflow_label(self, obj: WorkflowRun) -> str:
+        return f"{obj.workflow_key} v{obj.workflow_version}"
 
-    @admin.display(description="definition")
-    def definition_json(self, obj: WorkflowRun) -> str:
-        return pretty_json(obj.definition)
+    @admin.display(description="status", ordering="status")
+    def status_badge(self, obj: WorkflowRun) -> str:
+        return status_badge(obj.status)
+
+    @admin.display(description="started by", ordering="actor_source")
+    def started_by(self, obj: WorkflowRun) -> str:
+        return obj.actor_source
+
+    @admin.display(description="age", ordering="created_at")
+    def age(self, obj: WorkflowRun) -> str:
+        return timesince(obj.created_at)
+
+    @admin.display(description="duration")
+    def duration(self, obj: WorkflowRun) -> str:
+        if obj.started_at is None:
+            return "—"
+        return format_duration((obj.finished_at or timezone.now()) - obj.started_at)
+
+    @admin.display(description="tokens")
+    def tokens(self, obj: WorkflowRun) -> int:
+        return obj.input_tokens + obj.output_tokens
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
+        response = super().changelist_view(request, {"title": "Workflow runs", **(extra_context or {})})
+        changelist = getattr(response, "context_data", {}).get("cl")
+        if changelist is not None:
+            totals = workflow_run_totals(changelist.queryset)
+            totals["duration_text"] = format_duration(totals["duration"])
+            response.context_data["totals"] = totals
+        return response
+
+    # the run page
+    def get_urls(self) -> list:
+        wrap = self.admin_site.admin_view
+        return [
+            path("<path:object_id>/live/", wrap(self.live_view), name="workflows_workflowrun_live"),
+            path("<path:object_id>/cancel/", wrap(require_POST(self.cancel_view)), name="workflows_workflowrun_cancel"),
+            path("<path:object_id>/resume/", wrap(require_POST(self.resume_view)), name="workflows_workflowrun_resume"),
+            *super().get_urls(),
+        ]
+
+    def _run(self, request: HttpRequest, object_id: str) -> WorkflowRun:
+        # The scoped queryset with the heavy columns: a foreign or sandbox run is a 404.
+        try:
+            run = (
+                self.scope(request, WorkflowRun.objects.select_related("workspace", "workflow"))
+                .filter(pk=unquote(object_id))
+                .first()
+            )
+        except (ValueError, ValidationError):
+            run = None
+        if run is None:
+            raise Http404
+        return run
+
+    def change_view(
+        self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: dict | None = None
+    ) -> HttpResponse:
+        run = self._run(request, object_id)
+        if request.method != "GET":
+            raise PermissionDenied("Runs are read-only; cancel and resume have their own buttons.")
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": f"Run of {run.workflow_key} v{run.workflow_version}",
+            "run": run,
+            "inputs_text": json.dumps(run.inputs, indent=2, ensure_ascii=False),
+            "definition_text": json.dumps(run.definition, indent=2, ensure_ascii=False),
+            **self._live_context(request, run),
+        }
+        return TemplateResponse(request, "admin/workflows/workflowrun/run.html", context)
+
+    def live_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """The part of the run page that changes while it runs, polled by the page."""
+        run = self._run(request, object_id)
+        return TemplateResponse(request, "admin/workflows/workflowrun/_live.html", self._live_context(request, run))
+
+    def _live_context(self, request: HttpRequest, run: WorkflowRun) -> dict:
+        actor = self.actor(request)
+        steps = list(step_runs_for_page(run))
+        children = step_child_turns(run)
+        for step in steps:
+            step.child_turns = children.get(step.turn_id, [])
+        may_run = actor.can(Verb.RUN, run.workspace)
+        return {
+            "run": run,
+            "run_badge": status_badge(run.status),
+            "steps": steps,
+            "graph": definition_graph(run.definition, {step.name: step.status for step in steps}),
+            "timeline": run_timeline(steps, now=timezone.now()),
+            "duration": format_duration(
+                (run.finished_at or timezone.now()) - run.started_at if run.started_at else None
+            ),
+            "outputs_text": json.dumps(run.outputs, indent=2, ensure_ascii=False) if run.outputs else "",
+            "can_cancel": may_run and not run.is_finished,
+            "can_resume": may_run and run.status == RunStatus.FAILED,
+            "poll_ms": POLL_MS,
+        }
+
+    def cancel_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        return self._act(request, object_id, workflow_run_cancel, "cancelled")
+
+    def resume_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        return self._act(request, object_id, workflow_run_resume, "resumed")
+
+    def _act(self, request: HttpRequest, object_id: str, service: object, done: str) -> HttpResponse:
+        run = self._run(request, object_id)
+        actor = self.actor(request)
+        # Re-checked here so a viewer gets a 403, not a message: the buttons were never shown.
+        actor.require(Verb.RUN, run.workspace)
+        try:
+            run = service(run=run, actor=actor)
+        except (ApplicationError, PermissionDenied) as exc:
+            messages.error(request, str(exc))
+        else:
+            self.log_change(request, run, done)
+            messages.success(request, f"Run {run.pk} {done}.")
+        return redirect("admin:workflows_workflowrun_change", run.pk)

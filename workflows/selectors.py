@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from uuid import UUID
 
 from django.core.exceptions import ValidationError
-from django.db.models import QuerySet
+from django.db.models import (
+    Count,
+    DecimalField,
+    DurationField,
+    ExpressionWrapper,
+    F,
+    OuterRef,
+    QuerySet,
+    Subquery,
+    Sum,
+)
+from django.db.models.functions import Coalesce
 
+from agents.models import AgentTurn, PromptVersion
 from aihummer.actors import Actor, Verb
 from aihummer.exceptions import NotFound
 from aihummer.models import Workspace
-from workflows.models import StepRun, Workflow, WorkflowRun
+from workflows.models import RunStatus, StepRun, Workflow, WorkflowRun
 
 
 def workflow_list(*, actor: Actor, workspace: Workspace, include_sandbox: bool = False) -> QuerySet:
@@ -92,3 +105,54 @@ def validation_messages(exc: ValidationError) -> list[str]:
         # Definition problems carry their own location already.
         lines.extend(messages if field == "definition" else [f"{field}: {m}" for m in messages])
     return lines
+
+
+# --- the admin desk -------------------------------------------------------------------
+def step_runs_for_page(run: WorkflowRun) -> QuerySet[StepRun]:
+    """A run's steps for its page, in order, each with the pk of the prompt version it
+    ran (for the link to that version's review page), in one query whatever the count."""
+    version = PromptVersion.objects.filter(agent_id=OuterRef("agent_id"), number=OuterRef("agent_version"))
+    return StepRun.objects.filter(run=run).annotate(version_pk=Subquery(version.values("pk")[:1])).order_by("position")
+
+
+def step_child_turns(run: WorkflowRun) -> dict[int, list[AgentTurn]]:
+    """The turns the steps' turns delegated to, by parent turn id: one query (a subquery
+    on the run, so it runs even when no step has a turn yet and the count stays fixed)."""
+    children: dict[int, list[AgentTurn]] = {}
+    rows = AgentTurn.all_objects.filter(parent__step_runs__run=run).only("pk", "parent_id", "agent_key", "status")
+    for turn in rows.order_by("pk"):
+        children.setdefault(turn.parent_id, []).append(turn)
+    return children
+
+
+def workflow_run_totals(queryset: QuerySet[WorkflowRun]) -> dict:
+    """Totals over a list of runs: how many, tokens, cost, and the time the finished
+    ones took."""
+    duration = ExpressionWrapper(F("finished_at") - F("started_at"), output_field=DurationField())
+    totals = queryset.order_by().aggregate(
+        runs=Count("pk"),
+        input_tokens=Coalesce(Sum("input_tokens"), 0),
+        output_tokens=Coalesce(Sum("output_tokens"), 0),
+        cost_usd=Coalesce(Sum("cost_usd"), Decimal(0), output_field=DecimalField()),
+        duration=Sum(duration),
+    )
+    totals["tokens"] = totals["input_tokens"] + totals["output_tokens"]
+    return totals
+
+
+def workflow_run_running_count(*, actor: Actor) -> int:
+    """Runs in progress in the workspaces `actor` may read (sandbox runs never)."""
+    runs = WorkflowRun.objects.filter(status=RunStatus.RUNNING)
+    workspace_ids = actor.workspace_ids(Verb.READ)
+    if workspace_ids is not None:
+        runs = runs.filter(workspace_id__in=workspace_ids)
+    return runs.count()
+
+
+def prompt_version_runs(*, version: PromptVersion, actor: Actor) -> QuerySet[WorkflowRun]:
+    """The runs (newest first) with a step that ran `version` of its agent, in the
+    workspaces `actor` may read."""
+    ran = StepRun.objects.filter(agent_id=version.agent_id, agent_version=version.number).values("run_id")
+    runs = WorkflowRun.objects.filter(pk__in=ran).order_by("-created_at")
+    workspace_ids = actor.workspace_ids(Verb.READ)
+    return runs if workspace_ids is None else runs.filter(workspace_id__in=workspace_ids)

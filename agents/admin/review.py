@@ -8,8 +8,6 @@ other surface; these views only parse forms and show results.
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from django.contrib import admin, messages
 from django.contrib.admin import RelatedOnlyFieldListFilter
 from django.contrib.admin.utils import unquote
@@ -20,7 +18,6 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.timesince import timesince
 
@@ -43,7 +40,7 @@ from agents.services import (
 )
 from agents.snapshot import empty_snapshot
 from aihummer.actors import Actor, Verb
-from aihummer.admin_site import WorkspaceScopedAdmin, canonical_id
+from aihummer.admin_site import AgeFilter, WorkspaceScopedAdmin, canonical_id
 from aihummer.exceptions import ApplicationError, NotFound
 
 STATUS_COLOURS = {"pending": "#b7791f", "approved": "#2f855a", "rejected": "#c53030", "withdrawn": "#718096"}
@@ -94,23 +91,6 @@ class SourceKindFilter(admin.SimpleListFilter):
 
     def queryset(self, request: HttpRequest, queryset: models.QuerySet) -> models.QuerySet:
         return queryset.filter(source__startswith=f"{self.value()}:") if self.value() else queryset
-
-
-class AgeFilter(admin.SimpleListFilter):
-    title = "age"
-    parameter_name = "age"
-    AGES = {"1h": timedelta(hours=1), "1d": timedelta(days=1), "7d": timedelta(days=7)}
-
-    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
-        return [("1h", "Last hour"), ("1d", "Last day"), ("7d", "Last week"), ("old", "Older than a week")]
-
-    def queryset(self, request: HttpRequest, queryset: models.QuerySet) -> models.QuerySet:
-        now = timezone.now()
-        if self.value() in self.AGES:
-            return queryset.filter(created_at__gte=now - self.AGES[self.value()])
-        if self.value() == "old":
-            return queryset.filter(created_at__lt=now - self.AGES["7d"])
-        return queryset
 
 
 # --- the queue and the review page ----------------------------------------------------

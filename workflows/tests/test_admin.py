@@ -40,14 +40,14 @@ def test_workflows_and_runs_are_listed_for_members_without_sandbox_rows(client, 
     listed = client.get(reverse("admin:workflows_workflowrun_changelist"))
     assert [r.pk for r in listed.context["cl"].result_list] == [runs[0].pk]
     sandbox_page = client.get(reverse("admin:workflows_workflowrun_change", args=[runs[1].pk]))
-    assert sandbox_page.status_code == 302  # a hidden row answers like a missing one
+    assert sandbox_page.status_code == 404  # a hidden row answers like a missing one
 
 
 def test_another_workspace_sees_nothing(client, charlie, runs) -> None:
     client.force_login(charlie)
     assert list(client.get(reverse("admin:workflows_workflow_changelist")).context["cl"].result_list) == []
     assert list(client.get(reverse("admin:workflows_workflowrun_changelist")).context["cl"].result_list) == []
-    assert client.get(reverse("admin:workflows_workflowrun_change", args=[runs[0].pk])).status_code == 302
+    assert client.get(reverse("admin:workflows_workflowrun_change", args=[runs[0].pk])).status_code == 404
 
 
 def test_a_run_page_is_read_only_with_its_steps(client, alice, runs, django_assert_num_queries) -> None:
@@ -76,7 +76,7 @@ def test_a_workflow_is_added_through_the_service(client, ada, reader, critic) ->
     )
     assert response.status_code == 200
     assert response.context["adminform"].form.errors == {
-        "definition": ["steps[0].agent_name: no agent 'ghost' in this workspace."]
+        "definition": ["steps[0].agent_name (step 'a'): no agent 'ghost' in this workspace."]
     }
     response = client.post(
         reverse("admin:workflows_workflow_add"),

@@ -1,0 +1,99 @@
+"""The workflows desk in a real browser (headless Chromium through Playwright): an
+editor starts the demo pipeline from its workflow page, and the run page follows it
+from running to completed by polling its live fragment, without reloading.
+
+A real Celery worker runs the steps (inline execution would finish before the page
+loads), and the demo agents answer through a local OpenAI-protocol server that takes
+its time, so the page is seen running first."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from playwright.sync_api import Browser, expect, sync_playwright
+
+from agents.services import preset_activate
+from aihummer.models import Workspace
+from workflows.models import StepRun, Workflow, WorkflowRun
+from workflows.tests.conftest import fake_preset
+from workflows.tests.fake_openai import FakeOpenAI
+
+# Playwright's sync API runs an event loop in this thread; the test also uses the ORM.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+STEP_SECONDS = 1.5
+
+
+@pytest.fixture(scope="module")
+def browser() -> Browser:
+    executable = shutil.which("chromium")
+    if executable is None:
+        pytest.fail("Chromium is not installed: `make test` installs it (bin/ensure-browser).")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def demo(settings, tmp_path, operator):
+    """The demo workspace, its people and workflows, its agents answering slowly."""
+    settings.BASE_DIR = tmp_path
+    call_command("seed_demo", stdout=StringIO())
+    workspace = Workspace.objects.get(slug="demo")
+    with FakeOpenAI(delay=STEP_SECONDS) as server:
+        preset_activate(preset=fake_preset(workspace, operator, server), actor=operator)
+        yield json.loads((tmp_path / "var" / "demo-logins.json").read_text())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_editor_starts_the_demo_pipeline_and_watches_it_complete(live_server, browser, worker_on_redis, demo):
+    workflow = Workflow.objects.get(key="lecture-critique")
+    page = browser.new_context(base_url=live_server.url).new_page()
+    page.set_default_timeout(30_000)
+    page.goto("/admin/login/")
+    page.fill("#id_username", "alice")
+    page.fill("#id_password", demo["alice"])
+    page.click("input[type=submit]")
+    expect(page.locator("#aih-index-runs")).to_contain_text("No run is running.")
+
+    page.goto(f"/admin/workflows/workflow/{workflow.pk}/change/")
+    expect(page.locator("svg.aih-graph g.aih-node")).to_have_count(2)
+    page.click("#aih-start-link")
+    page.fill("#id_message", "Un texte à lire, puis à critiquer.")
+    page.click("#aih-start-submit")
+
+    # the run page: mark the document, so a reload would be seen
+    expect(page.locator(".messagelist")).to_contain_text("started")
+    page.evaluate("window.aihSamePage = true")
+    live = page.locator("#aih-run-live")
+    expect(live).to_have_attribute("data-status", "running")
+    expect(page.locator('#aih-timeline .aih-tl-row[data-step="lecture"]')).to_have_attribute("data-status", "running")
+    expect(page.locator("#aih-cancel")).to_be_visible()
+
+    expect(live).to_have_attribute("data-status", "completed", timeout=30_000)
+    expect(page.locator(".aih-run-status")).to_have_text("completed")
+    expect(page.locator("#aih-timeline .aih-tl-row[data-status=completed]")).to_have_count(2)
+    expect(page.locator("#aih-run-answer")).to_contain_text("answer: ")
+    expect(page.locator("#aih-cancel")).to_have_count(0)
+    assert page.evaluate("window.aihSamePage") is True  # followed by polling, never reloaded
+
+    run = WorkflowRun.objects.get()
+    steps = {step.name: step for step in StepRun.objects.filter(run=run)}
+    assert (run.status, run.actor_source) == ("completed", "admin:alice")
+    assert steps["lecture"].input == "Un texte à lire, puis à critiquer."
+    assert steps["critique"].started_at >= steps["lecture"].finished_at
+    assert page.locator("#aih-run-answer").inner_text().strip() == run.answer
