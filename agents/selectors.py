@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from django.db.models import Model, QuerySet
 
 from agents.models import Agent, PromptVersion
 from aihummer.actors import Actor, Verb
 from aihummer.exceptions import NotFound
+from aihummer.models import Workspace
 
 
 def _scoped(queryset: QuerySet, actor: Actor, verb: Verb = Verb.READ) -> QuerySet:
@@ -62,3 +63,57 @@ def agent_versions(*, agent: Agent) -> QuerySet:
         .defer("snapshot", "base_version__snapshot")
         .order_by("-number")
     )
+
+
+def agent_list(*, actor: Actor, workspace: Workspace) -> QuerySet:
+    """The workspace's agents (never sandbox rows), with their live version number."""
+    if not actor.belongs_to(workspace):
+        return Agent.objects.none()
+    return (
+        _scoped(Agent.objects.filter(workspace=workspace), actor)
+        .select_related("live_version", "preset")
+        .defer("live_version__snapshot")
+    )
+
+
+def agent_get_by_key(*, actor: Actor, workspace: Workspace, key: str) -> Agent:
+    """One agent of `workspace` by key, or NotFound (another workspace's answers the same)."""
+    agent = None
+    if actor.belongs_to(workspace):
+        agent = (
+            _scoped(Agent.objects.filter(workspace=workspace, key=key), actor)
+            .select_related("live_version", "preset", "workspace")
+            .first()
+        )
+    if agent is None:
+        raise NotFound(f"Unknown agent '{key}'.")
+    return agent
+
+
+def agent_version_get(*, agent: Agent, number: int | str) -> PromptVersion:
+    version = (
+        PromptVersion.objects.filter(agent=agent, number=number)
+        .select_related("proposed_by", "reviewed_by", "base_version", "agent__live_version")
+        .first()
+        if str(number).isdigit()
+        else None
+    )
+    if version is None:
+        raise NotFound(f"Agent '{agent.key}' has no version {number}.")
+    return version
+
+
+def workspace_rows(model: type[Model], *, actor: Actor, workspace: Workspace) -> QuerySet:
+    """`model`'s rows of `workspace` that `actor` may read (sandbox rows hidden)."""
+    if not actor.belongs_to(workspace):
+        return model.objects.none()
+    return _scoped(model.objects.filter(workspace=workspace), actor)
+
+
+def workspace_row_get(model: type[Model], *, actor: Actor, workspace: Workspace, noun: str, **lookup: object) -> Model:
+    """One row of `workspace`, or NotFound naming `noun`."""
+    row = workspace_rows(model, actor=actor, workspace=workspace).filter(**lookup).first()
+    if row is None:
+        value = next(iter(lookup.values()), "")
+        raise NotFound(f"Unknown {noun} '{value}'.")
+    return row

@@ -41,3 +41,14 @@ class ApiKeyUser:
 
     def __str__(self) -> str:
         return f"key:{self.api_key.name}"
+
+
+class SessionActorAuthentication(authentication.SessionAuthentication):
+    """A person's admin session (CSRF enforced on writes), as an Actor on the `api` surface."""
+
+    def authenticate(self, request: Request) -> tuple[object, Actor] | None:
+        result = super().authenticate(request)
+        if result is None:
+            return None
+        user, _ = result
+        return (user, Actor.for_user(user, surface="api"))
