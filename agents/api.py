@@ -181,11 +181,11 @@ class VersionSerializer(serializers.Serializer):
     is_stale = serializers.BooleanField()
     diff_stats = DiffStatsSerializer()
 
-    @extend_schema_field(OpenApiTypes.STR)
+    @extend_schema_field({"type": "string", "nullable": True})
     def get_proposed_by(self, version: PromptVersion) -> str | None:
         return username(version.proposed_by)
 
-    @extend_schema_field(OpenApiTypes.STR)
+    @extend_schema_field({"type": "string", "nullable": True})
     def get_reviewed_by(self, version: PromptVersion) -> str | None:
         return username(version.reviewed_by)
 

@@ -287,6 +287,8 @@ class ApiMixin:
     its workspace, idempotent POSTs, and an audit entry for every write."""
 
     throttle_classes = (ApiKeyRateThrottle, PersonRateThrottle)
+    # No OPTIONS introspection: the OpenAPI document describes every endpoint.
+    metadata_class = None
     _idempotency: IdempotencyKey | None = None
     _workspace: Workspace | None = None
 
