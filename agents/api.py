@@ -453,8 +453,9 @@ class AgentViewSet(
     def get_agent(self) -> object:
         return agent_get_by_key(actor=self.actor, workspace=self.workspace, key=self.kwargs["key"])
 
-    def _detail(self, agent: object, code: int = status.HTTP_200_OK) -> Response:
-        agent = agent_get_by_key(actor=self.actor, workspace=self.workspace, key=agent.key)
+    def _detail(self, agent: object, code: int = status.HTTP_200_OK, *, reread: bool = True) -> Response:
+        if reread:  # after a write: the row as stored, with its live version
+            agent = agent_get_by_key(actor=self.actor, workspace=self.workspace, key=agent.key)
         return _with_etag(Response(AgentDetailSerializer(agent).data, status=code), agent)
 
     @extend_schema(request=AgentCreateSerializer, responses={201: AgentDetailSerializer})
@@ -487,7 +488,7 @@ class AgentViewSet(
     @extend_schema(responses=AgentDetailSerializer)
     def retrieve(self, request: Request, key: str) -> Response:
         """One agent with its live profile; `ETag` is its live version number."""
-        return self._detail(self.get_agent())
+        return self._detail(self.get_agent(), reread=False)
 
     @extend_schema(request=AgentUpdateSerializer, responses=AgentDetailSerializer)
     def partial_update(self, request: Request, key: str) -> Response:
