@@ -69,10 +69,15 @@ def agent_list(*, actor: Actor, workspace: Workspace) -> QuerySet:
     """The workspace's agents (never sandbox rows), with their live version number."""
     if not actor.belongs_to(workspace):
         return Agent.objects.none()
+    # Only what a list row shows: the projection's JSON columns cost more to decode
+    # than everything else together.
     return (
         _scoped(Agent.objects.filter(workspace=workspace), actor)
         .select_related("live_version", "preset")
-        .defer("live_version__snapshot")
+        .only(
+            *("key", "name", "description", "is_active", "is_builtin", "created_at", "updated_at", "workspace_id"),
+            *("preset__key", "live_version__number"),
+        )
     )
 
 
