@@ -20,7 +20,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from agents import catalog, edits
+from agents import catalog
 from agents.diff import ItemChanges, TextChange, snapshot_diff
 from agents.models import AgentTurn, Credential, DebugLog, Preset, PromptVersion, Skill
 from agents.runtime import agent_run_test
@@ -41,6 +41,7 @@ from agents.services import (
     credential_create,
     credential_delete,
     credential_update,
+    edits,
     preset_activate,
     preset_create,
     preset_delete,

@@ -1,4 +1,7 @@
-"""Celery tasks of the agents app: thin wrappers that take ids and call services."""
+"""Celery tasks of the agents app: thin wrappers that take ids and call services.
+
+Services import this module to enqueue; a task imports its service in its body, so
+this module imports nothing of the agents app when it loads."""
 
 from celery import shared_task
 
@@ -6,6 +9,6 @@ from celery import shared_task
 @shared_task(name="agents.prompt_version_notify")
 def prompt_version_notify_task(version_id: int, event: str) -> int:
     """E-mail reviewers about a proposal, or its proposer about a decision."""
-    from agents.services import prompt_version_notify
+    from agents.services.notifications import prompt_version_notify
 
     return prompt_version_notify(version_id=version_id, event=event)

@@ -1,4 +1,5 @@
-"""Demo data for the embedded default: a workspace, three people, one API key.
+"""Demo data for the embedded default: a workspace, three people, one API key (the
+tenancy); then each app's part, named in settings.AIHUMMER_DEMO_SEEDERS.
 
 Idempotent: a second run finds every row and changes nothing. Passwords are generated
 once per machine and kept in the git-ignored `var/demo-logins.json`, so they can be
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
+from django.utils.module_loading import import_string
 
 from aihummer.actors import Actor
 from aihummer.models import ApiKey, Membership, User, Workspace
@@ -75,8 +77,6 @@ def seed_workspace() -> DemoContext:
 
 
 def demo_seeders() -> list[Callable[[DemoContext], None]]:
-    """Each app's demo data, in dependency order (imported here, not at module load,
-    because apps import aihummer, never the reverse)."""
-    from agents.demo import seed_agents, seed_proposals
-
-    return [seed_agents, seed_proposals]
+    """Each app's demo data, in dependency order, named in `AIHUMMER_DEMO_SEEDERS`:
+    apps import aihummer, never the reverse, so aihummer names them by path."""
+    return [import_string(path) for path in settings.AIHUMMER_DEMO_SEEDERS]

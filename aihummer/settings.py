@@ -200,6 +200,10 @@ AIHUMMER_MAX_SKILLS = env.int("AIHUMMER_MAX_SKILLS", 30, minimum=0, maximum=500)
 AIHUMMER_MAX_TEXT_CHARS = env.int("AIHUMMER_MAX_TEXT_CHARS", 20_000, minimum=100, maximum=1_000_000)
 AIHUMMER_MAX_SNAPSHOT_CHARS = env.int("AIHUMMER_MAX_SNAPSHOT_CHARS", 200_000, minimum=1_000, maximum=10_000_000)
 
+# Demo data after the tenancy (`seed_demo`): each app's seeders, in dependency order
+# (agents, then workflows), each called with the aihummer.demo.DemoContext.
+AIHUMMER_DEMO_SEEDERS = ["agents.demo.seed_agents", "agents.demo.seed_proposals"]
+
 # Historical records are shown, never reverted: a revert would bypass the services.
 SIMPLE_HISTORY_REVERT_DISABLED = True
 

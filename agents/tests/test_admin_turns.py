@@ -17,8 +17,8 @@ from django.utils.html import escape
 
 from agents.models import Agent, AgentTurn, Preset
 from agents.runtime import agent_turn_run
+from agents.runtime.tools import QUEUED
 from agents.services import agent_create
-from agents.tools import QUEUED
 from aihummer.actors import Actor
 from aihummer.models import User, Workspace
 

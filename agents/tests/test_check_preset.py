@@ -12,7 +12,7 @@ from django.core.exceptions import PermissionDenied
 from django.core.management import CommandError, call_command
 
 from agents.models import Preset
-from agents.preset_check import preset_check
+from agents.runtime.preset_check import preset_check
 from agents.services import credential_create, preset_create
 from aihummer.actors import Actor
 

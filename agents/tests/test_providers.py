@@ -14,10 +14,10 @@ from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
 from agents.models import AgentTurn, DebugLog
-from agents.providers import get_provider
-from agents.providers.base import Message, ModelRequest, ProviderError, ToolCall, ToolSpec, Usage
 from agents.rendering import render_system_prompt
 from agents.runtime import agent_turn_run
+from agents.runtime.providers import get_provider
+from agents.runtime.providers.base import Message, ModelRequest, ProviderError, ToolCall, ToolSpec, Usage
 from agents.services import agent_create, credential_create, preset_create
 from aihummer.actors import Actor
 

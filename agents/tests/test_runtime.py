@@ -21,13 +21,14 @@ from pytest_django.fixtures import Settings
 from pytest_httpserver import HTTPServer
 
 from agents import catalog
-from agents.debug import REDACTED, redact_text
 from agents.models import Agent, AgentTurn, DebugLog, Preset, PromptVersion
 from agents.policy import RuntimePolicy, parse_runtime_policy
-from agents.providers import get_provider
-from agents.providers.base import Message, ProviderError, ToolCall
 from agents.rendering import render_prefix, render_system_prompt
 from agents.runtime import TurnFailed, agent_run_test, agent_turn_run, prepare_messages, prune_tool_results
+from agents.runtime.debug import REDACTED, redact_text
+from agents.runtime.providers import get_provider
+from agents.runtime.providers.base import Message, ProviderError, ToolCall
+from agents.runtime.tools import QUEUED
 from agents.services import (
     agent_create,
     agent_update,
@@ -36,7 +37,6 @@ from agents.services import (
     prompt_version_approve,
     prompt_version_propose,
 )
-from agents.tools import QUEUED
 from aihummer.actors import Actor
 from aihummer.models import User, Workspace
 

@@ -19,8 +19,8 @@ from pytest_django.fixtures import Settings
 from agents.models import Agent, AgentSection, AgentTurn, DebugLog, Preset, PromptVersion
 from agents.rendering import render_system_prompt
 from agents.runtime import agent_run_test, agent_turn_run
+from agents.runtime.tools import QUEUED, REGISTRY, available_tools
 from agents.services import agent_create, agent_update, prompt_version_approve
-from agents.tools import QUEUED, REGISTRY, available_tools
 from aihummer.actors import Actor
 from aihummer.models import User, Workspace
 

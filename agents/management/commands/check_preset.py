@@ -4,7 +4,7 @@ from django.core.exceptions import PermissionDenied
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from agents.models import Preset
-from agents.preset_check import preset_check
+from agents.runtime.preset_check import preset_check
 from aihummer.actors import Actor
 from aihummer.management import workspace_or_error
 

@@ -62,7 +62,7 @@ class ModelRequest:
     service_tier: str | None = None
     base_url: str = ""
     stream: bool = False
-    api_key: str = field(default="", repr=False)  # never logged: see agents.debug
+    api_key: str = field(default="", repr=False)  # never logged: see agents.runtime.debug
 
     @property
     def system_text(self) -> str:

@@ -18,14 +18,15 @@ from django.db import transaction
 
 from agents.models import Agent, PromptVersion, Skill
 from agents.policy import validate_runtime_policy
-from agents.services import (
+from agents.services.agents import agent_update
+from agents.services.common import require_visible, write_verb
+from agents.services.proposals import (
     StaleProposal,
-    agent_update,
     prompt_version_approve,
     prompt_version_propose,
     prompt_version_restore,
-    skill_as_snapshot_entry,
 )
+from agents.services.skills import skill_as_snapshot_entry
 from aihummer.actors import Actor, Verb
 from aihummer.exceptions import NotFound, VersionMismatch
 
@@ -46,8 +47,7 @@ def _lock_at(agent: Agent, expected_live: int | None) -> Agent:
 
 def _require_write(actor: Actor, agent: Agent) -> None:
     # Checked before the lock, so a caller without the right learns that first.
-    if not actor.belongs_to(agent.workspace):
-        raise NotFound("Unknown agent.")
+    require_visible(actor, agent.workspace)
     actor.require(Verb.SANDBOX if agent.is_sandbox else Verb.PROPOSE, agent.workspace)
 
 
@@ -73,7 +73,7 @@ def agent_snapshot_edit(
 
 def agent_update_checked(*, agent: Agent, actor: Actor, expected_live: int | None = None, **fields: object) -> Agent:
     """`agent_update` (name, description, preset, enabled) with the If-Match check."""
-    actor.require(Verb.SANDBOX if agent.is_sandbox else Verb.PUBLISH, agent.workspace)
+    actor.require(write_verb(agent.is_sandbox), agent.workspace)
     with transaction.atomic():
         _lock_at(agent, expected_live)
         return agent_update(agent=agent, actor=actor, **fields)
@@ -95,8 +95,7 @@ def prompt_version_approve_seen(
     """Approve; a stale proposal needs the live version number the reviewer saw (their
     confirmation that approving reverts what went live since), and is refused again if
     yet another version went live after they looked."""
-    if not actor.belongs_to(version.workspace):
-        raise NotFound("Unknown version.")
+    require_visible(actor, version.workspace, "version")
     actor.require(Verb.DECIDE, version.workspace)
     with transaction.atomic():
         agent = (

@@ -1,4 +1,4 @@
-"""Model providers behind one interface (`agents.providers.base.Provider`).
+"""Model providers behind one interface (`agents.runtime.providers.base.Provider`).
 
 The vendor adapters (`openai_compatible`, `anthropic`, `gemini`) each talk through
 their vendor's official SDK and share the few rules below: how many retries the SDK
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from agents.debug import redact_text
-from agents.providers.base import ModelRequest, Provider, ProviderError
+from agents.runtime.debug import redact_text
+from agents.runtime.providers.base import ModelRequest, Provider, ProviderError
 
 
 def get_provider(name: str) -> Provider:
@@ -27,19 +27,19 @@ def get_provider(name: str) -> Provider:
 
 def _adapter(name: str) -> Provider:
     if name == "echo":
-        from agents.providers.echo import EchoProvider
+        from agents.runtime.providers.echo import EchoProvider
 
         return EchoProvider()
     if name == "openai":
-        from agents.providers.openai_compatible import OpenAICompatibleProvider
+        from agents.runtime.providers.openai_compatible import OpenAICompatibleProvider
 
         return OpenAICompatibleProvider()
     if name == "anthropic":
-        from agents.providers.anthropic import AnthropicProvider
+        from agents.runtime.providers.anthropic import AnthropicProvider
 
         return AnthropicProvider()
     if name == "gemini":
-        from agents.providers.gemini import GeminiProvider
+        from agents.runtime.providers.gemini import GeminiProvider
 
         return GeminiProvider()
     raise ProviderError(ProviderError.NOT_CONFIGURED, f"No adapter for provider '{name}' is installed.")

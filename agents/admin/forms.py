@@ -1,4 +1,5 @@
-"""Forms of the review desk: decide, try, propose, clone, bulk decisions."""
+"""Admin forms: the review desk's (decide, try, propose, clone, bulk decisions) and the
+model forms of the credential, preset, skill and agent admins (each saves through its service)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,25 @@ import json
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.utils.decorators import method_decorator
+from django.views.decorators.debug import sensitive_variables
 
+from agents.models import Agent, Credential, Preset, Skill
 from agents.policy import validate_runtime_policy
-from agents.tools import REGISTRY
+from agents.runtime.tools import REGISTRY
+from agents.services import (
+    AGENT_FIELDS,
+    PRESET_FIELDS,
+    agent_create,
+    agent_update,
+    credential_create,
+    credential_update,
+    preset_create,
+    preset_update,
+    skill_create,
+    skill_update,
+)
+from aihummer.admin_site import ServiceModelForm
 
 
 class DecisionForm(forms.Form):
@@ -148,3 +165,78 @@ def _kept_in_order(formset: forms.BaseFormSet) -> list[dict]:
 
 def formset_initial(items: list[dict], *, ordered: bool) -> list[dict]:
     return [{**item, "ORDER": index + 1} if ordered else dict(item) for index, item in enumerate(items)]
+
+
+# --- model forms of the admin: each saves through its service ----------------------
+class CredentialForm(ServiceModelForm):
+    secret = forms.CharField(
+        widget=forms.PasswordInput(render_value=False),
+        required=False,
+        strip=False,
+        help_text="Write-only: stored encrypted, never shown again. Leave empty to keep the current secret.",
+    )
+
+    class Meta:
+        model = Credential
+        fields = ["workspace", "key", "name"]
+
+    @method_decorator(sensitive_variables("data"))
+    def call_service(self) -> Credential:
+        data = self.cleaned_data
+        if self.instance.pk is None:
+            return credential_create(
+                workspace=data["workspace"], key=data["key"], name=data["name"], secret=data["secret"], actor=self.actor
+            )
+        return credential_update(credential=self.instance, name=data["name"], secret=data["secret"], actor=self.actor)
+
+
+class PresetForm(ServiceModelForm):
+    base_url = forms.URLField(
+        required=False, assume_scheme="https", help_text=Preset._meta.get_field("base_url").help_text
+    )
+
+    class Meta:
+        model = Preset
+        fields = ["workspace", "key", *PRESET_FIELDS]
+
+    def call_service(self) -> Preset:
+        data = self.cleaned_data
+        if self.instance.pk is None:
+            fields = {field: data[field] for field in PRESET_FIELDS if field in data}
+            return preset_create(workspace=data["workspace"], key=data["key"], actor=self.actor, **fields)
+        return preset_update(preset=self.instance, actor=self.actor, **self.changed_values(PRESET_FIELDS))
+
+
+class SkillForm(ServiceModelForm):
+    class Meta:
+        model = Skill
+        fields = ["workspace", "key", "title", "body"]
+
+    def call_service(self) -> Skill:
+        data = self.cleaned_data
+        if self.instance.pk is None:
+            return skill_create(
+                workspace=data["workspace"], key=data["key"], title=data["title"], body=data["body"], actor=self.actor
+            )
+        # Agents carry skills by value: the edit reaches them as one proposal each.
+        self.proposals = skill_update(skill=self.instance, title=data["title"], body=data["body"], actor=self.actor)
+        return Skill.objects.get(pk=self.instance.pk)
+
+
+class AgentForm(ServiceModelForm):
+    class Meta:
+        model = Agent
+        fields = ["workspace", "key", *AGENT_FIELDS]
+
+    def call_service(self) -> Agent:
+        data = self.cleaned_data
+        if self.instance.pk is None:
+            return agent_create(
+                workspace=data["workspace"],
+                key=data["key"],
+                name=data["name"],
+                description=data["description"],
+                preset=data["preset"],
+                actor=self.actor,
+            )
+        return agent_update(agent=self.instance, actor=self.actor, **self.changed_values(AGENT_FIELDS))

@@ -9,6 +9,7 @@ side effects run dry in try-it turns: recorded in the debug log, not executed.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
@@ -17,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic import ValidationError as PydanticValidationError
 
 from agents.policy import pydantic_error_messages
-from agents.providers.base import ToolSpec
+from agents.runtime.providers.base import ToolSpec
 from aihummer.actors import Actor
 from aihummer.exceptions import ApplicationError
 
@@ -45,6 +46,9 @@ class TurnContext:
     deadline: float
     dry_run: bool
     depth_limit: int = 0
+    # Runs a child agent for the `delegate` tool; set by the turn loop, so tools never
+    # import the loop: (context, *, agent_key, message) -> the child's answer.
+    delegate: Callable[..., str] | None = None
     delegations: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -193,6 +197,6 @@ class Delegate(Tool):
         message: str = Field(min_length=1, description="What you ask of it, with everything it needs to know.")
 
     def run(self, context: TurnContext, arguments: BaseModel) -> str:
-        from agents.runtime import delegate_to
-
-        return delegate_to(context, agent_key=arguments.agent, message=arguments.message)
+        if context.delegate is None:
+            raise ToolError("Delegation is not available in this turn.")
+        return context.delegate(context, agent_key=arguments.agent, message=arguments.message)

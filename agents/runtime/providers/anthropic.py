@@ -37,8 +37,8 @@ import anthropic
 from anthropic.types import Message as AnthropicMessage
 
 from agents import catalog
-from agents.providers import kind_for_status, max_retries, provider_error, require_api_key
-from agents.providers.base import Message, ModelRequest, ModelResponse, ProviderError, ToolCall, Usage
+from agents.runtime.providers import kind_for_status, max_retries, provider_error, require_api_key
+from agents.runtime.providers.base import Message, ModelRequest, ModelResponse, ProviderError, ToolCall, Usage
 
 DEFAULT_MAX_TOKENS = 4096
 API_DEFAULT_TEMPERATURE = 1.0

@@ -8,11 +8,9 @@ across a provider call: rows are written before and after, each in autocommit.
 from __future__ import annotations
 
 import logging
-import math
 import time
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import replace
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -21,26 +19,19 @@ from django.db.models import F
 from django.utils import timezone
 
 from agents import catalog
-from agents.debug import redact, redact_text
 from agents.models import Agent, AgentTurn, DebugLog, Preset, PromptVersion
-from agents.policy import RuntimePolicy, parse_runtime_policy
-from agents.providers import get_provider
-from agents.providers.base import Message, ModelRequest, ModelResponse, ProviderError, ToolCall, Usage
+from agents.policy import parse_runtime_policy
 from agents.rendering import render_system_prompt
+from agents.runtime.budget import prepare_messages
+from agents.runtime.debug import debug_log_write, redact, redact_text
+from agents.runtime.errors import TurnFailed
+from agents.runtime.providers import get_provider
+from agents.runtime.providers.base import Message, ModelRequest, ModelResponse, ProviderError, ToolCall, Usage
+from agents.runtime.tools import REGISTRY, ToolError, TurnContext, available_tools
 from agents.services import preset_api_key, preset_resolve
-from agents.tools import REGISTRY, ToolError, TurnContext, available_tools
 from aihummer.actors import Actor, Verb
 
 logger = logging.getLogger(__name__)
-CHARS_PER_TOKEN = 4
-
-
-class TurnFailed(Exception):
-    """Ends a turn with this message as its error (a clear, expected failure)."""
-
-
-def estimate_tokens(text: str) -> int:
-    return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
 # --- entry points ---------------------------------------------------------------------
@@ -171,6 +162,7 @@ def _loop(
         deadline=deadline,
         dry_run=dry_run,
         depth_limit=min(depth_limit, policy.children.max_depth),
+        delegate=delegate_to,
     )
     AgentTurn.all_objects.filter(pk=turn.pk).update(
         provider_name=preset.provider_name, model=preset.model, prefix_hash=rendered.prefix_hash
@@ -249,29 +241,18 @@ def _call_model(
         output_tokens=usage.output_tokens,
         cached_input_tokens=usage.cached_input_tokens,
     )
-    log = DebugLog.all_objects.create(
+    log = debug_log_write(
         turn=turn,
-        workspace_id=turn.workspace_id,
-        agent_key=turn.agent_key,
-        sequence=sequence,
         provider_name=turn.provider_name or getattr(provider, "name", ""),
-        model=request.model,
-        system_prompt=redact(request.system_text, secrets),
-        messages=redact([_message_dict(m) for m in request.messages], secrets),
-        tools_offered=[
-            {"name": t.name, "description": t.description, "parameters": t.parameters} for t in request.tools
-        ],
-        parameters=request.parameters(),
-        response=redact(response.raw if response else {}, secrets),
-        finish_reason=response.finish_reason if response else "error",
-        input_tokens=usage.input_tokens,
-        output_tokens=usage.output_tokens,
-        cached_input_tokens=usage.cached_input_tokens,
-        cost_usd=cost,
-        latency_ms=latency_ms,
+        request=request,
+        response=response,
+        error=error,
+        usage=usage,
+        sequence=sequence,
         prefix_hash=prefix_hash,
-        error=redact(error, secrets),
-        is_sandbox=turn.is_sandbox,
+        cost=cost,
+        latency_ms=latency_ms,
+        secrets=secrets,
     )
     # F() sums: child turns running in threads update their own rows, never these.
     AgentTurn.all_objects.filter(pk=turn.pk).update(
@@ -282,16 +263,6 @@ def _call_model(
         cost_usd=F("cost_usd") + cost,
     )
     return log, response
-
-
-def _message_dict(message: Message) -> dict:
-    data = {"role": message.role, "content": message.content}
-    if message.tool_calls:
-        data["tool_calls"] = [{"id": c.id, "name": c.name, "arguments": c.raw_arguments} for c in message.tool_calls]
-    if message.tool_call_id:
-        data["tool_call_id"] = message.tool_call_id
-        data["tool_name"] = message.tool_name
-    return data
 
 
 # --- tools ----------------------------------------------------------------------------
@@ -390,78 +361,3 @@ def delegate_to(context: TurnContext, *, agent_key: str, message: str) -> str:
     if child_turn.status != AgentTurn.Status.SUCCEEDED:
         raise ToolError(f"Agent '{agent_key}' failed: {child_turn.error}")
     return child_turn.answer
-
-
-# --- context budget and pruning -------------------------------------------------------
-def prepare_messages(
-    messages: list[Message], policy: RuntimePolicy, system_text: str, model_info: catalog.ModelInfo | None
-) -> tuple[list[Message], int]:
-    """The messages to send: older tool results trimmed (`pruning`), then the oldest
-    tool exchanges dropped until the history fits its share of the budget (`context`).
-    The user's text is never touched. Returns them and how many exchanges were dropped."""
-    pruned = prune_tool_results(messages, policy)
-    context = policy.context
-    window = min(context.max_tokens, model_info.context_window) if model_info else context.max_tokens
-    input_budget = window - context.reserve_tokens
-    fixed = estimate_tokens(system_text) + estimate_tokens(pruned[0].content)
-    if fixed > input_budget:
-        raise TurnFailed(
-            f"The system prompt and message need about {fixed} tokens, but runtime_policy.context allows "
-            f"{input_budget} (max_tokens {window} minus reserve_tokens {context.reserve_tokens})."
-        )
-    history_budget = min(int(input_budget * context.history_share), input_budget - fixed)
-    exchanges = _exchanges(pruned[1:])
-    dropped = 0
-    # The newest exchange always stays: it holds the results the model just asked for.
-    while len(exchanges) > 1 and _tokens(exchanges) > history_budget:
-        exchanges.pop(0)
-        dropped += 1
-    if exchanges and _tokens(exchanges) > history_budget:
-        exchanges[-1] = _trim_results(exchanges[-1], history_budget, policy)
-    return [pruned[0], *(m for exchange in exchanges for m in exchange)], dropped
-
-
-def _tokens(exchanges: list[list[Message]]) -> int:
-    return sum(estimate_tokens(m.content) + 8 for exchange in exchanges for m in exchange)
-
-
-def _trim_results(exchange: list[Message], budget: int, policy: RuntimePolicy) -> list[Message]:
-    """Cut the tool results of one exchange so that together they fit `budget`."""
-    results = [m for m in exchange if m.role == "tool"]
-    if not results:
-        return exchange
-    others = _tokens([[m for m in exchange if m.role != "tool"]])
-    chars = max((budget - others) * CHARS_PER_TOKEN // len(results) - len(policy.pruning.placeholder) - 40, 0)
-    return [
-        replace(m, content=f"{m.content[:chars]}\n{policy.pruning.placeholder}")
-        if m.role == "tool" and len(m.content) > chars
-        else m
-        for m in exchange
-    ]
-
-
-def prune_tool_results(messages: list[Message], policy: RuntimePolicy) -> list[Message]:
-    """Tool results older than the last `keep_last_tool_results` are cut to
-    `max_tool_result_chars` and marked with the placeholder."""
-    pruning = policy.pruning
-    if not pruning.enabled:
-        return list(messages)
-    tool_indexes = [i for i, m in enumerate(messages) if m.role == "tool"]
-    keep = set(tool_indexes[-pruning.keep_last_tool_results :]) if pruning.keep_last_tool_results else set()
-    return [
-        replace(m, content=f"{m.content[: pruning.max_tool_result_chars]}\n{pruning.placeholder}")
-        if m.role == "tool" and i not in keep and len(m.content) > pruning.max_tool_result_chars
-        else m
-        for i, m in enumerate(messages)
-    ]
-
-
-def _exchanges(history: list[Message]) -> list[list[Message]]:
-    """Group an assistant message with the tool results that answer it."""
-    groups: list[list[Message]] = []
-    for message in history:
-        if message.role == "tool" and groups:
-            groups[-1].append(message)
-        else:
-            groups.append([message])
-    return groups

@@ -1,5 +1,6 @@
 """The review desk: the approval queue (PromptVersion changelist), the review page,
-bulk decisions, and on each agent: propose a change, its versions, restore, clone.
+bulk decisions. The agent's own desk pages (propose, versions, restore, clone) are in
+agents/admin/desk.py.
 
 Every view re-checks rights through the actor and calls the same services as every
 other surface; these views only parse forms and show results.
@@ -14,7 +15,7 @@ from django.contrib.admin import RelatedOnlyFieldListFilter
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import models
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -22,32 +23,23 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.timesince import timesince
 
-from agents.diff import snapshot_diff, word_diff
-from agents.forms import (
+from agents.admin.forms import (
     BulkDecisionForm,
-    CloneForm,
     DecisionForm,
-    ProposeForm,
-    SectionFormSet,
-    SkillFormSet,
     TryItForm,
-    formset_initial,
 )
+from agents.diff import snapshot_diff, word_diff
 from agents.models import PromptVersion
 from agents.rendering import render_prefix
 from agents.runtime import agent_run_test
-from agents.selectors import agent_get, agent_versions, prompt_version_get
+from agents.selectors import prompt_version_get
 from agents.services import (
-    IdenticalToLive,
-    agent_clone,
     prompt_version_approve,
-    prompt_version_propose,
     prompt_version_reject,
-    prompt_version_restore,
     prompt_version_reverts,
 )
 from aihummer.actors import Actor, Verb
-from aihummer.admin_site import WorkspaceScopedAdmin, add_service_errors
+from aihummer.admin_site import WorkspaceScopedAdmin
 from aihummer.exceptions import ApplicationError, NotFound
 
 STATUS_COLOURS = {"pending": "#b7791f", "approved": "#2f855a", "rejected": "#c53030", "withdrawn": "#718096"}
@@ -360,148 +352,3 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
             messages.success(request, f"{label}: {'approved' if approve else 'rejected'}.")
         if not done:
             messages.error(request, "Nothing was decided.")
-
-
-# --- on each agent: propose, versions, restore, clone ---------------------------------
-class AgentDeskMixin:
-    """Views added to the agent admin; `self` is an AgentAdmin."""
-
-    change_form_template = "admin/agents/agent/change_form.html"
-
-    def get_urls(self) -> list:
-        wrap = self.admin_site.admin_view
-        return [
-            path("<path:object_id>/propose/", wrap(self.propose_view), name="agents_agent_propose"),
-            path("<path:object_id>/versions/", wrap(self.versions_view), name="agents_agent_versions"),
-            path(
-                "<path:object_id>/versions/<int:number>/restore/", wrap(self.restore_view), name="agents_agent_restore"
-            ),
-            path("<path:object_id>/versions/<int:number>/clone/", wrap(self.clone_view), name="agents_agent_clone"),
-            *super().get_urls(),
-        ]
-
-    def _agent(self, request: HttpRequest, object_id: str):
-        try:
-            return agent_get(actor=self.actor(request), pk=unquote(object_id))
-        except (NotFound, ValueError, ValidationError):
-            raise Http404 from None
-
-    def _context(self, request: HttpRequest, agent: object, title: str, **extra: object) -> dict:
-        return {
-            **self.admin_site.each_context(request),
-            "opts": self.model._meta,
-            "title": title,
-            "agent": agent,
-            **extra,
-        }
-
-    def propose_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
-        actor = self.actor(request)
-        agent = self._agent(request, object_id)
-        actor.require(Verb.PROPOSE, agent.workspace)
-        snapshot = agent.live_version.snapshot
-        can_publish = actor.can(Verb.PUBLISH, agent.workspace) and not agent.workspace.every_change_needs_review
-        form_kwargs = {"current_tools": snapshot["allowed_tool_names"], "can_publish": can_publish}
-        if request.method == "POST":
-            form = ProposeForm(request.POST, **form_kwargs)
-            sections = SectionFormSet(request.POST, prefix="sections")
-            skills = SkillFormSet(request.POST, prefix="skills")
-            if form.is_valid() and sections.is_valid() and skills.is_valid():
-                response = self._propose(request, actor, agent, form, sections, skills)
-                if response is not None:
-                    return response
-        else:
-            form = ProposeForm(initial=ProposeForm.initial_from(snapshot), **form_kwargs)
-            sections = SectionFormSet(initial=formset_initial(snapshot["sections"], ordered=True), prefix="sections")
-            skills = SkillFormSet(initial=formset_initial(snapshot["skills"], ordered=False), prefix="skills")
-        context = self._context(
-            request, agent, f"Propose a change to {agent.key}", form=form, sections=sections, skills=skills
-        )
-        return TemplateResponse(request, "admin/agents/agent/propose.html", context)
-
-    def _propose(self, request, actor, agent, form, sections, skills) -> HttpResponse | None:
-        mode = "live" if form.cleaned_data.get("apply_now") else "pending"
-        try:
-            version = prompt_version_propose(
-                agent=agent,
-                changes=form.changes(sections, skills),
-                actor=actor,
-                reason=form.cleaned_data["reason"],
-                mode=mode,
-            )
-        except IdenticalToLive as exc:
-            form.add_error(None, str(exc))
-            return None
-        except ValidationError as exc:
-            add_service_errors(form, exc)
-            return None
-        except (ApplicationError, PermissionDenied) as exc:
-            form.add_error(None, str(exc))
-            return None
-        self.log_change(request, agent, f"proposed v{version.number} ({version.status})")
-        if version.status == PromptVersion.Status.APPROVED:
-            messages.success(request, f"Applied: {agent.key} v{version.number} is live.")
-            return redirect("admin:agents_agent_change", agent.pk)
-        messages.success(request, f"Proposed as {agent.key} v{version.number}; it waits for a reviewer.")
-        return redirect("admin:agents_promptversion_review", version.pk)
-
-    def versions_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
-        actor = self.actor(request)
-        agent = self._agent(request, object_id)
-        versions = list(agent_versions(agent=agent))
-        for version in versions:
-            version.badge = status_badge(version.status)
-        context = self._context(
-            request,
-            agent,
-            f"Versions of {agent.key}",
-            versions=versions,
-            can_propose=actor.can(Verb.PROPOSE, agent.workspace),
-            can_publish=actor.can(Verb.PUBLISH, agent.workspace) and not agent.workspace.every_change_needs_review,
-            can_clone=actor.can(Verb.PUBLISH, agent.workspace),
-        )
-        return TemplateResponse(request, "admin/agents/agent/versions.html", context)
-
-    def _version(self, agent: object, number: int) -> PromptVersion:
-        version = PromptVersion.objects.filter(agent=agent, number=number).first()
-        if version is None:
-            raise Http404
-        return version
-
-    def restore_view(self, request: HttpRequest, object_id: str, number: int) -> HttpResponse:
-        agent = self._agent(request, object_id)
-        if request.method != "POST":
-            return redirect("admin:agents_agent_versions", agent.pk)
-        version = self._version(agent, number)
-        mode = "live" if request.POST.get("apply_now") else "pending"
-        try:
-            restored = prompt_version_restore(
-                version=version, actor=self.actor(request), reason=request.POST.get("reason", ""), mode=mode
-            )
-        except (ApplicationError, PermissionDenied, ValidationError) as exc:
-            messages.error(
-                request,
-                " ".join(getattr(exc, "messages", [str(exc)])) if isinstance(exc, ValidationError) else str(exc),
-            )
-            return redirect("admin:agents_agent_versions", agent.pk)
-        self.log_change(request, agent, f"restore of v{number} as v{restored.number} ({restored.status})")
-        messages.success(request, f"v{number} restored as v{restored.number} ({restored.status}).")
-        return redirect("admin:agents_agent_versions", agent.pk)
-
-    def clone_view(self, request: HttpRequest, object_id: str, number: int) -> HttpResponse:
-        agent = self._agent(request, object_id)
-        version = self._version(agent, number)
-        form = CloneForm(request.POST or None, initial={"key": f"{agent.key}-copy", "name": f"{agent.name} (copy)"})
-        if request.method == "POST" and form.is_valid():
-            try:
-                clone = agent_clone(version=version, actor=self.actor(request), **form.cleaned_data)
-            except ValidationError as exc:
-                add_service_errors(form, exc)
-            except (ApplicationError, PermissionDenied) as exc:
-                form.add_error(None, str(exc))
-            else:
-                self.log_addition(request, clone, f"clone of {agent.key} v{number}")
-                messages.success(request, f"Cloned {agent.key} v{number} as {clone.key}.")
-                return HttpResponseRedirect(reverse("admin:agents_agent_change", args=[clone.pk]))
-        context = self._context(request, agent, f"Clone {agent.key} v{number}", form=form, version=version)
-        return TemplateResponse(request, "admin/agents/agent/clone.html", context)

@@ -8,8 +8,8 @@ import time
 from dataclasses import dataclass, field, replace
 
 from agents.models import Preset
-from agents.providers import get_provider
-from agents.providers.base import Message, ModelRequest, ProviderError, Usage
+from agents.runtime.providers import get_provider
+from agents.runtime.providers.base import Message, ModelRequest, ProviderError, Usage
 from agents.services import preset_api_key
 from aihummer.actors import Actor, Verb
 

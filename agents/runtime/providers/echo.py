@@ -24,7 +24,7 @@ import json
 import re
 from collections.abc import Callable
 
-from agents.providers.base import ModelRequest, ModelResponse, ProviderError, ToolCall, Usage
+from agents.runtime.providers.base import ModelRequest, ModelResponse, ProviderError, ToolCall, Usage
 
 DIRECTIVE = re.compile(r"^@(call|loop)\s+([A-Za-z0-9_-]+)\s*(.*)$")
 

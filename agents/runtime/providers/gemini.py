@@ -36,8 +36,8 @@ from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
 
-from agents.providers import kind_for_status, max_retries, provider_error, require_api_key
-from agents.providers.base import Message, ModelRequest, ModelResponse, ProviderError, ToolCall, Usage
+from agents.runtime.providers import kind_for_status, max_retries, provider_error, require_api_key
+from agents.runtime.providers.base import Message, ModelRequest, ModelResponse, ProviderError, ToolCall, Usage
 
 GENERATED_ID_PREFIX = "gemini-call-"
 FINISH_REASONS = {"STOP": "stop", "MAX_TOKENS": "length"}

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import json
 
-from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import models
@@ -12,31 +11,23 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.decorators import method_decorator
 from django.utils.html import format_html
-from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
+from django.views.decorators.debug import sensitive_post_parameters
 
-from agents.admin_review import AgentDeskMixin, PromptVersionAdmin  # noqa: F401 (registers the queue)
+from agents.admin.desk import AgentDeskMixin
+from agents.admin.forms import AgentForm, CredentialForm, PresetForm, SkillForm
 from agents.models import Agent, AgentSection, AgentSkill, AgentTurn, Credential, DebugLog, Preset, PromptVersion, Skill
 from agents.rendering import render_prefix
 from agents.services import (
     AGENT_FIELDS,
-    PRESET_FIELDS,
-    agent_create,
     agent_delete,
     agent_dependents,
-    agent_update,
-    credential_create,
     credential_delete,
-    credential_update,
     preset_activate,
-    preset_create,
     preset_delete,
     preset_dependents,
-    preset_update,
-    skill_create,
-    skill_update,
 )
 from aihummer.actors import Actor, Verb
-from aihummer.admin_site import ServiceModelForm, WorkspaceScopedAdmin
+from aihummer.admin_site import WorkspaceScopedAdmin
 from aihummer.exceptions import ApplicationError
 
 
@@ -45,26 +36,6 @@ def pretty_json(value: object) -> str:
 
 
 # --- credentials ----------------------------------------------------------------------
-class CredentialForm(ServiceModelForm):
-    secret = forms.CharField(
-        widget=forms.PasswordInput(render_value=False),
-        required=False,
-        strip=False,
-        help_text="Write-only: stored encrypted, never shown again. Leave empty to keep the current secret.",
-    )
-
-    class Meta:
-        model = Credential
-        fields = ["workspace", "key", "name"]
-
-    @method_decorator(sensitive_variables("data"))
-    def call_service(self) -> Credential:
-        data = self.cleaned_data
-        if self.instance.pk is None:
-            return credential_create(
-                workspace=data["workspace"], key=data["key"], name=data["name"], secret=data["secret"], actor=self.actor
-            )
-        return credential_update(credential=self.instance, name=data["name"], secret=data["secret"], actor=self.actor)
 
 
 @admin.register(Credential)
@@ -104,21 +75,6 @@ class CredentialAdmin(WorkspaceScopedAdmin):
 
 
 # --- presets --------------------------------------------------------------------------
-class PresetForm(ServiceModelForm):
-    base_url = forms.URLField(
-        required=False, assume_scheme="https", help_text=Preset._meta.get_field("base_url").help_text
-    )
-
-    class Meta:
-        model = Preset
-        fields = ["workspace", "key", *PRESET_FIELDS]
-
-    def call_service(self) -> Preset:
-        data = self.cleaned_data
-        if self.instance.pk is None:
-            fields = {field: data[field] for field in PRESET_FIELDS if field in data}
-            return preset_create(workspace=data["workspace"], key=data["key"], actor=self.actor, **fields)
-        return preset_update(preset=self.instance, actor=self.actor, **self.changed_values(PRESET_FIELDS))
 
 
 @admin.register(Preset)
@@ -170,20 +126,6 @@ class PresetAdmin(WorkspaceScopedAdmin):
 
 
 # --- shared skills --------------------------------------------------------------------
-class SkillForm(ServiceModelForm):
-    class Meta:
-        model = Skill
-        fields = ["workspace", "key", "title", "body"]
-
-    def call_service(self) -> Skill:
-        data = self.cleaned_data
-        if self.instance.pk is None:
-            return skill_create(
-                workspace=data["workspace"], key=data["key"], title=data["title"], body=data["body"], actor=self.actor
-            )
-        # Agents carry skills by value: the edit reaches them as one proposal each.
-        self.proposals = skill_update(skill=self.instance, title=data["title"], body=data["body"], actor=self.actor)
-        return Skill.objects.get(pk=self.instance.pk)
 
 
 @admin.register(Skill)
@@ -230,25 +172,6 @@ class AgentSectionInline(ReadOnlyInline):
 class AgentSkillInline(ReadOnlyInline):
     model = AgentSkill
     fields = readonly_fields = ["position", "key", "title", "body", "shared"]
-
-
-class AgentForm(ServiceModelForm):
-    class Meta:
-        model = Agent
-        fields = ["workspace", "key", *AGENT_FIELDS]
-
-    def call_service(self) -> Agent:
-        data = self.cleaned_data
-        if self.instance.pk is None:
-            return agent_create(
-                workspace=data["workspace"],
-                key=data["key"],
-                name=data["name"],
-                description=data["description"],
-                preset=data["preset"],
-                actor=self.actor,
-            )
-        return agent_update(agent=self.instance, actor=self.actor, **self.changed_values(AGENT_FIELDS))
 
 
 @admin.register(Agent)

@@ -1,0 +1,5 @@
+"""The agents admin: the model admins (model_admins.py), the review desk (review.py),
+the agent's desk pages (desk.py) and their forms (forms.py). Importing this package
+registers them all on the admin site."""
+
+from agents.admin import model_admins, review  # noqa: F401 (registers the admins)

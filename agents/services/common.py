@@ -1,0 +1,75 @@
+"""Checks every agents service shares: key uniqueness (sandbox rows included), checked
+saves, workspace and sandbox references, the write right, visibility."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, models, transaction
+
+from aihummer.actors import Actor, Verb
+from aihummer.exceptions import NotFound
+from aihummer.history import stamp
+from aihummer.models import Workspace
+
+
+def require_key_free(
+    model: type[models.Model], *, workspace: Workspace, key: str, noun: str, exclude_pk: int | None = None
+) -> None:
+    # all_objects: a sandbox key may not shadow a real one, nor the reverse, and the
+    # default manager's uniqueness check (full_clean) cannot see sandbox rows.
+    manager = getattr(model, "all_objects", model._default_manager)
+    clash = manager.filter(workspace=workspace, key=key).exclude(pk=exclude_pk).first()
+    if clash is None:
+        return
+    if getattr(clash, "is_sandbox", False):
+        raise ValidationError(
+            {
+                "key": f"Key '{key}' is taken by sandbox {noun} '{clash.key}' (id {clash.pk}), left by an automated "
+                f"client. Remove it with `manage.py sandbox_cleanup --workspace {workspace.slug}`, then retry."
+            }
+        )
+    raise ValidationError(
+        {"key": f"{article(noun)} {noun} with key '{key}' already exists in workspace '{workspace.slug}'."}
+    )
+
+
+def save_checked(instance: models.Model, *, actor: Actor, reason: str, noun: str, **save_kwargs: object) -> None:
+    """full_clean, stamp history, save; a lost race on a unique key is a field error too."""
+    instance.full_clean(validate_unique=False, validate_constraints=False)
+    stamp(instance, actor=actor, reason=reason)
+    try:
+        with transaction.atomic():
+            instance.save(**save_kwargs)
+    except IntegrityError as exc:
+        raise ValidationError(
+            {"key": f"A {noun} with key '{instance.key}' already exists (saved concurrently)."}
+        ) from exc
+
+
+def article(noun: str) -> str:
+    return "An" if noun[:1] in "aeiou" else "A"
+
+
+def same_workspace(target: models.Model | None, workspace: Workspace, field: str, noun: str) -> None:
+    # Another workspace's row answers exactly as a missing one.
+    if target is not None and target.workspace_id != workspace.pk:
+        raise ValidationError({field: f"Unknown {noun}."})
+
+
+def no_sandbox_reference(owner: models.Model, target: models.Model | None, field: str, noun: str) -> None:
+    if target is not None and target.is_sandbox and not owner.is_sandbox:
+        raise ValidationError({field: f"A real row cannot use the sandbox {noun} '{target.key}'."})
+
+
+def write_verb(is_sandbox: bool) -> Verb:
+    return Verb.SANDBOX if is_sandbox else Verb.PUBLISH
+
+
+def require_visible(actor: Actor, workspace: Workspace, noun: str = "agent") -> None:
+    # Another workspace's row answers exactly as a missing one.
+    if not actor.belongs_to(workspace):
+        raise NotFound(f"Unknown {noun}.")
+
+
+def identity_label(actor: Actor) -> str:
+    return ":".join(map(str, actor.identity))

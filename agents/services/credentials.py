@@ -1,0 +1,89 @@
+"""Credentials: encrypted API keys (write-only secrets). Rights: MANAGE."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.views.decorators.debug import sensitive_variables
+
+from agents import vault
+from agents.models import Credential, Preset
+from agents.services.common import require_key_free, save_checked
+from aihummer.actors import Actor, Verb
+from aihummer.exceptions import ApplicationError
+from aihummer.history import stamp
+from aihummer.models import Workspace
+
+MAX_SECRET_CHARS = 10_000
+
+
+@sensitive_variables("secret")
+def _clean_secret(secret: object) -> str:
+    if not isinstance(secret, str) or not secret.strip():
+        raise ValidationError({"secret": "Give the secret; it cannot be empty."})
+    if len(secret) > MAX_SECRET_CHARS:
+        raise ValidationError({"secret": f"At most {MAX_SECRET_CHARS} characters."})
+    return secret.strip()
+
+
+@sensitive_variables("secret")
+def credential_create(*, workspace: Workspace, key: str, secret: str, actor: Actor, name: str = "") -> Credential:
+    """Encrypt and store a secret; it is never shown again, only its fingerprint."""
+    actor.require(Verb.MANAGE, workspace)
+    secret = _clean_secret(secret)
+    require_key_free(Credential, workspace=workspace, key=key, noun="credential")
+    credential = Credential(
+        workspace=workspace, key=key, name=name, ciphertext=vault.encrypt(secret), fingerprint=vault.fingerprint(secret)
+    )
+    save_checked(credential, actor=actor, reason="created", noun="credential")
+    return credential
+
+
+@sensitive_variables("secret")
+def credential_update(*, credential: Credential, actor: Actor, name: str | None = None, secret: str = "") -> Credential:
+    """Rename a credential and/or replace its secret (the old secret is gone for good)."""
+    actor.require(Verb.MANAGE, credential.workspace)
+    with transaction.atomic():
+        # Compare with the row as stored, not with the caller's copy (an admin form
+        # has already written the new name onto it).
+        credential = Credential.objects.select_for_update().get(pk=credential.pk)
+        return _credential_write(credential=credential, actor=actor, name=name, secret=secret)
+
+
+@sensitive_variables("secret")
+def _credential_write(*, credential: Credential, actor: Actor, name: str | None, secret: str) -> Credential:
+    fields = ["updated_at"]
+    if name is not None and name != credential.name:
+        credential.name = name
+        fields.append("name")
+    if secret:
+        secret = _clean_secret(secret)
+        credential.ciphertext = vault.encrypt(secret)
+        credential.fingerprint = vault.fingerprint(secret)
+        fields += ["ciphertext", "fingerprint"]
+    if len(fields) > 1:
+        credential.full_clean(validate_unique=False, validate_constraints=False)
+        stamp(credential, actor=actor, reason="secret replaced" if secret else "renamed")
+        credential.save(update_fields=fields)
+    return credential
+
+
+def credential_delete(*, credential: Credential, actor: Actor) -> None:
+    """Delete an unused credential; one a preset uses is refused, naming the presets."""
+    actor.require(Verb.MANAGE, credential.workspace)
+    users = sorted(Preset.all_objects.filter(credential=credential).values_list("key", flat=True))
+    if users:
+        raise ApplicationError(f"Credential '{credential.key}' is used by presets: {', '.join(users)}.")
+    stamp(credential, actor=actor, reason="deleted")
+    credential.delete()
+
+
+def credential_rotate_all() -> int:
+    """Re-encrypt every credential under the first vault key; returns how many."""
+    rotated = 0
+    for credential in Credential.objects.select_for_update().order_by("pk").iterator():
+        credential.ciphertext = vault.rotate(credential.ciphertext)
+        # Rotation changes no secret: no history record, hence the queryset update.
+        Credential.objects.filter(pk=credential.pk).update(ciphertext=credential.ciphertext)
+        rotated += 1
+    return rotated

@@ -1,0 +1,49 @@
+"""E-mails about the approval queue, sent by a task after the transaction commits."""
+
+from __future__ import annotations
+
+from django.core.mail import send_mass_mail
+
+from agents.models import PromptVersion
+from agents.tasks import prompt_version_notify_task
+from aihummer.models import Membership, User
+from aihummer.tasks import enqueue
+
+
+def notify(version: PromptVersion, event: str) -> None:
+    """Queue the e-mails about `event` ("proposed" or "decided") for after the commit."""
+    enqueue(prompt_version_notify_task, version.pk, event)
+
+
+def prompt_version_notify(*, version_id: int, event: str) -> int:
+    """E-mail the workspace's reviewers (but not the proposer) about a new proposal,
+    or the proposer about a decision. Returns the number of messages sent."""
+    version = PromptVersion.all_objects.select_related("agent", "workspace", "proposed_by", "reviewed_by").get(
+        pk=version_id
+    )
+    if event == "proposed":
+        reviewers = User.objects.filter(
+            is_active=True,
+            memberships__workspace_id=version.workspace_id,
+            memberships__role__in=[Membership.Role.REVIEWER, Membership.Role.ADMIN],
+        ).exclude(email="")
+        if version.proposed_by_id:
+            reviewers = reviewers.exclude(pk=version.proposed_by_id)
+        subject = f"[AiHummer] {version.agent.key} v{version.number} waits for review"
+        body = (
+            f"{version.source} proposed a change to '{version.agent.key}' in '{version.workspace.slug}'.\n\n"
+            f"Reason: {version.reason or '—'}"
+        )
+        recipients = list(reviewers.order_by("pk").values_list("email", flat=True))
+    elif event == "decided":
+        proposer = version.proposed_by
+        if proposer is None or not proposer.email:
+            return 0
+        decided_by = version.reviewed_by.get_username() if version.reviewed_by else "someone"
+        subject = f"[AiHummer] {version.agent.key} v{version.number} was {version.status}"
+        body = f"{decided_by} {version.status} your proposal.\n\nNote: {version.review_note or '—'}"
+        recipients = [proposer.email]
+    else:
+        raise ValueError(f"Unknown notification event {event!r}.")
+    messages = [(subject, body, None, [email]) for email in recipients]
+    return send_mass_mail(messages, fail_silently=False) if messages else 0

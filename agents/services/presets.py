@@ -1,0 +1,150 @@
+"""Presets: which provider, model and credential an agent runs on. Rights: PUBLISH (SANDBOX
+for sandbox rows)."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from agents import vault
+from agents.models import Agent, Preset
+from agents.services.common import require_key_free, same_workspace, save_checked, write_verb
+from aihummer.actors import Actor, Verb
+from aihummer.exceptions import ApplicationError
+from aihummer.history import stamp
+from aihummer.models import Workspace
+
+PRESET_FIELDS = (
+    "name",
+    "provider_name",
+    "base_url",
+    "model",
+    "temperature",
+    "top_p",
+    "max_output_tokens",
+    "timeout_seconds",
+    "streaming_enabled",
+    "credential",
+)
+
+
+def preset_create(
+    *,
+    workspace: Workspace,
+    actor: Actor,
+    key: str,
+    name: str,
+    provider_name: str,
+    model: str,
+    is_active: bool = False,
+    is_sandbox: bool = False,
+    **fields: object,
+) -> Preset:
+    """A new preset; `is_active=True` also makes it the workspace's default."""
+    actor.require(write_verb(is_sandbox), workspace)
+    unknown = set(fields) - set(PRESET_FIELDS)
+    if unknown:
+        raise ValidationError(dict.fromkeys(sorted(unknown), "Unknown preset field."))
+    preset = Preset(
+        workspace=workspace,
+        key=key,
+        name=name,
+        provider_name=provider_name,
+        model=model,
+        is_sandbox=is_sandbox,
+        **fields,
+    )
+    same_workspace(preset.credential, workspace, "credential", "credential")
+    require_key_free(Preset, workspace=workspace, key=key, noun="preset")
+    with transaction.atomic():
+        save_checked(preset, actor=actor, reason="created", noun="preset")
+        if is_active:
+            preset = preset_activate(preset=preset, actor=actor)
+    return preset
+
+
+def preset_update(*, preset: Preset, actor: Actor, **fields: object) -> Preset:
+    """Change a preset's model settings (not its key, workspace or default flag)."""
+    actor.require(write_verb(preset.is_sandbox), preset.workspace)
+    unknown = set(fields) - set(PRESET_FIELDS)
+    if unknown:
+        raise ValidationError(dict.fromkeys(sorted(unknown), "Unknown or read-only preset field."))
+    with transaction.atomic():
+        preset = Preset.all_objects.select_for_update().get(pk=preset.pk)
+        for field, value in fields.items():
+            setattr(preset, field, value)
+        same_workspace(preset.credential, preset.workspace, "credential", "credential")
+        save_checked(preset, actor=actor, reason="updated", noun="preset")
+    return preset
+
+
+def preset_activate(*, preset: Preset, actor: Actor) -> Preset:
+    """Make `preset` the workspace's default, in place of the current one."""
+    actor.require(Verb.PUBLISH, preset.workspace)
+    if preset.is_sandbox:
+        raise ValidationError({"is_active": "A sandbox preset is never the workspace's default."})
+    with transaction.atomic():
+        # Lock the workspace's presets in pk order: two activations at once serialise
+        # here instead of one of them hitting the one-active constraint.
+        locked = list(Preset.objects.for_workspace(preset.workspace_id).select_for_update().order_by("pk"))
+        for other in locked:
+            if other.is_active and other.pk != preset.pk:
+                other.is_active = False
+                stamp(other, actor=actor, reason=f"default moved to {preset.key}")
+                other.save(update_fields=["is_active", "updated_at"])
+        preset = next(p for p in locked if p.pk == preset.pk)
+        if not preset.is_active:
+            preset.is_active = True
+            stamp(preset, actor=actor, reason="made default")
+            preset.save(update_fields=["is_active", "updated_at"])
+    return preset
+
+
+def preset_dependents(preset: Preset) -> list[str]:
+    """Everything that uses `preset`, sandbox rows included (they would break too)."""
+    agents = Agent.all_objects.filter(preset=preset).order_by("key")
+    return [f"agent '{a.key}'" + (" (sandbox)" if a.is_sandbox else "") for a in agents]
+
+
+def preset_delete(*, preset: Preset, actor: Actor, force: bool = False) -> list[str]:
+    """Delete a preset. With dependents it is refused, listing them, unless `force`:
+    then their agents fall back to the workspace's default preset."""
+    actor.require(write_verb(preset.is_sandbox), preset.workspace)
+    with transaction.atomic():
+        dependents = preset_dependents(preset)
+        if dependents and not force:
+            raise ApplicationError(
+                f"Preset '{preset.key}' is used by {', '.join(dependents)}; delete with force to detach them.",
+                extra={"dependents": dependents},
+            )
+        for agent in Agent.all_objects.select_for_update().filter(preset=preset).order_by("pk"):
+            agent.preset = None
+            stamp(agent, actor=actor, reason=f"preset {preset.key} deleted")
+            agent.save(update_fields=["preset", "updated_at"])
+        stamp(preset, actor=actor, reason="deleted")
+        preset.delete()
+    return dependents
+
+
+def preset_api_key(*, preset: Preset) -> str:
+    """The decrypted API key a model call with `preset` sends ("" for echo); a missing
+    or unreadable credential is a `not_configured` provider error."""
+    from agents.runtime.providers.base import ProviderError  # the runtime imports services, not the reverse
+
+    if preset.provider_name == Preset.Provider.ECHO:
+        return ""
+    if preset.credential is None:
+        raise ProviderError(
+            ProviderError.NOT_CONFIGURED, f"Preset '{preset.key}' has no credential: set its API key in the admin."
+        )
+    try:
+        return vault.decrypt(preset.credential.ciphertext)
+    except vault.VaultError as exc:
+        raise ProviderError(ProviderError.NOT_CONFIGURED, f"Credential '{preset.credential.key}': {exc}") from None
+
+
+def preset_resolve(*, agent: Agent) -> Preset | None:
+    """The preset `agent` runs on: its own, else the workspace's default."""
+    if agent.preset_id:
+        return agent.preset
+    return Preset.objects.for_workspace(agent.workspace_id).active().first()

@@ -1,0 +1,97 @@
+"""The recorder's primitives: the one code path that appends a prompt version and the one
+that puts a version live (rewriting the agent's profile rows from its snapshot)."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.utils import timezone
+
+from agents.diff import diff_stats
+from agents.models import Agent, AgentSection, AgentSkill, PromptVersion
+from agents.snapshot import content_hash
+from aihummer.actors import Actor
+from aihummer.history import stamp
+
+
+def version_record(
+    *,
+    agent: Agent,
+    snapshot: dict,
+    actor: Actor,
+    status: str,
+    reason: str = "",
+    base_version: PromptVersion | None = None,
+) -> PromptVersion:
+    """Append a version to `agent` (the caller holds the agent's row lock or has just
+    created it). An approved version is recorded as decided by the actor, now."""
+    last = PromptVersion.all_objects.filter(agent=agent).order_by("-number").values_list("number", flat=True).first()
+    decided = status != PromptVersion.Status.PENDING
+    version = PromptVersion(
+        workspace_id=agent.workspace_id,
+        agent=agent,
+        number=(last or 0) + 1,
+        status=status,
+        snapshot=snapshot,
+        content_hash=content_hash(snapshot),
+        source=actor.source,
+        reason=reason,
+        proposed_by=actor.person,
+        proposer_identity=":".join(map(str, actor.identity)),
+        base_version=base_version,
+        reviewed_by=actor.person if decided else None,
+        reviewed_at=timezone.now() if decided else None,
+        is_sandbox=agent.is_sandbox,
+        diff_stats=diff_stats(base_version.snapshot if base_version else None, snapshot),
+    )
+    stamp(version, actor=actor, reason=status)
+    version.save()
+    return version
+
+
+def version_go_live(*, agent: Agent, version: PromptVersion, actor: Actor) -> Agent:
+    """Point `agent` at `version` and rewrite its profile rows from the snapshot."""
+    snapshot = version.snapshot
+    identity = snapshot["identity"]
+    agent.live_version = version
+    agent.identity_name = identity["name"]
+    agent.role = identity["role"]
+    agent.persona = identity["persona"]
+    agent.language = identity["language"]
+    agent.goals = identity["goals"]
+    agent.system_prompt = snapshot["system_prompt"]
+    agent.onboarding = snapshot["onboarding"]
+    agent.allowed_tool_names = snapshot["allowed_tool_names"]
+    agent.runtime_policy = snapshot["runtime_policy"]
+    stamp(agent, actor=actor, reason=f"version {version.number} live")
+    agent.save()
+    _sync_projection(agent, AgentSection, snapshot["sections"], ("title", "body", "position", "enabled"), actor)
+    skills = [{**skill, "position": index} for index, skill in enumerate(snapshot["skills"])]
+    _sync_projection(agent, AgentSkill, skills, ("title", "body", "shared", "position"), actor)
+    return agent
+
+
+def _sync_projection(
+    agent: Agent, model: type[models.Model], items: list[dict], fields: tuple[str, ...], actor: Actor
+) -> None:
+    """Make `agent`'s rows of `model` equal `items`, row by row, so history shows what
+    changed rather than a wholesale replacement."""
+    existing = {row.key: row for row in model.objects.filter(agent=agent)}
+    wanted = {item["key"]: item for item in items}
+    for key, row in existing.items():
+        if key not in wanted:
+            stamp(row, actor=actor, reason="removed")
+            row.delete()
+    for key, item in wanted.items():
+        row = existing.get(key) or model(agent=agent, key=key)
+        changed = [field for field in fields if getattr(row, field, None) != item[field]]
+        if row.pk and not changed:
+            continue
+        for field in fields:
+            setattr(row, field, item[field])
+        stamp(row, actor=actor, reason="updated" if row.pk else "added")
+        row.save()
+
+
+def agent_snapshot(agent: Agent) -> dict:
+    """The live snapshot of `agent`."""
+    return agent.live_version.snapshot
