@@ -360,11 +360,20 @@ class AgentCreateSerializer(serializers.Serializer):
         return snapshot
 
 
-class AgentUpdateSerializer(serializers.Serializer):
+class AgentUpdateSerializer(ProposalInSerializer):
     name = serializers.CharField(max_length=200, required=False)
     description = serializers.CharField(max_length=MAX_TEXT, required=False, allow_blank=True)
     preset = KeyField(required=False, allow_null=True)
     is_active = serializers.BooleanField(required=False)
+    runtime_policy = JsonObjectField(
+        required=False,
+        help_text="A whole new policy, proposed like any change to what the agent is told: `{}` resets to the "
+        "defaults, omitted keeps the current one. `reason` and `mode` apply to it.",
+    )
+
+
+class AgentUpdatedSerializer(AgentDetailSerializer):
+    proposal = VersionSerializer(allow_null=True, help_text="The policy change, when one was sent.")
 
 
 class ProfileUpdateSerializer(ProposalInSerializer, ProfileSerializer):
@@ -491,18 +500,33 @@ class AgentViewSet(
         """One agent with its live profile; `ETag` is its live version number."""
         return self._detail(self.get_agent(), reread=False)
 
-    @extend_schema(request=AgentUpdateSerializer, responses=AgentDetailSerializer)
+    @extend_schema(request=AgentUpdateSerializer, responses={200: AgentUpdatedSerializer, 202: AgentUpdatedSerializer})
     def partial_update(self, request: Request, key: str) -> Response:
-        """Name, description, preset, enabled (not what it is told: that is a proposal)."""
+        """Name, description, preset and enabled change at once (publish right); a
+        `runtime_policy` is proposed (202 while it waits for review, with its
+        `Location`)."""
         serializer = AgentUpdateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         fields = dict(serializer.validated_data)
+        policy, reason, mode = fields.pop("runtime_policy", None), fields.pop("reason"), fields.pop("mode")
         if "preset" in fields:
             fields["preset"] = self._preset(fields["preset"])
-        agent = edits.agent_update_checked(
-            agent=self.get_agent(), actor=self.actor, expected_live=if_match_version(request), **fields
+        agent, version = edits.agent_change(
+            agent=self.get_agent(),
+            actor=self.actor,
+            fields=fields,
+            runtime_policy=policy,
+            reason=reason,
+            mode=mode,
+            expected_live=if_match_version(request),
         )
-        return self._detail(agent)
+        agent = agent_get_by_key(actor=self.actor, workspace=self.workspace, key=agent.key)
+        data = {**AgentDetailSerializer(agent).data, "proposal": VersionSerializer(version).data if version else None}
+        response = _with_etag(Response(data), agent)
+        if version is not None:
+            response["Location"] = reverse("v1:prompt-version-detail", args=[version.pk])
+            response.status_code = status.HTTP_202_ACCEPTED if version.is_pending else status.HTTP_200_OK
+        return response
 
     @extend_schema(
         parameters=[OpenApiParameter("force", bool, description="Delete even when other agents depend on it.")],

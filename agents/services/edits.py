@@ -229,3 +229,35 @@ def runtime_policy_replace(*, policy: object) -> Edit:
 def changes_as_given(changes: dict) -> Edit:
     """Whole snapshot keys, as `prompt_version_propose` takes them (profile, tools…)."""
     return lambda snapshot: changes
+
+
+def agent_change(
+    *,
+    agent: Agent,
+    actor: Actor,
+    fields: dict,
+    runtime_policy: object | None = None,
+    reason: str = "",
+    mode: str = "pending",
+    expected_live: int | None = None,
+) -> tuple[Agent, PromptVersion | None]:
+    """One update of an agent as the REST API takes it: plain `fields` (name,
+    description, preset, enabled) applied at once with the publish right, and a new
+    `runtime_policy` proposed like any change to what the agent is told (omitted:
+    kept; `{}`: the defaults). Both or neither."""
+    if not fields and runtime_policy is None:
+        raise ValidationError({"non_field_errors": "Name at least one field to change."})
+    version = None
+    with transaction.atomic():
+        if fields:
+            agent = agent_update_checked(agent=agent, actor=actor, expected_live=expected_live, **fields)
+        if runtime_policy is not None:
+            version = agent_snapshot_edit(
+                agent=agent,
+                actor=actor,
+                edit=runtime_policy_replace(policy=runtime_policy),
+                reason=reason,
+                mode=mode,
+                expected_live=expected_live,
+            )
+    return agent, version

@@ -125,6 +125,28 @@ def test_an_update_changes_plain_fields_and_checks_if_match(api_agent, ada_api):
     assert (updated.json()["name"], updated.json()["is_active"]) == ("Rédacteur en chef", False)
 
 
+def test_an_update_proposes_a_runtime_policy_and_keeps_it_when_omitted(api_agent, alice_api, ada_api):
+    renamed = ada_api.patch(AGENT, {"name": "Rédactrice"})
+    proposed = alice_api.patch(AGENT, {"runtime_policy": {"max_iterations": 4}, "reason": "court"})
+    empty = alice_api.patch(AGENT, {})
+
+    assert (renamed.status_code, renamed.json()["proposal"]) == (200, None)
+    assert proposed.status_code == 202
+    version = PromptVersion.objects.get(status="pending")
+    assert proposed["Location"] == f"/v1/admin/prompt-versions/{version.pk}"
+    assert (proposed.json()["proposal"]["number"], version.reason) == (2, "court")
+    assert version.snapshot["runtime_policy"]["max_iterations"] == 4
+    assert Agent.objects.get().runtime_policy == default_runtime_policy()
+    assert error(empty)["fields"] == {"non_field_errors": ["Name at least one field to change."]}
+
+
+def test_an_editor_may_propose_a_policy_but_not_rename(api_agent, alice_api):
+    response = alice_api.patch(AGENT, {"name": "x", "runtime_policy": {}})
+
+    assert response.status_code == 403
+    assert PromptVersion.objects.count() == 1
+
+
 def test_builtin_agents_are_never_deleted(workspace, ada, ada_api, echo_preset):
     agent_create(workspace=workspace, actor=Actor.for_user(ada), key="core", name="Core", is_builtin=True)
 
