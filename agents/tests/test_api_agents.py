@@ -328,3 +328,32 @@ def test_charlie_of_another_workspace_gets_404_everywhere(
     assert response.status_code == 404
     assert error(response) == {"code": "not_found", "message": "Unknown agent 'redacteur'.", "fields": {}}
     assert PromptVersion.objects.count() == 1
+
+
+# --- scopes, verb by verb -------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("method", "path", "body", "scope"),
+    [
+        ("post", "/v1/admin/agents", {"key": "x", "name": "x"}, "publish"),
+        ("patch", AGENT, {"name": "x"}, "publish"),
+        ("delete", AGENT, None, "publish"),
+        ("patch", f"{AGENT}/profile", {"persona": "x"}, "write"),
+        ("put", f"{AGENT}/runtime-policy", {}, "write"),
+        ("post", f"{AGENT}/sections", {"key": "x", "body": "x"}, "write"),
+        ("patch", f"{AGENT}/sections/methode", {"body": "x"}, "write"),
+        ("delete", f"{AGENT}/sections/methode", None, "write"),
+        ("post", f"{AGENT}/sections/reorder", {"keys": ["sources", "methode"]}, "write"),
+        ("post", f"{AGENT}/skills", {"key": "x", "body": "x"}, "write"),
+        ("post", f"{AGENT}/versions/1/restore", {}, "write"),
+        ("post", f"{AGENT}/clone", {"key": "x", "name": "x"}, "publish"),
+        ("post", f"{AGENT}/test", {"message": "x"}, "write"),
+        ("post", "/v1/admin/presets", {"key": "x", "name": "x", "provider_name": "echo", "model": "echo-1"}, "publish"),
+        ("post", "/v1/admin/skills", {"key": "x", "title": "x", "body": "x"}, "write"),
+    ],
+)
+def test_a_read_key_is_refused_every_write_naming_the_scope(api_agent, reader_api, method, path, body, scope):
+    response = getattr(reader_api, method)(path, body) if body is not None else getattr(reader_api, method)(path)
+
+    assert response.status_code == 403
+    assert f"lacks the '{scope}' scope" in error(response)["message"]
+    assert (PromptVersion.objects.count(), Agent.objects.count()) == (1, 1)
