@@ -85,10 +85,10 @@ def agent_get_by_key(*, actor: Actor, workspace: Workspace, key: str) -> Agent:
     """One agent of `workspace` by key, or NotFound (another workspace's answers the same)."""
     agent = None
     if actor.belongs_to(workspace):
-        agent = (
-            _scoped(Agent.objects.filter(workspace=workspace, key=key), actor)
-            .select_related("live_version", "preset", "workspace")
-            .first()
+        agent = _one(
+            _scoped(Agent.objects.filter(workspace=workspace, key=key), actor).select_related(
+                "live_version", "preset", "workspace"
+            )
         )
     if agent is None:
         raise NotFound(f"Unknown agent '{key}'.")
@@ -117,8 +117,17 @@ def workspace_rows(model: type[Model], *, actor: Actor, workspace: Workspace) ->
 
 def workspace_row_get(model: type[Model], *, actor: Actor, workspace: Workspace, noun: str, **lookup: object) -> Model:
     """One row of `workspace`, or NotFound naming `noun`."""
-    row = workspace_rows(model, actor=actor, workspace=workspace).filter(**lookup).first()
+    row = _one(workspace_rows(model, actor=actor, workspace=workspace).filter(**lookup))
     if row is None:
         value = next(iter(lookup.values()), "")
         raise NotFound(f"Unknown {noun} '{value}'.")
     return row
+
+
+def _one(queryset: QuerySet) -> Model | None:
+    """The row a unique lookup names, or None. Unlike `.first()`, no ORDER BY: the
+    models' default ordering (by workspace slug) would add a join to every lookup."""
+    try:
+        return queryset.get()
+    except queryset.model.DoesNotExist:
+        return None
