@@ -37,6 +37,8 @@ IDEMPOTENCY_HEADER = "Idempotency-Key"
 IDEMPOTENCY_TTL = timedelta(hours=24)
 _PATH_MESSAGE = re.compile(r"^\$(\S*): (.*)$", re.DOTALL)
 _IF_MATCH = re.compile(r'^\s*(?:W/)?"?(\d{1,9})"?\s*$')
+_IDEMPOTENCY_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
+_WORKSPACE_SLUG = re.compile(r"^[a-z0-9_-]{1,50}$")
 
 
 # --- the error envelope ---------------------------------------------------------------
@@ -178,7 +180,7 @@ def request_workspace(request: Request) -> Workspace:
             raise NotFound(f"Unknown workspace '{slug}'.")
         return workspace
     if slug:
-        workspace = Workspace.objects.filter(slug=slug).first()
+        workspace = Workspace.objects.filter(slug=slug).first() if _WORKSPACE_SLUG.match(slug) else None
         if workspace is None or not actor.belongs_to(workspace):
             raise NotFound(f"Unknown workspace '{slug}'.")
         return workspace
@@ -311,8 +313,10 @@ class ApiMixin:
             self._idempotency = self._idempotency_claim(request, request.headers[IDEMPOTENCY_HEADER])
 
     def _idempotency_claim(self, request: Request, key: str) -> IdempotencyKey:
-        if not 1 <= len(key) <= 255:
-            raise drf_exceptions.ValidationError({IDEMPOTENCY_HEADER: ["Use 1 to 255 characters."]})
+        if not _IDEMPOTENCY_KEY.match(key):
+            raise drf_exceptions.ValidationError(
+                {IDEMPOTENCY_HEADER: ["Use 1 to 255 printable ASCII characters, no spaces."]}
+            )
         owner = _actor_owner(self.actor)
         digest = hashlib.sha256(b"\n".join([request.method.encode(), request.path.encode(), request.body])).hexdigest()
         IdempotencyKey.objects.filter(owner=owner, key=key, created_at__lt=timezone.now() - IDEMPOTENCY_TTL).delete()

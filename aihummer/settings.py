@@ -224,7 +224,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["aihummer.parsers.StrictJSONParser"],
     "DEFAULT_SCHEMA_CLASS": "aihummer.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "aihummer.api.api_exception_handler",
     "UNAUTHENTICATED_USER": None,

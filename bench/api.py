@@ -3,7 +3,7 @@ agent read and a proposal (a section edit), at 1 and 50 concurrent clients.
 
 `DATABASE_URL=postgres://postgres@127.0.0.1:5432/aihummer .venv/bin/python bench/api.py`
 
-The server is one uvicorn process (`aihummer.asgi:application`) on a throw-away
+The server is uvicorn (`aihummer.asgi:application`, `BENCH_WORKERS` processes, default 1) on a throw-away
 database with 40 agents, throttling off and a connection pool of 10, as in production.
 Each client is a thread with its own keep-alive connection.
 """
@@ -23,6 +23,7 @@ import requests
 from _django import throwaway_database
 
 REQUESTS_PER_CLIENT = {1: 200, 50: 20}
+WORKERS = int(os.environ.get("BENCH_WORKERS", "1"))  # uvicorn processes
 AGENTS = 40
 
 
@@ -79,7 +80,10 @@ def start_server(database_name: str, port: int) -> subprocess.Popen:
     }
     connection.close()  # the server opens its own connections
     server = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "aihummer.asgi:application", "--port", str(port), "--log-level", "warning"],
+        [
+            *(sys.executable, "-m", "uvicorn", "aihummer.asgi:application", "--port", str(port)),
+            *("--workers", str(WORKERS), "--log-level", "warning"),
+        ],
         env=env,
     )
     deadline = time.monotonic() + 30
@@ -135,6 +139,8 @@ def main() -> None:
     base = f"http://127.0.0.1:{port}"
     try:
         run(base, key, 1, "list")  # warm-up: imports, pool, caches
+        load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+        print(f"uvicorn workers: {WORKERS}; CPUs: {os.cpu_count()}; load average before: {load}")
         print(f"{'workload':<28} {'clients':>7} {'requests':>8} {'p50 ms':>8} {'p99 ms':>8} {'req/s':>8}")
         for workload, label in (
             ("list", "agents list (40, 1 page)"),

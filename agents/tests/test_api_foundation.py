@@ -356,3 +356,41 @@ def test_a_person_in_several_workspaces_names_one(api_agent, api_as, alice, othe
     assert [a["key"] for a in named.json()["results"]] == ["redacteur"]
     assert foreign.status_code == 404
     assert envelope(foreign)["message"] == "Unknown workspace 'initech'."
+
+
+# --- bodies the database could not store ----------------------------------------------
+def test_json_nested_past_the_recursion_limit_is_a_400(api_agent, alice_api):
+    body = "[" * 50_000 + "]" * 50_000
+
+    response = alice_api.generic("PATCH", SECTION, body, content_type="application/json")
+
+    assert response.status_code == 400
+    assert envelope(response)["message"] == "JSON parse error - nested too deeply."
+
+
+@pytest.mark.parametrize("text", ["a\\u0000b", "\\ud800"])
+def test_text_postgresql_cannot_store_is_a_400_at_its_path(api_agent, alice_api, text):
+    body = '{"interaction": {"user_ids": ["ok", "%s"]}}' % text
+
+    response = alice_api.generic(
+        "PUT", "/v1/admin/agents/redacteur/runtime-policy", body, content_type="application/json"
+    )
+
+    assert response.status_code == 400
+    assert envelope(response)["fields"] == {
+        "interaction.user_ids[1]": ["NUL characters and lone surrogates are not allowed."]
+    }
+
+
+def test_header_values_are_checked_before_any_query(api_agent, api_as, alice):
+    session = api_as(alice)
+
+    workspace = session.get("/v1/admin/agents", headers={"X-Workspace": "ac\x00me"})
+    idempotency = session.post(
+        "/v1/admin/agents/redacteur/sections", {"key": "ton", "body": "A."}, headers={"Idempotency-Key": "a b"}
+    )
+
+    assert workspace.status_code == 404
+    assert envelope(idempotency)["fields"] == {
+        "Idempotency-Key": ["Use 1 to 255 printable ASCII characters, no spaces."]
+    }
