@@ -370,7 +370,7 @@ def test_json_nested_past_the_recursion_limit_is_a_400(api_agent, alice_api):
 
 @pytest.mark.parametrize("text", ["a\\u0000b", "\\ud800"])
 def test_text_postgresql_cannot_store_is_a_400_at_its_path(api_agent, alice_api, text):
-    body = '{"interaction": {"user_ids": ["ok", "%s"]}}' % text
+    body = '{"interaction": {"user_ids": ["ok", "' + text + '"]}}'
 
     response = alice_api.generic(
         "PUT", "/v1/admin/agents/redacteur/runtime-policy", body, content_type="application/json"
