@@ -158,3 +158,24 @@ def test_charlie_gets_404_for_acmes_versions(proposal, api_as, charlie, method, 
 def test_a_version_id_too_large_is_a_404_not_a_crash(api_agent, alice_api):
     assert alice_api.get(f"{QUEUE}/99999999999999999").status_code == 404
     assert alice_api.get(f"{QUEUE}/123456789012345678901234").status_code == 404
+
+
+@pytest.mark.parametrize("proposals", [1, 6])
+def test_the_queue_page_costs_the_same_whatever_its_length(
+    api_agent, alice, alice_api, proposals, django_assert_num_queries
+):
+    for n in range(proposals):
+        prompt_version_propose(agent=api_agent, changes={"onboarding": f"Bonjour {n}."}, actor=Actor.for_user(alice))
+    alice_api.get(QUEUE)
+
+    with django_assert_num_queries(2):  # the key, the page (agent, proposer, reviewer, base joined)
+        response = alice_api.get(f"{QUEUE}?status=pending")
+
+    assert len(response.json()["results"]) == proposals
+
+
+def test_a_version_detail_is_read_in_a_fixed_number_of_queries(proposal, alice_api, django_assert_num_queries):
+    alice_api.get(f"{QUEUE}/{proposal.pk}")
+
+    with django_assert_num_queries(2):  # the key, the version with its agent and live version (not stale)
+        alice_api.get(f"{QUEUE}/{proposal.pk}")
