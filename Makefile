@@ -26,6 +26,7 @@ run: $(VENV)/.run-deps
 
 services:
 	bin/ensure-browser
+	bin/ensure-oidc-provider
 	bin/ensure-services
 
 lint: $(VENV)/.test-deps

@@ -71,6 +71,13 @@ REQUIRED_SCOPE = {
 AGENT_FORBIDDEN = {Verb.DECIDE, Verb.PUBLISH, Verb.MANAGE}
 
 
+def may_use_admin(user: object) -> bool:
+    """Every active workspace member may log into the admin (no `is_staff` needed)."""
+    if not getattr(user, "is_active", False):
+        return False
+    return user.is_superuser or user.memberships.exists()
+
+
 def role_grants(role: str, verb: Verb) -> bool:
     return ROLE_ORDER.index(Membership.Role(role)) >= ROLE_ORDER.index(MINIMUM_ROLE[verb])
 
@@ -131,6 +138,12 @@ class Actor:
         admin of every workspace, but never a reviewer (only identified people decide)."""
         return cls(kind=cls.OPERATOR, surface="cli", client_name=name or getpass.getuser())
 
+    @classmethod
+    def for_identity_provider(cls) -> Actor:
+        """Single sign-on applying a person's groups at login: trusted to manage the
+        memberships it grants, never a reviewer."""
+        return cls(kind=cls.OPERATOR, surface="sso", client_name="oidc")
+
     # --- identity ---------------------------------------------------------------------
     @property
     def identity(self) -> tuple[str, int | str]:
@@ -166,7 +179,7 @@ class Actor:
             return f"{label}/{self.client_name}" if self.client_name else label
         if self.kind == self.AGENT:
             return f"agent:{self.agent.key}"
-        return f"cli:{self.client_name}"
+        return f"{self.surface}:{self.client_name}"
 
     def __str__(self) -> str:
         return self.source

@@ -11,13 +11,27 @@ from django.utils import timezone
 from aihummer.actors import Actor, Verb
 from aihummer.admin_site import ServiceModelForm, WorkspaceScopedAdmin
 from aihummer.exceptions import ApplicationError
-from aihummer.models import ApiKey, Membership, User, Workspace
+from aihummer.models import ApiKey, Membership, OidcIdentity, User, Workspace
 from aihummer.services import VALID_SCOPES, api_key_create, api_key_revoke
+
+
+class OidcIdentityInline(admin.TabularInline):
+    """Who the person is at the identity provider; written only by single sign-on."""
+
+    model = OidcIdentity
+    extra = 0
+    fields = readonly_fields = ["issuer", "subject", "last_login_at", "created_at"]
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: User | None = None) -> bool:
+        return False
 
 
 @admin.register(User)
 class AiHummerUserAdmin(UserAdmin):
     """People are managed by superusers; workspace admins add them by username."""
+
+    inlines = [OidcIdentityInline]
 
     def has_module_permission(self, request: HttpRequest) -> bool:
         return request.user.is_superuser
@@ -49,11 +63,20 @@ class MembershipForm(forms.ModelForm):
         model = Membership
         fields = ["user", "role"]
 
+    def clean_role(self) -> str:
+        role = self.cleaned_data["role"]
+        if self.instance.pk and self.instance.managed_by_sso and role != self.instance.role:
+            raise forms.ValidationError(
+                "This role comes from the person's groups at the identity provider; change the groups there."
+            )
+        return role
+
 
 class MembershipInline(admin.TabularInline):
     model = Membership
     form = MembershipForm
     extra = 0
+    readonly_fields = ["managed_by_sso"]
 
     def _may_manage(self, request: HttpRequest, obj: Workspace | None) -> bool:
         return obj is not None and Actor.for_request(request).can(Verb.MANAGE, obj)

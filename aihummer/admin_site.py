@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.admin.utils import unquote
@@ -12,15 +13,10 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from simple_history.admin import SimpleHistoryAdmin
 
-from aihummer.actors import Actor, Verb
+from aihummer.actors import Actor, Verb, may_use_admin
 from aihummer.exceptions import ApplicationError
 from aihummer.models import Workspace
-
-
-def may_use_admin(user: object) -> bool:
-    if not getattr(user, "is_active", False):
-        return False
-    return user.is_superuser or user.memberships.exists()
+from aihummer.sso.views import OidcLogoutView, is_sso_session
 
 
 class MemberAuthenticationForm(AdminAuthenticationForm):
@@ -46,6 +42,22 @@ class AiHummerAdminSite(admin.AdminSite):
 
     def actor(self, request: HttpRequest) -> Actor:
         return Actor.for_request(request)
+
+    def login(self, request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
+        """The login page offers "Log in with SSO" when OIDC is configured, and the
+        password form unless local accounts are turned off (AIHUMMER_LOCAL_LOGIN)."""
+        if request.method == "POST" and not settings.AIHUMMER_LOCAL_LOGIN:
+            messages.error(request, "Local accounts are turned off; log in with SSO.")
+            return HttpResponseRedirect(request.get_full_path())
+        context = {"sso_enabled": settings.OIDC_ENABLED, "local_login": settings.AIHUMMER_LOCAL_LOGIN}
+        return super().login(request, {**context, **(extra_context or {})})
+
+    def logout(self, request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
+        """A person who came through the identity provider leaves it too (RP-initiated
+        logout), when it offers an end-session endpoint."""
+        if request.method == "POST" and settings.OIDC_ENABLED and is_sso_session(request):
+            return OidcLogoutView.as_view()(request)
+        return super().logout(request, extra_context)
 
 
 class WorkspaceScopedAdmin(SimpleHistoryAdmin):

@@ -17,7 +17,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, connection, transaction
 from django.http import Http404, HttpRequest, JsonResponse
 from django.utils import timezone
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema
 from rest_framework import exceptions as drf_exceptions
 from rest_framework import serializers, status
 from rest_framework.pagination import CursorPagination
@@ -400,33 +400,53 @@ class AdminViewSet(ApiMixin, GenericViewSet):
 
 # --- root endpoints -------------------------------------------------------------------
 class MeApi(ApiMixin, APIView):
-    """The caller: its source label, workspace, key name and scopes (keys), or the
-    person's workspaces and roles (sessions)."""
+    """Who is calling: an API key (its workspace, name and scopes) or a person, through
+    a session or the identity provider's token (their workspaces and roles)."""
 
-    class OutputSerializer(serializers.Serializer):
+    class KeyOutputSerializer(serializers.Serializer):
         source = serializers.CharField()
-        workspace = serializers.CharField(allow_null=True)
-        key = serializers.CharField(allow_null=True)
+        workspace = serializers.CharField()
+        key = serializers.CharField()
         scopes = serializers.ListField(child=serializers.CharField())
         owner = serializers.CharField(allow_null=True)
 
-    @extend_schema(responses=OutputSerializer)
+    class PersonOutputSerializer(serializers.Serializer):
+        class MembershipSerializer(serializers.Serializer):
+            workspace = serializers.CharField(source="workspace.slug")
+            role = serializers.CharField()
+
+        source = serializers.CharField()
+        username = serializers.CharField()
+        email = serializers.CharField(allow_blank=True)
+        memberships = MembershipSerializer(many=True)
+
+    @extend_schema(
+        responses=PolymorphicProxySerializer(
+            component_name="Me",
+            serializers=[KeyOutputSerializer, PersonOutputSerializer],
+            resource_type_field_name=None,
+        )
+    )
     def get(self, request: Request) -> Response:
         actor = self.actor
-        api_key = actor.api_key
-        if api_key is None:
-            workspaces = actor.workspace_ids(Verb.READ)
-            only = Workspace.objects.get(pk=workspaces[0]).slug if workspaces and len(workspaces) == 1 else None
-            data = {"source": actor.source, "workspace": only, "key": None, "scopes": [], "owner": None}
-        else:
+        if actor.kind == Actor.USER:
+            user = actor.user
             data = {
                 "source": actor.source,
-                "workspace": api_key.workspace.slug,
-                "key": api_key.name,
-                "scopes": sorted(api_key.scope_set),
-                "owner": api_key.owner.get_username() if api_key.owner else None,
+                "username": user.get_username(),
+                "email": user.email,
+                "memberships": user.memberships.select_related("workspace").order_by("workspace__slug"),
             }
-        return Response(self.OutputSerializer(data).data)
+            return Response(self.PersonOutputSerializer(data).data)
+        api_key = actor.api_key
+        data = {
+            "source": actor.source,
+            "workspace": api_key.workspace.slug,
+            "key": api_key.name,
+            "scopes": sorted(api_key.scope_set),
+            "owner": api_key.owner.get_username() if api_key.owner else None,
+        }
+        return Response(self.KeyOutputSerializer(data).data)
 
 
 def healthz(request: HttpRequest) -> JsonResponse:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
@@ -17,6 +18,10 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from django.core.exceptions import ImproperlyConfigured
 
 MIN_SECRET_KEY_LENGTH = 50
+# Membership roles, as aihummer.models.Membership.Role spells them (settings are read
+# before models can be imported; a test keeps the two lists equal).
+MEMBERSHIP_ROLES = ("viewer", "editor", "reviewer", "admin")
+_WORKSPACE_SLUG = re.compile(r"^[a-z0-9_-]+$")
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
@@ -167,3 +172,39 @@ def load_or_create_dev_secrets(path: Path) -> dict[str, str]:
         path.write_text(json.dumps(data, indent=2))
         path.chmod(0o600)
     return data
+
+
+def parse_workspace_role(text: str) -> tuple[str, str] | None:
+    """`"acme:reviewer"` → `("acme", "reviewer")`; None when either part is not valid."""
+    workspace, sep, role = text.partition(":")
+    if not sep or role not in MEMBERSHIP_ROLES or not _WORKSPACE_SLUG.match(workspace):
+        return None
+    return workspace, role
+
+
+def parse_group_roles(text: str, *, variable: str = "AIHUMMER_OIDC_GROUP_ROLES") -> dict[str, list[tuple[str, str]]]:
+    """The mapping `{"<group>": "<workspace>:<role>" | ["<workspace>:<role>", ...]}`."""
+    if not text.strip():
+        return {}
+    try:
+        raw = json.loads(text)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{variable} must be a JSON object: {exc}.") from exc
+    if not isinstance(raw, dict):
+        raise ImproperlyConfigured(f'{variable} must be a JSON object like {{"<group>": "<workspace>:<role>"}}.')
+    mapping: dict[str, list[tuple[str, str]]] = {}
+    for group, targets in raw.items():
+        targets = [targets] if isinstance(targets, str) else targets
+        if not isinstance(targets, list) or not targets:
+            raise ImproperlyConfigured(
+                f"{variable}: group {group!r} must map to '<workspace>:<role>' or a list of them."
+            )
+        parsed = [parse_workspace_role(target) if isinstance(target, str) else None for target in targets]
+        for target, result in zip(targets, parsed, strict=True):
+            if result is None:
+                raise ImproperlyConfigured(
+                    f"{variable}: group {group!r} maps to {target!r}; use '<workspace>:<role>' with a role among "
+                    f"{', '.join(MEMBERSHIP_ROLES)}."
+                )
+        mapping[group] = parsed
+    return mapping

@@ -62,6 +62,12 @@ class Membership(TimeStampedModel):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="memberships")
     role = models.CharField(max_length=20, choices=Role.choices, default=Role.VIEWER)
+    managed_by_sso = models.BooleanField(
+        "managed by SSO",
+        default=False,
+        help_text="Granted by the person's groups at the identity provider, and removed with them at their next "
+        "login. Memberships granted here are never touched by single sign-on.",
+    )
 
     history = HistoricalRecords()
 
@@ -77,6 +83,30 @@ class Membership(TimeStampedModel):
 
     def __str__(self) -> str:
         return f"{self.user} in {self.workspace} ({self.role})"
+
+
+class OidcIdentity(TimeStampedModel):
+    """Who a person is at an OpenID provider: the `sub` claim, unique per issuer.
+
+    A person is found by this pair at every login and for every bearer token, never
+    by e-mail alone; e-mail and name are copies kept in sync from the claims.
+    """
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="oidc_identities")
+    issuer = models.CharField(max_length=255)
+    subject = models.CharField(max_length=255)
+    last_login_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = "OpenID identity"
+        verbose_name_plural = "OpenID identities"
+        constraints = [
+            models.UniqueConstraint(fields=["issuer", "subject"], name="aihummer_oidcidentity_unique_subject"),
+            models.UniqueConstraint(fields=["user", "issuer"], name="aihummer_oidcidentity_unique_user_issuer"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.subject} at {self.issuer}"
 
 
 class ApiKey(TimeStampedModel):

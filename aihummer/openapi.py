@@ -102,3 +102,16 @@ class SessionScheme(OpenApiAuthenticationExtension):
             "name": "sessionid",
             "description": "A person's admin session; writes need the X-CSRFToken header.",
         }
+
+
+class OidcBearerScheme(OpenApiAuthenticationExtension):
+    target_class = "aihummer.auth.OidcBearerAuthentication"
+    name = "oidcBearer"
+
+    def get_security_definition(self, auto_schema: AutoSchema) -> dict:
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "bearerFormat": "JWT",
+            "description": "An access token of the OpenID provider (single sign-on): the person and their roles.",
+        }

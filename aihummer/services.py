@@ -45,19 +45,37 @@ def workspace_create(*, slug: str, name: str, actor: Actor) -> Workspace:
     return workspace
 
 
-def membership_set(*, workspace: Workspace, user: User, role: str, actor: Actor) -> Membership:
-    """Give `user` `role` in `workspace` (creating or changing the membership)."""
+def membership_set(
+    *, workspace: Workspace, user: User, role: str, actor: Actor, managed_by_sso: bool = False, reason: str = ""
+) -> Membership:
+    """Give `user` `role` in `workspace` (creating or changing the membership).
+
+    `managed_by_sso` marks a membership single sign-on granted and may take away; a
+    role set by anyone else is the workspace's own and SSO leaves it alone.
+    """
     actor.require(Verb.MANAGE, workspace)
     with transaction.atomic():
         membership = Membership.objects.select_for_update().filter(workspace=workspace, user=user).first()
         membership = membership or Membership(workspace=workspace, user=user)
-        if membership.pk and membership.role == role:
+        if membership.pk and membership.role == role and membership.managed_by_sso == managed_by_sso:
             return membership
         membership.role = role
+        membership.managed_by_sso = managed_by_sso
         membership.full_clean()
-        stamp(membership, actor=actor, reason=f"role {role}")
+        stamp(membership, actor=actor, reason=reason or f"role {role}")
         membership.save()
     return membership
+
+
+def membership_remove(*, membership: Membership, actor: Actor, reason: str = "") -> None:
+    """End a membership; removing one that is already gone is harmless."""
+    actor.require(Verb.MANAGE, membership.workspace)
+    with transaction.atomic():
+        membership = Membership.objects.select_for_update().filter(pk=membership.pk).first()
+        if membership is None:
+            return
+        stamp(membership, actor=actor, reason=reason or "removed")
+        membership.delete()
 
 
 def api_key_create(

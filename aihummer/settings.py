@@ -5,6 +5,7 @@ generated secrets kept in `var/dev-secrets.json`; `AIHUMMER_ENV=production` refu
 start until every unsafe default has been replaced, and says which.
 """
 
+import re
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -13,6 +14,7 @@ from aihummer.env import (
     Env,
     load_or_create_dev_secrets,
     parse_database_url,
+    parse_group_roles,
     production_problems,
     validate_vault_keys,
 )
@@ -65,6 +67,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "aihummer.sso.middleware.SessionRefresh",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
@@ -101,7 +104,6 @@ DATABASES = {
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Authentication ----------------------------------------------------------------
-AUTHENTICATION_BACKENDS = ["django.contrib.auth.backends.ModelBackend"]
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -110,31 +112,57 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 LOGIN_URL = "admin:login"
 
+# Single sign-on with OpenID Connect (aihummer/sso/, README "Single sign-on"): enabled
+# when the client id is set. The routes under /oidc/ and the session refresh
+# middleware are always installed and read these settings at each request.
 OIDC_RP_CLIENT_ID = env.str("OIDC_RP_CLIENT_ID")
 OIDC_RP_CLIENT_SECRET = env.str("OIDC_RP_CLIENT_SECRET")
+OIDC_OP_ISSUER = env.str("OIDC_OP_ISSUER")
 OIDC_OP_AUTHORIZATION_ENDPOINT = env.str("OIDC_OP_AUTHORIZATION_ENDPOINT")
 OIDC_OP_TOKEN_ENDPOINT = env.str("OIDC_OP_TOKEN_ENDPOINT")
-OIDC_OP_USER_ENDPOINT = env.str("OIDC_OP_USER_ENDPOINT")
+OIDC_OP_USER_ENDPOINT = env.str("OIDC_OP_USER_ENDPOINT")  # optional: claims then come from the ID token alone
 OIDC_OP_JWKS_ENDPOINT = env.str("OIDC_OP_JWKS_ENDPOINT")
+OIDC_OP_LOGOUT_ENDPOINT = env.str("OIDC_OP_LOGOUT_ENDPOINT")  # the provider's end_session_endpoint, optional
 OIDC_RP_SIGN_ALGO = env.choice("OIDC_RP_SIGN_ALGO", ["RS256", "ES256", "HS256"], default="RS256")
+OIDC_RP_SCOPES = env.str("OIDC_RP_SCOPES", "openid email profile")
+OIDC_API_AUDIENCE = env.str("OIDC_API_AUDIENCE")  # bearer access tokens on /v1/ are accepted when set
+OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS = env.int("OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS", 15 * 60, minimum=30)
+OIDC_USE_PKCE = True
+OIDC_STORE_ID_TOKEN = True  # the id_token_hint of RP-initiated logout
+OIDC_TIMEOUT = 10
+# Machine surfaces are never redirected to a login page by SessionRefresh.
+OIDC_EXEMPT_URLS = [re.compile(r"^/v1/"), re.compile(r"^/mcp"), re.compile(r"^/healthz$")]
+OIDC_OP_LOGOUT_URL_METHOD = "aihummer.sso.views.provider_logout_url"
+LOGIN_REDIRECT_URL = "admin:index"
+LOGIN_REDIRECT_URL_FAILURE = "admin:login"
+AIHUMMER_OIDC_ROLES_CLAIM = env.str("AIHUMMER_OIDC_ROLES_CLAIM", "groups")
+AIHUMMER_OIDC_GROUP_ROLES = parse_group_roles(env.str("AIHUMMER_OIDC_GROUP_ROLES"))
+AIHUMMER_OIDC_LINK_VERIFIED_EMAIL = env.bool("AIHUMMER_OIDC_LINK_VERIFIED_EMAIL", False)
+AIHUMMER_LOCAL_LOGIN = env.bool("AIHUMMER_LOCAL_LOGIN", True)
 OIDC_ENABLED = bool(OIDC_RP_CLIENT_ID)
 if OIDC_ENABLED:
     _missing = [
         name
         for name in (
             "OIDC_RP_CLIENT_SECRET",
+            "OIDC_OP_ISSUER",
             "OIDC_OP_AUTHORIZATION_ENDPOINT",
             "OIDC_OP_TOKEN_ENDPOINT",
-            "OIDC_OP_USER_ENDPOINT",
         )
         if not globals()[name]
     ]
-    if OIDC_RP_SIGN_ALGO != "HS256" and not OIDC_OP_JWKS_ENDPOINT:
+    if (OIDC_RP_SIGN_ALGO != "HS256" or OIDC_API_AUDIENCE) and not OIDC_OP_JWKS_ENDPOINT:
         _missing.append("OIDC_OP_JWKS_ENDPOINT")
     if _missing:
         raise ImproperlyConfigured(f"OIDC_RP_CLIENT_ID is set but {', '.join(_missing)} is not.")
-    INSTALLED_APPS.append("mozilla_django_oidc")
-    AUTHENTICATION_BACKENDS.insert(0, "mozilla_django_oidc.auth.OIDCAuthenticationBackend")
+elif not AIHUMMER_LOCAL_LOGIN:
+    raise ImproperlyConfigured(
+        "AIHUMMER_LOCAL_LOGIN=false needs single sign-on (OIDC_RP_CLIENT_ID): nobody could log in."
+    )
+AUTHENTICATION_BACKENDS = [
+    *(["aihummer.sso.backend.OidcBackend"] if OIDC_ENABLED else []),
+    *(["django.contrib.auth.backends.ModelBackend"] if AIHUMMER_LOCAL_LOGIN else []),
+]
 
 # --- Security ----------------------------------------------------------------------
 SESSION_COOKIE_HTTPONLY = True
@@ -220,6 +248,7 @@ if CACHE_URL:
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "aihummer.auth.ApiKeyAuthentication",
+        "aihummer.auth.OidcBearerAuthentication",
         "aihummer.auth.SessionActorAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

@@ -1,4 +1,3 @@
-from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
 from django.views.generic import RedirectView
@@ -7,6 +6,7 @@ from rest_framework.routers import SimpleRouter
 
 from agents import api as agents_api
 from aihummer.api import MeApi, healthz, not_found
+from aihummer.sso.views import OidcCallbackView, OidcLoginView, OidcLogoutView
 
 KEY = "(?P<agent_key>[a-z0-9_-]{1,50})"
 
@@ -35,9 +35,11 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
     path("v1/", include((v1_patterns, "v1"))),
+    # Always routed, answering 404 until OIDC is configured: the views read the
+    # settings at each request. Named as mozilla-django-oidc expects.
+    path("oidc/authenticate/", OidcLoginView.as_view(), name="oidc_authentication_init"),
+    path("oidc/callback/", OidcCallbackView.as_view(), name="oidc_authentication_callback"),
+    path("oidc/logout/", OidcLogoutView.as_view(), name="oidc_logout"),
 ]
-
-if settings.OIDC_ENABLED:
-    urlpatterns.append(path("oidc/", include("mozilla_django_oidc.urls")))
 
 handler404 = not_found

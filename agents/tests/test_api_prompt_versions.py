@@ -7,6 +7,7 @@ import pytest
 from agents.models import Agent, PromptVersion
 from agents.services import prompt_version_propose
 from aihummer.actors import Actor
+from aihummer.tests.test_sso import oidc, sign, ursula  # noqa: F401 -- the identity provider's fixtures
 
 QUEUE = "/v1/admin/prompt-versions"
 
@@ -19,6 +20,11 @@ def error(response) -> dict:
 def proposal(api_agent, alice):
     """v2 of redacteur, proposed by alice (pending)."""
     return prompt_version_propose(agent=api_agent, changes={"onboarding": "Bonjour."}, actor=Actor.for_user(alice))
+
+
+@pytest.fixture
+def sign_token():
+    return sign
 
 
 @pytest.fixture
@@ -179,3 +185,21 @@ def test_a_version_detail_is_read_in_a_fixed_number_of_queries(proposal, alice_a
 
     with django_assert_num_queries(2):  # the key, the version with its agent and live version (not stale)
         alice_api.get(f"{QUEUE}/{proposal.pk}")
+
+
+def test_a_reviewer_signed_in_at_the_identity_provider_approves_with_a_bearer_token(
+    proposal,
+    client,
+    oidc,  # noqa: F811 -- the identity provider's fixture, imported above
+    ursula,  # noqa: F811
+    sign_token,
+):
+    response = client.post(
+        f"{QUEUE}/{proposal.pk}/approve",
+        {"note": "ok"},
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {sign_token({})}"},
+    )
+
+    assert response.status_code == 200
+    assert (response.json()["status"], response.json()["reviewed_by"]) == ("approved", ursula.get_username())

@@ -95,7 +95,7 @@ def test_the_schema_is_valid_openapi_3(client, db):
 
     validate(document)
     assert document["openapi"].startswith("3.")
-    assert set(document["components"]["securitySchemes"]) == {"apiKey", "session"}
+    assert set(document["components"]["securitySchemes"]) == {"apiKey", "oidcBearer", "session"}
 
 
 def test_the_docs_page_serves_its_assets_itself(client, db):

@@ -1,0 +1,114 @@
+"""Bearer access tokens from the OpenID provider, for the API (and /mcp).
+
+`user_from_bearer_token()` is the one entry point: it checks the token's signature
+against the provider's published keys (JWKS), its issuer, audience
+(`OIDC_API_AUDIENCE`) and expiry, then finds the person by `(issuer, sub)`. Their
+roles are the memberships single sign-on applied at their last login.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import jwt
+from django.conf import settings
+
+from aihummer.models import OidcIdentity, User
+
+# Public-key signatures only, whatever the ID token uses: the key comes from the
+# provider's JWKS, and PyJWT refuses a key whose type does not fit the algorithm.
+ACCESS_TOKEN_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512"]
+# Clocks of the provider and of this server disagree a little.
+CLOCK_LEEWAY_SECONDS = 30
+# Keys are fetched once and kept this long; a token signed with a new key id makes
+# PyJWKClient fetch the set again (at most once a minute), so a key rotation at the
+# provider needs no restart.
+JWKS_CACHE_SECONDS = 300
+JWKS_REFRESH_SECONDS = 60
+
+
+class InvalidBearerToken(Exception):
+    """The token is not one this server accepts; the message says why."""
+
+
+class IdentityProviderUnavailable(Exception):
+    """The provider's keys could not be fetched: nobody is at fault but the network."""
+
+
+def bearer_tokens_enabled() -> bool:
+    return bool(settings.OIDC_ENABLED and settings.OIDC_API_AUDIENCE)
+
+
+@functools.cache
+def _jwks_client(url: str) -> jwt.PyJWKClient:
+    # cooldown_duration: made-up key ids make PyJWT fetch the set again at most this
+    # often, so nobody can make this server hammer the provider.
+    return jwt.PyJWKClient(
+        url,
+        cache_keys=True,
+        lifespan=JWKS_CACHE_SECONDS,
+        timeout=settings.OIDC_TIMEOUT,
+        cooldown_duration=JWKS_REFRESH_SECONDS,
+    )
+
+
+def signing_key(token: str) -> Any:
+    """The provider's public key that signed `token` (by its `kid`)."""
+    try:
+        return _jwks_client(settings.OIDC_OP_JWKS_ENDPOINT).get_signing_key_from_jwt(token).key
+    except jwt.PyJWKClientConnectionError as exc:
+        raise IdentityProviderUnavailable("The identity provider's signing keys could not be fetched.") from exc
+    except jwt.PyJWKClientError as exc:
+        raise InvalidBearerToken(f"Invalid token: {exc}") from exc
+    except jwt.DecodeError as exc:
+        raise InvalidBearerToken(f"Invalid token: {exc}") from exc
+
+
+def access_token_claims(token: str) -> dict[str, Any]:
+    """The claims of a valid access token; `InvalidBearerToken` says what is wrong."""
+    key = signing_key(token)
+    try:
+        return jwt.decode(
+            token,
+            key,
+            algorithms=ACCESS_TOKEN_ALGORITHMS,
+            audience=settings.OIDC_API_AUDIENCE,
+            issuer=settings.OIDC_OP_ISSUER,
+            leeway=CLOCK_LEEWAY_SECONDS,
+            options={"require": ["exp", "iss", "aud", "sub"]},
+        )
+    except jwt.ExpiredSignatureError as exc:
+        raise InvalidBearerToken("The token has expired.") from exc
+    except jwt.InvalidAudienceError as exc:
+        raise InvalidBearerToken(
+            f"The token is not meant for this API (audience {settings.OIDC_API_AUDIENCE})."
+        ) from exc
+    except jwt.InvalidIssuerError as exc:
+        raise InvalidBearerToken(f"The token was not issued by {settings.OIDC_OP_ISSUER}.") from exc
+    except jwt.InvalidSignatureError as exc:
+        raise InvalidBearerToken("The token's signature does not verify.") from exc
+    except jwt.InvalidAlgorithmError as exc:
+        raise InvalidBearerToken(f"The token must be signed with one of {', '.join(ACCESS_TOKEN_ALGORITHMS)}.") from exc
+    except jwt.InvalidTokenError as exc:
+        raise InvalidBearerToken(f"Invalid token: {exc}") from exc
+
+
+def user_from_bearer_token(token: str) -> User:
+    """The active person a provider-issued access token stands for.
+
+    Raises `InvalidBearerToken` (answer 401) or `IdentityProviderUnavailable` (503).
+    """
+    if not bearer_tokens_enabled():
+        raise InvalidBearerToken("Access tokens from the identity provider are not accepted here.")
+    claims = access_token_claims(token)
+    identity = (
+        OidcIdentity.objects.select_related("user")
+        .filter(issuer=settings.OIDC_OP_ISSUER, subject=str(claims["sub"]))
+        .first()
+    )
+    if identity is None:
+        raise InvalidBearerToken("No AiHummer account has signed in with this identity yet; sign in to the admin once.")
+    if not identity.user.is_active:
+        raise InvalidBearerToken("This account is disabled.")
+    return identity.user

@@ -1,0 +1,61 @@
+// A real OpenID provider for the SSO tests: the OpenID-certified `oidc-provider`
+// package with its development login and consent pages (any password is accepted;
+// the login is the account id, i.e. the `sub` claim).
+//
+// Configuration comes from the environment (set by aihummer/tests/oidc_provider.py):
+//   PORT, CLIENT_ID, CLIENT_SECRET, REDIRECT_URI, POST_LOGOUT_REDIRECT_URI,
+//   API_AUDIENCE, ACCOUNTS_FILE (JSON {"<sub>": {claims}}, re-read at every lookup
+//   so a test can change a person's groups while the provider runs).
+import { readFileSync } from "node:fs";
+import Provider, { errors } from "oidc-provider";
+
+const env = process.env;
+const issuer = `http://127.0.0.1:${env.PORT}`;
+
+function accountClaims(sub) {
+  return JSON.parse(readFileSync(env.ACCOUNTS_FILE, "utf8"))[sub];
+}
+
+const provider = new Provider(issuer, {
+  clients: [
+    {
+      client_id: env.CLIENT_ID,
+      client_secret: env.CLIENT_SECRET,
+      redirect_uris: [env.REDIRECT_URI],
+      post_logout_redirect_uris: [env.POST_LOGOUT_REDIRECT_URI],
+      token_endpoint_auth_method: "client_secret_post",
+      id_token_signed_response_alg: "RS256",
+    },
+  ],
+  claims: {
+    openid: ["sub"],
+    email: ["email", "email_verified"],
+    profile: ["name", "preferred_username"],
+    groups: ["groups"],
+  },
+  // Profile claims in the ID token itself: the access token below is audienced to
+  // the API, so it cannot be used at the userinfo endpoint.
+  conformIdTokenClaims: false,
+  async findAccount(ctx, sub) {
+    const claims = accountClaims(sub);
+    if (!claims) return undefined;
+    return { accountId: sub, claims: async () => ({ sub, ...claims }) };
+  },
+  features: {
+    devInteractions: { enabled: true },
+    rpInitiatedLogout: { enabled: true },
+    // The authorization code flow's access token is a JWT (RFC 9068) for the API.
+    resourceIndicators: {
+      enabled: true,
+      defaultResource: async (ctx, client, oneOf) => oneOf || env.API_AUDIENCE,
+      useGrantedResource: async () => true,
+      getResourceServerInfo: async (ctx, resource) => {
+        if (resource !== env.API_AUDIENCE) throw new errors.InvalidTarget();
+        return { scope: "api", audience: env.API_AUDIENCE, accessTokenFormat: "jwt", accessTokenTTL: 600 };
+      },
+    },
+  },
+  ttl: { AccessToken: 600, IdToken: 600, Session: 3600, Interaction: 600, Grant: 3600 },
+});
+
+provider.listen(Number(env.PORT), "127.0.0.1", () => console.log(`ready ${issuer}`));
