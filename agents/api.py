@@ -24,6 +24,7 @@ from agents import catalog
 from agents.diff import ItemChanges, TextChange, snapshot_diff
 from agents.models import AgentTurn, Credential, DebugLog, Preset, PromptVersion, Skill
 from agents.runtime import agent_run_test
+from agents.runtime.tools import REGISTRY
 from agents.selectors import (
     agent_get_by_key,
     agent_list,
@@ -345,7 +346,9 @@ class AgentCreateSerializer(serializers.Serializer):
     sections = SectionSerializer(many=True, required=False)
     skills = AgentSkillSerializer(many=True, required=False)
     runtime_policy = JsonObjectField(required=False, help_text="Omitted or `{}`: the defaults.")
-    allowed_tool_names = serializers.ListField(child=serializers.CharField(max_length=64), required=False)
+    allowed_tool_names = serializers.ListField(
+        child=serializers.ChoiceField(choices=sorted(REGISTRY)), max_length=64, required=False
+    )
 
     def snapshot(self) -> dict:
         data = self.validated_data
@@ -369,6 +372,12 @@ class AgentUpdateSerializer(ProposalInSerializer):
         required=False,
         help_text="A whole new policy, proposed like any change to what the agent is told: `{}` resets to the "
         "defaults, omitted keeps the current one. `reason` and `mode` apply to it.",
+    )
+    allowed_tool_names = serializers.ListField(
+        child=serializers.ChoiceField(choices=sorted(REGISTRY)),
+        max_length=64,
+        required=False,
+        help_text="The tools it may call (empty: none), proposed like the policy.",
     )
 
 
@@ -502,20 +511,21 @@ class AgentViewSet(
 
     @extend_schema(request=AgentUpdateSerializer, responses={200: AgentUpdatedSerializer, 202: AgentUpdatedSerializer})
     def partial_update(self, request: Request, key: str) -> Response:
-        """Name, description, preset and enabled change at once (publish right); a
-        `runtime_policy` is proposed (202 while it waits for review, with its
-        `Location`)."""
+        """Name, description, preset and enabled change at once (publish right);
+        `runtime_policy` and `allowed_tool_names` are proposed (202 while the proposal
+        waits for review, with its `Location`)."""
         serializer = AgentUpdateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         fields = dict(serializer.validated_data)
-        policy, reason, mode = fields.pop("runtime_policy", None), fields.pop("reason"), fields.pop("mode")
+        reason, mode = fields.pop("reason"), fields.pop("mode")
+        changes = {key: fields.pop(key) for key in ("runtime_policy", "allowed_tool_names") if key in fields}
         if "preset" in fields:
             fields["preset"] = self._preset(fields["preset"])
         agent, version = edits.agent_change(
             agent=self.get_agent(),
             actor=self.actor,
             fields=fields,
-            runtime_policy=policy,
+            changes=changes,
             reason=reason,
             mode=mode,
             expected_live=if_match_version(request),

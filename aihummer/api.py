@@ -101,7 +101,8 @@ def flatten_errors(detail: object, prefix: str = "") -> dict[str, list[str]]:
     errors: dict[str, list[str]] = {}
     if isinstance(detail, dict):
         for key, value in detail.items():
-            path = key if not prefix else f"{prefix}.{key}"
+            # A ListField's errors come keyed by index: `tags[2]`, not `tags.2`.
+            path = f"{prefix}[{key}]" if isinstance(key, int) else (f"{prefix}.{key}" if prefix else key)
             for sub, messages in flatten_errors(value, path).items():
                 errors.setdefault(sub, []).extend(messages)
     elif isinstance(detail, list) and any(isinstance(item, dict | list) for item in detail):

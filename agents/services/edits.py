@@ -236,26 +236,29 @@ def agent_change(
     agent: Agent,
     actor: Actor,
     fields: dict,
-    runtime_policy: object | None = None,
+    changes: dict | None = None,
     reason: str = "",
     mode: str = "pending",
     expected_live: int | None = None,
 ) -> tuple[Agent, PromptVersion | None]:
     """One update of an agent as the REST API takes it: plain `fields` (name,
-    description, preset, enabled) applied at once with the publish right, and a new
-    `runtime_policy` proposed like any change to what the agent is told (omitted:
-    kept; `{}`: the defaults). Both or neither."""
-    if not fields and runtime_policy is None:
+    description, preset, enabled) applied at once with the publish right, and
+    `changes` to what it is told (`runtime_policy`: `{}` resets, omitted keeps;
+    `allowed_tool_names`) proposed like any other. Both or neither."""
+    changes = changes or {}
+    if not fields and not changes:
         raise ValidationError({"non_field_errors": "Name at least one field to change."})
+    if "runtime_policy" in changes:
+        runtime_policy_replace(policy=changes["runtime_policy"])  # paths from the policy's root
     version = None
     with transaction.atomic():
         if fields:
             agent = agent_update_checked(agent=agent, actor=actor, expected_live=expected_live, **fields)
-        if runtime_policy is not None:
+        if changes:
             version = agent_snapshot_edit(
                 agent=agent,
                 actor=actor,
-                edit=runtime_policy_replace(policy=runtime_policy),
+                edit=changes_as_given(changes),
                 reason=reason,
                 mode=mode,
                 expected_live=expected_live,

@@ -140,6 +140,15 @@ def test_an_update_proposes_a_runtime_policy_and_keeps_it_when_omitted(api_agent
     assert error(empty)["fields"] == {"non_field_errors": ["Name at least one field to change."]}
 
 
+def test_an_update_proposes_the_tools_an_agent_may_call(api_agent, alice_api):
+    response = alice_api.patch(AGENT, {"allowed_tool_names": ["delegate"]})
+    unknown = alice_api.patch(AGENT, {"allowed_tool_names": ["rm_rf"]})
+
+    assert response.status_code == 202
+    assert PromptVersion.objects.get(status="pending").snapshot["allowed_tool_names"] == ["delegate"]
+    assert error(unknown)["fields"] == {"allowed_tool_names[0]": ['"rm_rf" is not a valid choice.']}
+
+
 def test_an_editor_may_propose_a_policy_but_not_rename(api_agent, alice_api):
     response = alice_api.patch(AGENT, {"name": "x", "runtime_policy": {}})
 
