@@ -38,7 +38,6 @@ from agents.selectors import (
 from agents.services import (
     agent_clone,
     agent_create,
-    agent_delete,
     credential_create,
     credential_delete,
     credential_update,
@@ -461,7 +460,7 @@ class AgentViewSet(
     lookup_value_regex = KEY_REGEX
     ordering = "key"
     ordering_fields = ("key", "name", "created_at", "updated_at")
-    uses_if_match = True
+    if_match_actions = frozenset({"partial_update", "destroy", "profile", "runtime_policy"})
 
     def get_queryset(self) -> object:
         return agent_list(actor=self.actor, workspace=self.workspace)
@@ -547,7 +546,12 @@ class AgentViewSet(
         depend on it unless `force=true`."""
         force = ForceSerializer(data=request.query_params)
         force.is_valid(raise_exception=True)
-        agent_delete(agent=self.get_agent(), actor=self.actor, force=force.validated_data["force"])
+        edits.agent_delete_checked(
+            agent=self.get_agent(),
+            actor=self.actor,
+            force=force.validated_data["force"],
+            expected_live=if_match_version(request),
+        )
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(methods=["GET"], responses=ProfileSerializer)
@@ -627,7 +631,7 @@ class AgentViewSet(
 class AgentChildViewSet(AdminViewSet):
     """Base of the resources under one agent: `/v1/admin/agents/{agent_key}/...`."""
 
-    uses_if_match = True
+    if_match_actions = frozenset({"create", "partial_update", "destroy", "reorder", "restore"})
 
     def get_agent(self) -> object:
         return agent_get_by_key(actor=self.actor, workspace=self.workspace, key=self.kwargs["agent_key"])

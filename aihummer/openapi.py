@@ -58,14 +58,19 @@ class AutoSchema(BaseAutoSchema):
                     pattern=r"^[\x21-\x7e]{1,255}$",
                 )
             )
-        if self.method != "GET" and getattr(self.view, "uses_if_match", False):
+        if self._takes_if_match():
             parameters.append(IF_MATCH)
         return parameters
+
+    def _takes_if_match(self) -> bool:
+        # Views list the actions that check If-Match (`if_match_actions`).
+        action = getattr(self.view, "action", None)
+        return self.method != "GET" and action in getattr(self.view, "if_match_actions", ())
 
     def _get_response_bodies(self, direction: str = "response") -> dict:
         responses = super()._get_response_bodies(direction)
         codes = READ_ERRORS if self.method == "GET" else WRITE_ERRORS
-        if self.method != "GET" and getattr(self.view, "uses_if_match", False):
+        if self._takes_if_match():
             codes = (*codes, "412")
         if self.method == "POST":
             codes = (*codes, "422")

@@ -4,6 +4,7 @@ tests import them from here: `from agents.services import prompt_version_propose
 from agents.services.agents import AGENT_FIELDS, agent_create, agent_delete, agent_dependents, agent_update
 from agents.services.credentials import credential_create, credential_delete, credential_rotate_all, credential_update
 from agents.services.edits import (
+    agent_delete_checked,
     agent_snapshot_edit,
     agent_update_checked,
     prompt_version_approve_seen,
@@ -42,6 +43,7 @@ __all__ = [
     "agent_clone",
     "agent_create",
     "agent_delete",
+    "agent_delete_checked",
     "agent_dependents",
     "agent_snapshot",
     "agent_snapshot_edit",

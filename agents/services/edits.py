@@ -18,7 +18,7 @@ from django.db import transaction
 
 from agents.models import Agent, PromptVersion, Skill
 from agents.policy import validate_runtime_policy
-from agents.services.agents import agent_update
+from agents.services.agents import agent_delete, agent_update
 from agents.services.common import require_visible, write_verb
 from agents.services.proposals import (
     StaleProposal,
@@ -77,6 +77,17 @@ def agent_update_checked(*, agent: Agent, actor: Actor, expected_live: int | Non
     with transaction.atomic():
         _lock_at(agent, expected_live)
         return agent_update(agent=agent, actor=actor, **fields)
+
+
+def agent_delete_checked(
+    *, agent: Agent, actor: Actor, force: bool = False, expected_live: int | None = None
+) -> list[str]:
+    """`agent_delete` with the If-Match check: nobody deletes an agent that moved on
+    since they looked at it."""
+    actor.require(write_verb(agent.is_sandbox), agent.workspace)
+    with transaction.atomic():
+        _lock_at(agent, expected_live)
+        return agent_delete(agent=agent, actor=actor, force=force)
 
 
 def prompt_version_restore_checked(

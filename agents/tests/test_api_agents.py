@@ -175,10 +175,12 @@ def test_an_agent_others_delegate_to_is_deleted_only_with_force(api_agent, works
     )
 
     refused = ada_api.delete(AGENT)
-    forced = ada_api.delete(f"{AGENT}?force=true")
+    moved = ada_api.delete(f"{AGENT}?force=true", headers={"If-Match": '"2"'})
+    forced = ada_api.delete(f"{AGENT}?force=true", headers={"If-Match": '"1"'})
 
     assert refused.status_code == 409
     assert error(refused)["dependents"] == ["agent 'chef' delegates to it"]
+    assert moved.status_code == 412
     assert forced.status_code == 204
     assert not Agent.objects.filter(key="redacteur").exists()
 
