@@ -394,3 +394,18 @@ def test_header_values_are_checked_before_any_query(api_agent, api_as, alice):
     assert envelope(idempotency)["fields"] == {
         "Idempotency-Key": ["Use 1 to 255 printable ASCII characters, no spaces."]
     }
+
+
+def test_workspace_admins_read_their_audit_entries_in_the_admin(api_agent, alice_api, client, ada, bob):
+    alice_api.patch(SECTION, {"body": "Court."}, headers={"X-Request-Id": "ci-7"})
+    entry = ApiAuditEntry.objects.get()
+
+    client.force_login(ada)
+    listed = client.get("/admin/aihummer/apiauditentry/")
+    one = client.get(f"/admin/aihummer/apiauditentry/{entry.pk}/change/")
+    client.force_login(bob)
+    refused = client.get("/admin/aihummer/apiauditentry/")
+
+    assert listed.status_code == one.status_code == 200
+    assert "ci-7" in listed.content.decode()
+    assert refused.status_code == 403
