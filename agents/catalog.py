@@ -41,6 +41,8 @@ _MODEL_FIELDS: dict[str, type] = {
     "output_per_mtok": Decimal,
     "cached_input_per_mtok": Decimal,
 }
+# Optional model keys (None when absent).
+_OPTIONAL_MODEL_FIELDS: dict[str, type] = {"cache_write_per_mtok": Decimal}
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,9 @@ class ModelInfo:
     input_per_mtok: Decimal
     output_per_mtok: Decimal
     cached_input_per_mtok: Decimal
+    # What writing a token to the provider's cache costs (Anthropic: 1.25x input); None:
+    # the input price.
+    cache_write_per_mtok: Decimal | None = None
 
 
 @dataclass(frozen=True)
@@ -125,8 +130,11 @@ def _parse_model(raw: Any, *, provider: str, index: int, source: str) -> ModelIn
     name = raw.get("name") if isinstance(raw, dict) else None
     label = repr(name) if isinstance(name, str) and name.strip() else f"#{index + 1}"
     where = f"{source}: provider {provider!r}, model {label}"
-    values = _mapping(raw, where, required=set(_MODEL_FIELDS))
+    values = _mapping(raw, where, required=set(_MODEL_FIELDS), optional=frozenset(_OPTIONAL_MODEL_FIELDS))
     fields = {key: _field(values[key], key, kind, where) for key, kind in _MODEL_FIELDS.items()}
+    for key, kind in _OPTIONAL_MODEL_FIELDS.items():
+        if key in values:
+            fields[key] = _field(values[key], key, kind, where)
     if fields["max_output_tokens"] > fields["context_window"]:
         raise ImproperlyConfigured(
             f"{where}: max_output_tokens ({fields['max_output_tokens']}) "
@@ -287,22 +295,38 @@ def validate_model(provider: str, model: str, *, base_url: str = "") -> ModelInf
     return found
 
 
-def cost_usd(info: ModelInfo | None, *, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0) -> Decimal:
+def _or(price: Decimal | None, default: Decimal) -> Decimal:
+    return default if price is None else price
+
+
+def cost_usd(
+    info: ModelInfo | None,
+    *,
+    input_tokens: int,
+    output_tokens: int,
+    cached_input_tokens: int = 0,
+    cache_write_input_tokens: int = 0,
+) -> Decimal:
     """The list price of one call in USD, to the millionth of a dollar (half up).
 
     `input_tokens` counts every prompt token, cached ones included (as OpenAI and Gemini
     report them); `cached_input_tokens` is the part served from the provider's cache and
-    is charged at the cached price. An unknown model on a custom server costs 0.
+    is charged at the cached price, `cache_write_input_tokens` the part written to it,
+    charged at the cache-write price. An unknown model on a custom server costs 0.
     """
-    if min(input_tokens, output_tokens, cached_input_tokens) < 0:
+    if min(input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens) < 0:
         raise ValueError("Token counts cannot be negative.")
-    if cached_input_tokens > input_tokens:
-        raise ValueError(f"cached_input_tokens ({cached_input_tokens}) exceeds input_tokens ({input_tokens}).")
+    if cached_input_tokens + cache_write_input_tokens > input_tokens:
+        raise ValueError(
+            f"cached_input_tokens ({cached_input_tokens}) and cache_write_input_tokens ({cache_write_input_tokens}) "
+            f"exceed input_tokens ({input_tokens})."
+        )
     if info is None:
         return Decimal(0).quantize(_MICRO_USD)
     tokens_times_price = (
-        (input_tokens - cached_input_tokens) * info.input_per_mtok
+        (input_tokens - cached_input_tokens - cache_write_input_tokens) * info.input_per_mtok
         + cached_input_tokens * info.cached_input_per_mtok
+        + cache_write_input_tokens * _or(info.cache_write_per_mtok, info.input_per_mtok)
         + output_tokens * info.output_per_mtok
     )
     return (tokens_times_price / _TOKENS_PER_MTOK).quantize(_MICRO_USD, rounding=ROUND_HALF_UP)

@@ -3,7 +3,10 @@ with real-looking French G3 profiles. Idempotent: existing rows are left alone."
 
 from __future__ import annotations
 
+import json
+
 from agents.models import Agent, Preset, PromptVersion, Skill
+from agents.runtime import agent_turn_run
 from agents.services import agent_create, preset_create, prompt_version_propose, skill_as_snapshot_entry, skill_create
 from aihummer.actors import Actor
 from aihummer.demo import DemoContext
@@ -66,6 +69,8 @@ DEMO_AGENTS = [
     {
         "key": "support",
         "name": "Support client",
+        # The demo's agent that may propose changes to itself: its proposal waits for bob.
+        "allowed_tool_names": ["propose_persona_edit"],
         "description": "Répond aux questions des clients sur le produit.",
         "identity": {
             "name": "Inès",
@@ -95,7 +100,7 @@ def demo_snapshot(spec: dict, shared_skill: Skill) -> dict:
         "onboarding": spec["onboarding"],
         "skills": [skill_as_snapshot_entry(shared_skill)],
         "runtime_policy": {},
-        "allowed_tool_names": [],
+        "allowed_tool_names": spec.get("allowed_tool_names", []),
     }
 
 
@@ -187,15 +192,17 @@ def seed_proposals(context: DemoContext) -> None:
         reason="Synchronisé depuis le guide support v2",
         changes={"onboarding": "Souhaite la bienvenue, présente-toi et demande le numéro de commande ou de ticket."},
     )
-    prompt_version_propose(
+    # The support agent proposes its own persona edit during a real (echo) turn, through
+    # its self-edit tool: what an agent proposes waits for a reviewer like anyone's.
+    edit = {
+        "persona": "Patiente et chaleureuse, un ton simple et direct. Elle reformule la demande avant de répondre.",
+        "reason": "Les clients trouvent mes réponses trop formelles.",
+    }
+    agent_turn_run(
         agent=agents["support"],
-        actor=Actor.for_agent(agents["support"], on_behalf_of=alice),
-        reason="Les clients trouvent mes réponses trop formelles.",
-        changes={
-            "identity": {
-                "persona": "Patiente et chaleureuse, un ton simple et direct. Elle reformule la demande avant de répondre."
-            }
-        },
+        actor=alice,
+        message="Les clients me trouvent trop formelle.\n@call propose_persona_edit "
+        + json.dumps(edit, ensure_ascii=False),
     )
     pending = PromptVersion.objects.filter(workspace=workspace, status=PromptVersion.Status.PENDING).count()
     context.lines.append(f"  {pending} proposals wait for review (one of them stale): log in as bob to decide.")

@@ -2,6 +2,12 @@
 
 Pure functions: `snapshot_diff` says what changed per identity field, section, skill,
 tool and policy key; `word_diff` marks changed words in a text.
+
+A word diff of two long texts is quadratic (2 000 words: 1 s; 10 000: 19 s), so texts
+are compared line by line first, and words only inside the lines that changed, trimmed
+of what they share at both ends. A changed passage still too long to compare word by
+word (`MAX_WORD_PAIRS`) is shown whole, removed then added, and the diff says so
+(`Pieces.coarse`), as does the review page.
 """
 
 from __future__ import annotations
@@ -9,10 +15,23 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from agents.snapshot import IDENTITY_FIELDS
 
-TOKEN = re.compile(r"\s+|[^\s]+")
+# A word with the spaces after it: a lone " " token would match everywhere and make the
+# comparison far slower (1 000 words: 255 ms instead of 150 ms on a 15-word vocabulary).
+TOKEN = re.compile(r"\s+|\S+\s*")
+# Word pairs one changed passage may cost to compare (words before times words after), about
+# 20 ms in the worst case measured (a 15-word vocabulary); natural text is faster.
+MAX_WORD_PAIRS = 250_000
+
+
+class Pieces(list):
+    """`[(op, text), ...]` with op "equal", "delete" or "insert". `coarse`: some changed
+    passages were too long to compare word by word and are shown whole."""
+
+    coarse: bool = False
 
 
 @dataclass(frozen=True)
@@ -21,8 +40,8 @@ class TextChange:
     before: str
     after: str
 
-    @property
-    def words(self) -> list[tuple[str, str]]:
+    @cached_property
+    def words(self) -> Pieces:
         return word_diff(self.before, self.after)
 
 
@@ -61,6 +80,11 @@ class SnapshotDiff:
             or self.tools_removed
             or self.policy
         )
+
+    @property
+    def coarse(self) -> bool:
+        """Some changed passage is shown whole rather than word by word."""
+        return any(change.words.coarse for change in _text_changes(self))
 
     @property
     def change_count(self) -> int:
@@ -133,20 +157,63 @@ def _dict_changes(before: dict, after: dict, prefix: str = "") -> list[tuple[str
     return changes
 
 
-def word_diff(before: str, after: str) -> list[tuple[str, str]]:
-    """`[(op, text), ...]` with op "equal", "delete" or "insert", word by word."""
-    old, new = TOKEN.findall(before), TOKEN.findall(after)
-    pieces: list[tuple[str, str]] = []
+def word_diff(before: str, after: str) -> Pieces:
+    """`[(op, text), ...]` with op "equal", "delete" or "insert": lines compared first,
+    then the words of each changed passage (see the module's docstring)."""
+    pieces = Pieces()
+    old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
     matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
-            pieces.append(("equal", "".join(old[i1:i2])))
-            continue
-        if i2 > i1:
-            pieces.append(("delete", "".join(old[i1:i2])))
-        if j2 > j1:
-            pieces.append(("insert", "".join(new[j1:j2])))
+            _add(pieces, "equal", "".join(old[i1:i2]))
+        else:
+            _changed_passage(pieces, "".join(old[i1:i2]), "".join(new[j1:j2]))
     return pieces
+
+
+def _changed_passage(pieces: Pieces, before: str, after: str) -> None:
+    old, new = TOKEN.findall(before), TOKEN.findall(after)
+    # What both ends share is equal, however long the passage: a one-word edit in a
+    # 20 000-character line costs nothing.
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    _add(pieces, "equal", "".join(old[:head]))
+    middle_old, middle_new = old[head : len(old) - tail], new[head : len(new) - tail]
+    if len(middle_old) * len(middle_new) > MAX_WORD_PAIRS:
+        pieces.coarse = True
+        _add(pieces, "delete", "".join(middle_old))
+        _add(pieces, "insert", "".join(middle_new))
+    else:
+        matcher = difflib.SequenceMatcher(a=middle_old, b=middle_new, autojunk=False)
+        for op, i1, i2, j1, j2 in matcher.get_opcodes():
+            if op == "equal":
+                _add(pieces, "equal", "".join(middle_old[i1:i2]))
+                continue
+            removed, added = "".join(middle_old[i1:i2]), "".join(middle_new[j1:j2])
+            # "trois " → "deux ": the space after both words did not change.
+            space = removed[len(removed.rstrip()) :]
+            if op == "replace" and space and added.endswith(space) and added.strip() and removed.strip():
+                removed, added = removed[: -len(space)], added[: -len(space)]
+            else:
+                space = ""
+            _add(pieces, "delete", removed)
+            _add(pieces, "insert", added)
+            _add(pieces, "equal", space)
+    _add(pieces, "equal", "".join(old[len(old) - tail :]) if tail else "")
+
+
+def _add(pieces: Pieces, op: str, text: str) -> None:
+    """Append, merging with the previous piece of the same kind."""
+    if not text:
+        return
+    if pieces and pieces[-1][0] == op:
+        pieces[-1] = (op, pieces[-1][1] + text)
+    else:
+        pieces.append((op, text))
 
 
 def diff_stats(before: dict | None, after: dict) -> dict:

@@ -292,7 +292,10 @@ class PromptVersion(SandboxedModel, TimeStampedModel):
             models.CheckConstraint(condition=Q(number__gte=1), name="agents_promptversion_number_positive"),
             models.CheckConstraint(condition=~Q(base_version=F("id")), name="agents_promptversion_base_not_self"),
         ]
-        indexes = [models.Index(fields=["workspace", "status"], name="agents_pv_workspace_status")]
+        indexes = [
+            # The queue's default view: a workspace's pending versions, oldest first.
+            models.Index(fields=["workspace", "status", "created_at"], name="agents_pv_queue_order"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.agent.key} v{self.number} ({self.status})"
@@ -366,7 +369,14 @@ class AgentTurn(SandboxedModel):
 
 class DebugLog(SandboxedModel):
     """One model call of a turn, as sent and as answered: secrets redacted, bodies
-    bounded. Kept when the agent or turn's subject is deleted."""
+    bounded. Kept when the agent or turn's subject is deleted.
+
+    An `incremental` log stores what its call added, so a turn's logs grow with its
+    calls, not with their square: `messages` holds the messages new since the call
+    before (the first call: the user's message), and `system_prompt` and
+    `tools_offered` are blank when they are those of the call before. The debug page
+    puts each call's conversation back together (`agents.selectors.debug_log_history`).
+    """
 
     turn = models.ForeignKey(AgentTurn, on_delete=models.CASCADE, related_name="debug_logs")
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="debug_logs")
@@ -381,6 +391,12 @@ class DebugLog(SandboxedModel):
     response = models.JSONField(default=dict)
     tool_calls = models.JSONField(
         default=list, help_text="Requested calls and what became of each (ran, dry run, refused)."
+    )
+    incremental = models.BooleanField(
+        default=False, help_text="Stores what this call added to the conversation, not the whole of it."
+    )
+    dropped_exchanges = models.PositiveIntegerField(
+        default=0, help_text="Earlier tool exchanges left out of this call to fit runtime_policy.context."
     )
     finish_reason = models.CharField(max_length=30, blank=True)
     input_tokens = models.PositiveIntegerField(default=0)

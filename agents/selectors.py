@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from django.core.paginator import Page, Paginator
 from django.db.models import Model, QuerySet
 
-from agents.models import Agent, PromptVersion
+from agents.models import Agent, AgentTurn, DebugLog, PromptVersion
 from aihummer.actors import Actor, Verb
 from aihummer.exceptions import NotFound
 from aihummer.models import Workspace
@@ -131,3 +132,35 @@ def _one(queryset: QuerySet) -> Model | None:
         return queryset.get()
     except queryset.model.DoesNotExist:
         return None
+
+
+# Model calls per page of a turn: a 256-call turn is 13 pages.
+DEBUG_LOGS_PER_PAGE = 20
+
+
+def debug_log_page(*, turn: AgentTurn, number: int | str | None) -> Page:
+    """One page of `turn`'s model calls, in order, each with `sent_system_prompt` and
+    `sent_tools`: what the call sent, put back together where an incremental log left
+    them blank (the call before's). `messages` stays what the log stores: for an
+    incremental log, what the call added to the conversation of the calls before it.
+    A page number out of range gives the last page."""
+    # all_objects: a sandbox turn's logs are sandbox rows too.
+    logs = DebugLog.all_objects.filter(turn=turn).order_by("sequence")
+    page = Paginator(logs, DEBUG_LOGS_PER_PAGE).get_page(number)
+    system_prompt, tools = None, None
+    for log in page.object_list:
+        if not log.incremental or log.system_prompt:
+            system_prompt = log.system_prompt
+        if not log.incremental or log.tools_offered:
+            tools = log.tools_offered
+        if system_prompt is None:  # the first calls of a later page: from the pages before
+            system_prompt = _latest_stored(logs, log.sequence, "system_prompt", "")
+        if tools is None:
+            tools = _latest_stored(logs, log.sequence, "tools_offered", [])
+        log.sent_system_prompt, log.sent_tools = system_prompt, tools
+    return page
+
+
+def _latest_stored(logs: QuerySet, before: int, field: str, blank: object) -> object:
+    value = logs.filter(sequence__lt=before).exclude(**{field: blank}).order_by("-sequence")
+    return value.values_list(field, flat=True).first() or blank

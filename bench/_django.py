@@ -32,3 +32,37 @@ def throwaway_database() -> Iterator[None]:
         yield
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)
+
+
+class StatementCounter:
+    """SQL statements sent, and transactions committed, while active.
+
+    A statement run in autocommit is its own transaction; statements inside
+    `transaction.atomic()` commit together once, when the outermost block exits. Both
+    are counted here, from Django's side of the connection (BEGIN/COMMIT themselves are
+    not statements of ours)."""
+
+    def __init__(self) -> None:
+        self.statements = 0
+        self.commits = 0
+
+    def __enter__(self) -> StatementCounter:
+        self._wrapper = connection.execute_wrapper(self._execute)
+        self._wrapper.__enter__()
+        self._commit = connection.commit
+        connection.commit = self._counting_commit
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        connection.commit = self._commit
+        self._wrapper.__exit__(*exc)
+
+    def _execute(self, execute, sql, params, many, context):
+        self.statements += 1
+        if connection.get_autocommit():
+            self.commits += 1
+        return execute(sql, params, many, context)
+
+    def _counting_commit(self) -> None:
+        self.commits += 1
+        self._commit()

@@ -10,6 +10,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
@@ -34,6 +35,9 @@ from agents.services import (
 from aihummer.actors import Verb
 from aihummer.admin_site import add_service_errors
 from aihummer.exceptions import ApplicationError, NotFound
+
+# Versions per page of an agent's history (an agent edited daily has thousands).
+VERSIONS_PER_PAGE = 50
 
 
 # --- on each agent: propose, versions, restore, clone ---------------------------------
@@ -122,14 +126,14 @@ class AgentDeskMixin:
     def versions_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         actor = self.actor(request)
         agent = self._agent(request, object_id)
-        versions = list(agent_versions(agent=agent))
-        for version in versions:
+        page = Paginator(agent_versions(agent=agent), VERSIONS_PER_PAGE).get_page(request.GET.get("page"))
+        for version in page.object_list:
             version.badge = status_badge(version.status)
         context = self._context(
             request,
             agent,
             f"Versions of {agent.key}",
-            versions=versions,
+            page=page,
             can_propose=actor.can(Verb.PROPOSE, agent.workspace),
             can_publish=actor.can(Verb.PUBLISH, agent.workspace) and not agent.workspace.every_change_needs_review,
             can_clone=actor.can(Verb.PUBLISH, agent.workspace),

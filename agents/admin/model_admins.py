@@ -15,8 +15,9 @@ from django.views.decorators.debug import sensitive_post_parameters
 
 from agents.admin.desk import AgentDeskMixin
 from agents.admin.forms import AgentForm, CredentialForm, PresetForm, SkillForm
-from agents.models import Agent, AgentSection, AgentSkill, AgentTurn, Credential, DebugLog, Preset, PromptVersion, Skill
+from agents.models import Agent, AgentSection, AgentSkill, AgentTurn, Credential, Preset, PromptVersion, Skill
 from agents.rendering import render_prefix
+from agents.selectors import debug_log_page
 from agents.services import (
     AGENT_FIELDS,
     agent_delete,
@@ -326,11 +327,16 @@ class AgentTurnAdmin(WorkspaceScopedAdmin):
     def answer_text(self, obj: AgentTurn) -> str:
         return format_html("<pre style='white-space:pre-wrap'>{}</pre>", obj.answer)
 
+    def get_object(self, request: HttpRequest, object_id: str, from_field: str | None = None) -> AgentTurn | None:
+        turn = super().get_object(request, object_id, from_field)
+        if turn is not None:
+            turn.calls_page = request.GET.get("calls")  # which page of model calls `calls` shows
+        return turn
+
     @admin.display(description="model calls")
     def calls(self, obj: AgentTurn) -> str:
-        # all_objects: a sandbox turn's logs are sandbox rows too.
-        logs = list(DebugLog.all_objects.filter(turn=obj).order_by("sequence"))
-        for log in logs:
+        page = debug_log_page(turn=obj, number=getattr(obj, "calls_page", None))
+        for log in page.object_list:
             log.parameters_json = json.dumps(log.parameters, indent=2, ensure_ascii=False)
             log.response_json = json.dumps(log.response, indent=2, ensure_ascii=False)
-        return render_to_string("admin/agents/debug_logs.html", {"logs": logs})
+        return render_to_string("admin/agents/debug_logs.html", {"page": page})

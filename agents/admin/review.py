@@ -13,6 +13,7 @@ from datetime import timedelta
 from django.contrib import admin, messages
 from django.contrib.admin import RelatedOnlyFieldListFilter
 from django.contrib.admin.utils import unquote
+from django.contrib.admin.views.main import ORDER_VAR
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import models
 from django.http import Http404, HttpRequest, HttpResponse
@@ -124,6 +125,8 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
     ]
     search_fields = ["agent__key", "agent__name", "source", "reason"]
     ordering = ["created_at"]
+    # The "N total" link costs a second COUNT over the whole queue on every page.
+    show_full_result_count = False
     actions = ["approve_selected", "reject_selected"]
     list_per_page = 50
 
@@ -179,7 +182,24 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
         return f"{changes} change{'s' if changes != 1 else ''}, +{stats['added_chars']}/-{stats['removed_chars']} chars"
 
     def changelist_view(self, request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
-        return super().changelist_view(request, {"title": "Review queue", **(extra_context or {})})
+        response = super().changelist_view(request, {"title": "Review queue", **(extra_context or {})})
+        changelist = getattr(response, "context_data", {}).get("cl")
+        if changelist is not None and self._is_the_pending_count(request, changelist):
+            # The header badge counts the same rows: reuse the page's count (one COUNT, not two).
+            request._aihummer_pending_count = changelist.result_count
+        return response
+
+    def _is_the_pending_count(self, request: HttpRequest, changelist: object) -> bool:
+        """Whether the changelist lists exactly what the header badge counts: pending
+        proposals, unfiltered, in workspaces where the person both reads and decides."""
+        params = {key: value for key, value in changelist.params.items() if key != ORDER_VAR}
+        if set(params) - {StatusFilter.parameter_name} or changelist.query:
+            return False
+        if params.get(StatusFilter.parameter_name, [PromptVersion.Status.PENDING]) != [PromptVersion.Status.PENDING]:
+            return False
+        actor = self.actor(request)
+        read, decide = actor.workspace_ids(Verb.READ), actor.workspace_ids(Verb.DECIDE)
+        return read == decide if read is None or decide is None else set(read) == set(decide)
 
     @admin.display(description="status", ordering="status")
     def status_badge(self, obj: PromptVersion) -> str:

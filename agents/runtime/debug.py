@@ -1,5 +1,5 @@
-"""Debug logs: one row per model call, and what it may hold (secrets redacted, bodies
-bounded)."""
+"""Debug logs: one row per model call, holding what that call added (see DebugLog), and
+what it may hold (secrets redacted, bodies bounded)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from django.conf import settings
 from agents.models import AgentTurn, DebugLog
 
 if TYPE_CHECKING:
-    from agents.runtime.providers.base import Message, ModelRequest, ModelResponse, Usage
+    from agents.runtime.providers.base import Message, ModelRequest, ModelResponse, Provider, Usage
 
 REDACTED = "[redacted]"
 # Shapes of well-known secrets, redacted even when nobody told us the value.
@@ -47,45 +47,88 @@ def redact(value: object, secrets: list[str]) -> object:
     return value
 
 
-def debug_log_write(
-    *,
-    turn: AgentTurn,
-    provider_name: str,
-    request: ModelRequest,
-    response: ModelResponse | None,
-    error: str,
-    usage: Usage,
-    sequence: int,
-    prefix_hash: str,
-    cost: Decimal,
-    latency_ms: int,
-    secrets: list[str],
-) -> DebugLog:
-    """Record one model call of `turn`, redacted by value (`secrets`) and by shape."""
-    return DebugLog.all_objects.create(
-        turn=turn,
-        workspace_id=turn.workspace_id,
-        agent_key=turn.agent_key,
-        sequence=sequence,
-        provider_name=provider_name,
-        model=request.model,
-        system_prompt=redact(request.system_text, secrets),
-        messages=redact([_message_dict(m) for m in request.messages], secrets),
-        tools_offered=[
-            {"name": t.name, "description": t.description, "parameters": t.parameters} for t in request.tools
-        ],
-        parameters=request.parameters(),
-        response=redact(response.raw if response else {}, secrets),
-        finish_reason=response.finish_reason if response else "error",
-        input_tokens=usage.input_tokens,
-        output_tokens=usage.output_tokens,
-        cached_input_tokens=usage.cached_input_tokens,
-        cost_usd=cost,
-        latency_ms=latency_ms,
-        prefix_hash=prefix_hash,
-        error=redact(error, secrets),
-        is_sandbox=turn.is_sandbox,
-    )
+class DebugLogWriter:
+    """Writes a turn's debug logs, one per model call, each holding what its call added
+    (an `incremental` log: see DebugLog). A call that asked for tools is written once
+    they ran, with their outcomes; the turn's last call is written with the turn's
+    outcome (`flush`, in the same transaction)."""
+
+    def __init__(self, *, turn: AgentTurn, secrets: list[str]) -> None:
+        self.turn = turn
+        self.secrets = secrets
+        self.messages_logged = 0  # how many of the turn's messages earlier logs hold
+        self._pending: DebugLog | None = None
+        self._system_prompt: str | None = None
+        self._tools: list[dict] | None = None
+
+    def call(
+        self,
+        *,
+        sequence: int,
+        provider: Provider,
+        request: ModelRequest,
+        response: ModelResponse | None,
+        error: str,
+        new_messages: list[Message],
+        dropped: int,
+        usage: Usage,
+        cost: Decimal,
+        latency_ms: int,
+        prefix_hash: str,
+    ) -> None:
+        system_prompt = redact(request.system_text, self.secrets)
+        tools = [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in request.tools]
+        self._pending = DebugLog(
+            turn=self.turn,
+            workspace_id=self.turn.workspace_id,
+            agent_key=self.turn.agent_key,
+            sequence=sequence,
+            provider_name=self.turn.provider_name or getattr(provider, "name", ""),
+            model=request.model,
+            incremental=True,
+            system_prompt="" if system_prompt == self._system_prompt else system_prompt,
+            tools_offered=[] if tools == self._tools else tools,
+            messages=redact([_message_dict(m) for m in new_messages], self.secrets),
+            dropped_exchanges=dropped,
+            parameters=provider.sent_parameters(request),
+            response=redact(response.raw if response else {}, self.secrets),
+            finish_reason=response.finish_reason if response else "error",
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cached_input_tokens=usage.cached_input_tokens,
+            cost_usd=cost,
+            latency_ms=latency_ms,
+            prefix_hash=prefix_hash,
+            error=redact(error, self.secrets),
+            is_sandbox=self.turn.is_sandbox,
+        )
+        self._system_prompt, self._tools = system_prompt, tools
+        self.messages_logged += len(new_messages)
+
+    def tools_ran(self, outcomes: list[dict]) -> None:
+        """Record what became of the pending call's tool calls, and write it."""
+        self._pending.tool_calls = redact(outcomes, self.secrets)
+        self.flush()
+
+    def failed(self, *, sequence: int, provider_name: str, model: str, error: str) -> None:
+        """A call that could not be made (no preset, no credential, no adapter)."""
+        self._pending = DebugLog(
+            turn=self.turn,
+            workspace_id=self.turn.workspace_id,
+            agent_key=self.turn.agent_key,
+            sequence=sequence,
+            provider_name=provider_name,
+            model=model,
+            incremental=True,
+            finish_reason="error",
+            error=redact(error, self.secrets),
+            is_sandbox=self.turn.is_sandbox,
+        )
+
+    def flush(self) -> None:
+        if self._pending is not None:
+            self._pending.save(force_insert=True)
+            self._pending = None
 
 
 def _message_dict(message: Message) -> dict:

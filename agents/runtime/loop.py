@@ -2,7 +2,12 @@
 asks for, feed the results back, until a final answer or the iteration limit.
 
 Every model call is recorded as a DebugLog. Nothing here holds a database transaction
-across a provider call: rows are written before and after, each in autocommit.
+across a provider call. A turn is the unit of work of a workflow step, so its own
+statements are counted (`bench/agent_turns.py`): a plain turn reads its agent with
+everything it needs in one query and records the turn in the same transaction, then
+writes its one debug log and its outcome together in a second one; a tool-calling turn
+adds one insert per model call. Totals are summed in memory (child turns, in threads,
+write their own rows) and written with the outcome.
 """
 
 from __future__ import annotations
@@ -11,27 +16,31 @@ import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from decimal import Decimal
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import connection
-from django.db.models import F
+from django.db import connection, transaction
+from django.db.models import FilteredRelation, Q, QuerySet
 from django.utils import timezone
 
 from agents import catalog
-from agents.models import Agent, AgentTurn, DebugLog, Preset, PromptVersion
-from agents.policy import parse_runtime_policy
-from agents.rendering import render_system_prompt
+from agents.models import Agent, AgentTurn, Preset, PromptVersion
+from agents.policy import RuntimePolicy, parse_runtime_policy
+from agents.rendering import RenderedPrompt, render_system_prompt
 from agents.runtime.budget import prepare_messages
-from agents.runtime.debug import debug_log_write, redact, redact_text
+from agents.runtime.debug import DebugLogWriter, redact_text
 from agents.runtime.errors import TurnFailed
-from agents.runtime.providers import get_provider
-from agents.runtime.providers.base import Message, ModelRequest, ModelResponse, ProviderError, ToolCall, Usage
+from agents.runtime.providers import complete, get_provider
+from agents.runtime.providers.base import Message, ModelRequest, Provider, ProviderError, ToolCall, Usage
 from agents.runtime.tools import REGISTRY, ToolError, TurnContext, available_tools
-from agents.services import preset_api_key, preset_resolve
+from agents.services import preset_api_key
 from aihummer.actors import Actor, Verb
 
 logger = logging.getLogger(__name__)
+
+TURN_OUT_OF_TIME = "The turn ran out of time before a final answer."
 
 
 # --- entry points ---------------------------------------------------------------------
@@ -48,7 +57,7 @@ def agent_turn_run(
 
     Returns the finished AgentTurn: `succeeded` with an answer, or `failed` with an
     error that says what to fix. Refuses (PermissionDenied) before anything runs when
-    the actor may not run agents here.
+    the actor may not run agents here. The turn ends within AIHUMMER_TURN_TIMEOUT_SEC.
     """
     actor.require(Verb.SANDBOX if agent.is_sandbox else Verb.RUN, agent.workspace)
     if version is not None and version.agent_id != agent.pk:
@@ -56,11 +65,9 @@ def agent_turn_run(
     if not isinstance(message, str) or not message.strip():
         raise ValidationError({"message": "Give a message for the agent."})
     deadline = time.monotonic() + settings.AIHUMMER_TURN_TIMEOUT_SEC
-    # The row as stored now: a caller's copy may hold an old live version or flag.
-    agent = Agent.all_objects.select_related("live_version", "preset__credential", "workspace").get(pk=agent.pk)
-    return _run_turn(
-        agent=agent,
-        version=version or agent.live_version,
+    turn = _run_turn(
+        agents=turn_agents().filter(pk=agent.pk),
+        version=version,
         message=message,
         actor=actor,
         context=context,
@@ -70,6 +77,9 @@ def agent_turn_run(
         depth_limit=settings.AIHUMMER_SUBAGENT_MAX_DEPTH,
         deadline=deadline,
     )
+    if turn is None:
+        raise Agent.DoesNotExist(f"Agent '{agent.key}' no longer exists.")
+    return turn
 
 
 def agent_run_test(*, agent: Agent, message: str, actor: Actor, version: PromptVersion | None = None) -> AgentTurn:
@@ -78,11 +88,34 @@ def agent_run_test(*, agent: Agent, message: str, actor: Actor, version: PromptV
     return agent_turn_run(agent=agent, message=message, actor=actor, version=version, dry_run=True)
 
 
-# --- the loop -------------------------------------------------------------------------
+def turn_agents() -> QuerySet:
+    """Agents with all a turn reads of them, in one query: the row as stored now (a
+    caller's copy may hold an old live version or flag), its live version, its
+    workspace, its own preset and the workspace's default (`default_preset`, set only
+    when there is one), each with its credential."""
+    default = FilteredRelation("workspace__presets", condition=Q(workspace__presets__is_active=True))
+    return Agent.all_objects.annotate(default_preset=default).select_related(
+        "live_version", "workspace", "preset__credential", "default_preset__credential"
+    )
+
+
+# --- the turn -------------------------------------------------------------------------
+@dataclass
+class _Setup:
+    """What a turn settles before its first model call."""
+
+    preset: Preset | None
+    policy: RuntimePolicy | None = None
+    rendered: RenderedPrompt | None = None
+    failure: str = ""  # why no model call can be made (a debug log says it too)
+    provider: Provider | None = None
+    api_key: str = ""
+
+
 def _run_turn(
     *,
-    agent: Agent,
-    version: PromptVersion,
+    agents: QuerySet,
+    version: PromptVersion | None,
     message: str,
     actor: Actor,
     context: dict | None,
@@ -91,67 +124,102 @@ def _run_turn(
     depth: int,
     depth_limit: int,
     deadline: float,
-) -> AgentTurn:
-    turn = AgentTurn.all_objects.create(
-        workspace_id=agent.workspace_id,
-        agent=agent,
-        agent_key=agent.key,
-        version=version,
-        version_number=version.number,
-        parent=parent,
-        depth=depth,
-        actor_source=actor.source,
-        started_by=actor.person,
-        dry_run=dry_run,
-        message=redact_text(message, [], bound=False),
-        is_sandbox=agent.is_sandbox,
-    )
+) -> AgentTurn | None:
+    with transaction.atomic():
+        agent = agents.first()
+        if agent is None:
+            return None
+        version = version or agent.live_version
+        setup = _setup(agent, version, context)
+        turn = AgentTurn.all_objects.create(
+            workspace_id=agent.workspace_id,
+            agent=agent,
+            agent_key=agent.key,
+            version=version,
+            version_number=version.number,
+            parent=parent,
+            depth=depth,
+            actor_source=actor.source,
+            started_by=actor.person,
+            dry_run=dry_run,
+            message=redact_text(message, [], bound=False),
+            is_sandbox=agent.is_sandbox,
+            provider_name=setup.preset.provider_name if setup.preset else "",
+            model=setup.preset.model if setup.preset else "",
+            prefix_hash=setup.rendered.prefix_hash if setup.rendered else "",
+        )
+    log = DebugLogWriter(turn=turn, secrets=[setup.api_key])
     status, answer, error = AgentTurn.Status.FAILED, "", ""
     try:
-        answer = _loop(turn, agent, version, message, actor, context, dry_run, depth, depth_limit, deadline)
+        answer = _loop(turn, log, agent, version, setup, message, actor, dry_run, depth, depth_limit, deadline)
         status = AgentTurn.Status.SUCCEEDED
     except TurnFailed as exc:
         error = str(exc)
     except Exception as exc:  # a bug must still leave a readable, finished turn
         logger.exception("Turn %s of agent %s failed unexpectedly", turn.pk, agent.key)
         error = f"Internal error ({type(exc).__name__}); it was logged."
-    turn.refresh_from_db()  # totals were summed in the database, call by call
     turn.status, turn.finished_at = status, timezone.now()
     # Stored like a debug log: redacted (the shapes of well-known secrets).
     turn.answer, turn.error = redact_text(answer, [], bound=False), redact_text(error, [], bound=False)
-    turn.save(update_fields=["status", "answer", "error", "finished_at"])
+    with transaction.atomic():  # the last call's log and the outcome: one commit
+        log.flush()
+        turn.save(update_fields=[*TOTALS, "status", "answer", "error", "finished_at"])
     return turn
+
+
+TOTALS = ("model_calls", "input_tokens", "output_tokens", "cached_input_tokens", "cost_usd")
+
+
+def _setup(agent: Agent, version: PromptVersion, context: dict | None) -> _Setup:
+    """Preset, policy, rendered prompt, provider and key; `failure` says why no model
+    call can be made. No query: `turn_agents()` read all of it."""
+    preset = agent.preset if agent.preset_id else getattr(agent, "default_preset", None)
+    setup = _Setup(preset=preset)
+    if preset is None:
+        setup.failure = (
+            f"Agent '{agent.key}' has no preset and workspace '{agent.workspace.slug}' has no default preset."
+        )
+        return setup
+    snapshot = version.snapshot
+    setup.policy = parse_runtime_policy(snapshot["runtime_policy"])
+    setup.rendered = render_system_prompt(snapshot, first_turn=True, today=timezone.localdate(), context=context)
+    try:
+        setup.api_key = preset_api_key(preset=preset)
+    except ProviderError as exc:
+        setup.failure = exc.message
+        return setup
+    try:
+        setup.provider = get_provider(preset.provider_name)
+    except ProviderError as exc:
+        setup.failure = f"Provider error ({exc.kind}): {exc.message}"
+    return setup
 
 
 def _loop(
     turn: AgentTurn,
+    log: DebugLogWriter,
     agent: Agent,
     version: PromptVersion,
+    setup: _Setup,
     message: str,
     actor: Actor,
-    context: dict | None,
     dry_run: bool,
     depth: int,
     depth_limit: int,
     deadline: float,
 ) -> str:
-    snapshot = version.snapshot
-    policy = parse_runtime_policy(snapshot["runtime_policy"])
-    preset = preset_resolve(agent=agent)
-    if preset is None:
-        raise TurnFailed(
-            f"Agent '{agent.key}' has no preset and workspace '{agent.workspace.slug}' has no default preset."
-        )
+    if setup.preset is None:
+        log.failed(sequence=1, provider_name="", model="", error=setup.failure)
+        raise TurnFailed(setup.failure)
     if not agent.is_active and not dry_run:
         raise TurnFailed(f"Agent '{agent.key}' is disabled: enable it to run it.")
-    api_key = _api_key(preset)
-    try:
-        provider = get_provider(preset.provider_name)
-    except ProviderError as exc:
-        raise TurnFailed(f"Provider error ({exc.kind}): {exc.message}") from None
+    if setup.failure:  # a missing credential or adapter: a call that could not be made
+        log.failed(sequence=1, provider_name=turn.provider_name, model=turn.model, error=setup.failure)
+        raise TurnFailed(setup.failure)
+    preset, policy, rendered = setup.preset, setup.policy, setup.rendered
     model_info = catalog.get_model(preset.provider_name, preset.model)
-    rendered = render_system_prompt(snapshot, first_turn=True, today=timezone.localdate(), context=context)
-    tools = available_tools(snapshot["allowed_tool_names"])
+    tools = available_tools(version.snapshot["allowed_tool_names"])
+    specs = tuple(tool.spec() for tool in tools)
     tool_context = TurnContext(
         agent=agent,
         version=version,
@@ -164,14 +232,11 @@ def _loop(
         depth_limit=min(depth_limit, policy.children.max_depth),
         delegate=delegate_to,
     )
-    AgentTurn.all_objects.filter(pk=turn.pk).update(
-        provider_name=preset.provider_name, model=preset.model, prefix_hash=rendered.prefix_hash
-    )
     messages: list[Message] = [Message(role="user", content=message)]
     for sequence in range(1, policy.max_iterations + 1):
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            raise TurnFailed("The turn ran out of time before a final answer.")
+            raise TurnFailed(TURN_OUT_OF_TIME)
         prepared, dropped = prepare_messages(messages, policy, rendered.text, model_info)
         volatile = rendered.volatile
         if dropped:
@@ -181,7 +246,7 @@ def _loop(
             system_prefix=rendered.prefix,
             system_volatile=volatile.strip(),
             messages=tuple(prepared),
-            tools=tuple(tool.spec() for tool in tools),
+            tools=specs,
             temperature=preset.temperature,
             top_p=preset.top_p,
             max_output_tokens=preset.max_output_tokens,
@@ -190,79 +255,66 @@ def _loop(
             service_tier=policy.app.service_tier,
             base_url=preset.base_url,
             stream=preset.streaming_enabled,
-            api_key=api_key,
+            api_key=setup.api_key,
         )
-        log, response = _call_model(turn, provider, request, sequence, rendered.prefix_hash, model_info, [api_key])
+        started = time.monotonic()
+        try:
+            response, error = complete(setup.provider, request), ""
+        except ProviderError as exc:
+            response, error = None, _call_error(exc, request, preset)
+        usage = response.usage if response else Usage()
+        cost = _cost(model_info, usage)
+        _add_totals(turn, usage, cost)
+        log.call(
+            sequence=sequence,
+            provider=setup.provider,
+            request=request,
+            response=response,
+            error=error,
+            new_messages=messages[log.messages_logged :],
+            dropped=dropped,
+            usage=usage,
+            cost=cost,
+            latency_ms=int((time.monotonic() - started) * 1000),
+            prefix_hash=rendered.prefix_hash,
+        )
         if response is None:
-            raise TurnFailed(log.error)
+            raise TurnFailed(error)
         if not response.tool_calls:
             return response.text
         messages.append(Message(role="assistant", content=response.text, tool_calls=response.tool_calls))
         results = _run_tools(tool_context, response.tool_calls, {tool.name for tool in tools})
         messages.extend(result for result, _ in results)
-        log.tool_calls = redact([outcome for _, outcome in results], [api_key])
-        log.save(update_fields=["tool_calls"])
+        log.tools_ran([outcome for _, outcome in results])
     raise TurnFailed(
         f"Stopped after {policy.max_iterations} model calls without a final answer "
         f"(runtime_policy.max_iterations = {policy.max_iterations})."
     )
 
 
-def _api_key(preset: Preset) -> str:
-    try:
-        return preset_api_key(preset=preset)
-    except ProviderError as exc:
-        raise TurnFailed(exc.message) from None
+def _call_error(exc: ProviderError, request: ModelRequest, preset: Preset) -> str:
+    if exc.kind == ProviderError.TIMEOUT and request.timeout_seconds < preset.timeout_seconds:
+        # The turn's time, not the preset's, bounded this call.
+        return TURN_OUT_OF_TIME
+    return f"Provider error ({exc.kind}): {exc.message}"
 
 
-def _call_model(
-    turn: AgentTurn,
-    provider: object,
-    request: ModelRequest,
-    sequence: int,
-    prefix_hash: str,
-    model_info: catalog.ModelInfo | None,
-    secrets: list[str],
-) -> tuple[DebugLog, ModelResponse | None]:
-    started = time.monotonic()
-    response, error = None, ""
-    try:
-        response = provider.complete(request)
-    except ProviderError as exc:
-        error = f"Provider error ({exc.kind}): {exc.message}"
-    except Exception as exc:  # an adapter bug: still one readable debug log for the call
-        logger.exception("Provider %s failed unexpectedly", getattr(provider, "name", "?"))
-        error = f"Internal error in the {getattr(provider, 'name', '')} adapter ({type(exc).__name__}); it was logged."
-    latency_ms = int((time.monotonic() - started) * 1000)
-    usage = response.usage if response else Usage()
-    cost = catalog.cost_usd(
+def _cost(model_info: catalog.ModelInfo | None, usage: Usage) -> Decimal:
+    return catalog.cost_usd(
         model_info,
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,
         cached_input_tokens=usage.cached_input_tokens,
+        cache_write_input_tokens=usage.cache_write_input_tokens,
     )
-    log = debug_log_write(
-        turn=turn,
-        provider_name=turn.provider_name or getattr(provider, "name", ""),
-        request=request,
-        response=response,
-        error=error,
-        usage=usage,
-        sequence=sequence,
-        prefix_hash=prefix_hash,
-        cost=cost,
-        latency_ms=latency_ms,
-        secrets=secrets,
-    )
-    # F() sums: child turns running in threads update their own rows, never these.
-    AgentTurn.all_objects.filter(pk=turn.pk).update(
-        model_calls=F("model_calls") + 1,
-        input_tokens=F("input_tokens") + usage.input_tokens,
-        output_tokens=F("output_tokens") + usage.output_tokens,
-        cached_input_tokens=F("cached_input_tokens") + usage.cached_input_tokens,
-        cost_usd=F("cost_usd") + cost,
-    )
-    return log, response
+
+
+def _add_totals(turn: AgentTurn, usage: Usage, cost: Decimal) -> None:
+    turn.model_calls += 1
+    turn.input_tokens += usage.input_tokens
+    turn.output_tokens += usage.output_tokens
+    turn.cached_input_tokens += usage.cached_input_tokens
+    turn.cost_usd += cost
 
 
 # --- tools ----------------------------------------------------------------------------
@@ -328,14 +380,11 @@ def delegate_to(context: TurnContext, *, agent_key: str, message: str) -> str:
     if children.allowed_agents and agent_key not in children.allowed_agents:
         raise ToolError(f"Delegation refused: '{agent_key}' is not in runtime_policy.children.allowed_agents.")
     # all_objects: a sandbox parent delegates to sandbox agents; a real one never does.
-    child = (
-        Agent.all_objects.select_related("live_version", "workspace", "preset")
+    children_of_workspace = (
+        turn_agents()
         .filter(workspace_id=context.agent.workspace_id, key=agent_key, is_active=True)
         .filter(is_sandbox__in=[False, context.agent.is_sandbox])
-        .first()
     )
-    if child is None:
-        raise ToolError(f"Delegation refused: no enabled agent '{agent_key}' in this workspace.")
     # Delegations of one response run in parallel: count them under a lock.
     with context.lock:
         if context.delegations >= children.max_per_parent:
@@ -347,8 +396,8 @@ def delegate_to(context: TurnContext, *, agent_key: str, message: str) -> str:
     timeout = min(children.timeout_seconds, settings.AIHUMMER_SUBAGENT_TIMEOUT_SEC)
     deadline = min(context.deadline, time.monotonic() + timeout)
     child_turn = _run_turn(
-        agent=child,
-        version=child.live_version,
+        agents=children_of_workspace,
+        version=None,
         message=message,
         actor=context.actor,
         context=None,
@@ -358,6 +407,10 @@ def delegate_to(context: TurnContext, *, agent_key: str, message: str) -> str:
         depth_limit=context.depth_limit,
         deadline=deadline,
     )
+    if child_turn is None:
+        with context.lock:
+            context.delegations -= 1  # nothing ran: the slot is not used
+        raise ToolError(f"Delegation refused: no enabled agent '{agent_key}' in this workspace.")
     if child_turn.status != AgentTurn.Status.SUCCEEDED:
         raise ToolError(f"Agent '{agent_key}' failed: {child_turn.error}")
     return child_turn.answer

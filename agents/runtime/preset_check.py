@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field, replace
 
 from agents.models import Preset
-from agents.runtime.providers import get_provider
+from agents.runtime.providers import complete, get_provider
 from agents.runtime.providers.base import Message, ModelRequest, ProviderError, Usage
 from agents.services import preset_api_key
 from aihummer.actors import Actor, Verb
@@ -36,14 +36,19 @@ class PresetCheckResult:
 def preset_check(*, preset: Preset, actor: Actor) -> PresetCheckResult:
     """Send "Reply with OK." with `preset` and report the model's answer, latency and
     tokens, or the provider error's kind and message (a missing or unreadable credential
-    is `not_configured`). Running a model is the RUN right (SANDBOX for a sandbox preset,
-    as for agent turns); nothing is written."""
+    is `not_configured`, an adapter's bug `internal`), within the preset's timeout.
+    Running a model is the RUN right (SANDBOX for a sandbox preset, as for agent turns);
+    nothing is written."""
     actor.require(Verb.SANDBOX if preset.is_sandbox else Verb.RUN, preset.workspace)
     base = PresetCheckResult(ok=False, provider_name=preset.provider_name, model=preset.model)
+    try:
+        provider = get_provider(preset.provider_name)  # imports the SDK: not part of the call's time
+        request = _check_request(preset, preset_api_key(preset=preset))
+    except ProviderError as exc:
+        return replace(base, error_kind=exc.kind, error_message=exc.message)
     started = time.monotonic()
     try:
-        request = _check_request(preset, preset_api_key(preset=preset))
-        response = get_provider(preset.provider_name).complete(request)
+        response = complete(provider, request)
     except ProviderError as exc:
         return replace(base, latency_ms=_since(started), error_kind=exc.kind, error_message=exc.message)
     return replace(

@@ -61,7 +61,13 @@ class Tool:
 
     @classmethod
     def spec(cls) -> ToolSpec:
-        return ToolSpec(name=cls.name, description=cls.description, parameters=cls.Arguments.model_json_schema())
+        """What the model is shown; built once per tool class (a JSON Schema takes pydantic
+        a while), not on every model call."""
+        spec = cls.__dict__.get("_spec")
+        if spec is None:
+            spec = ToolSpec(name=cls.name, description=cls.description, parameters=cls.Arguments.model_json_schema())
+            cls._spec = spec
+        return spec
 
     def parse(self, arguments: dict) -> BaseModel:
         try:
@@ -100,20 +106,20 @@ class SelfEditTool(Tool):
 
     has_side_effects = True
 
-    def changes(self, context: TurnContext, arguments: BaseModel) -> dict:
+    def changes(self, live: dict, arguments: BaseModel) -> dict:
+        """The change to propose, given the live snapshot."""
         raise NotImplementedError
 
     def run(self, context: TurnContext, arguments: BaseModel) -> str:
-        from agents.models import Agent, PromptVersion
+        from agents.models import PromptVersion
         from agents.services import IdenticalToLive, prompt_version_propose
 
-        # Edits start from the live version as it is now: an earlier edit of this same
-        # turn may already be live (a sandbox agent's changes apply at once).
-        context.agent = Agent.all_objects.select_related("live_version", "workspace").get(pk=context.agent.pk)
         try:
             version = prompt_version_propose(
                 agent=context.agent,
-                changes=self.changes(context, arguments),
+                # Worked out by the service under the agent's lock, from live as it is
+                # then: another edit may have gone live since the turn began.
+                changes=lambda live: self.changes(live, arguments),
                 actor=Actor.for_agent(context.agent, on_behalf_of=context.actor),
                 reason=arguments.reason,
             )
@@ -124,6 +130,9 @@ class SelfEditTool(Tool):
         except (PermissionDenied, ApplicationError) as exc:
             raise ToolError(f"Proposal refused: {exc}") from None
         if version.status == PromptVersion.Status.APPROVED:
+            # A sandbox agent's change is live at once (the service locks and re-reads live
+            # anyway; this spares the next edit of the turn a second diff).
+            context.agent.live_version = version
             return APPLIED.format(number=version.number)
         return QUEUED.format(number=version.number)
 
@@ -142,8 +151,8 @@ class ProposeSectionEdit(SelfEditTool):
         title: str | None = Field(None, max_length=200, description="A title, for a new section.")
         reason: str = Field(min_length=1, max_length=1000, description="Why this change would help.")
 
-    def changes(self, context: TurnContext, arguments: BaseModel) -> dict:
-        sections = [dict(s) for s in context.agent.live_version.snapshot["sections"]]
+    def changes(self, live: dict, arguments: BaseModel) -> dict:
+        sections = [dict(s) for s in live["sections"]]
         existing = next((s for s in sections if s["key"] == arguments.section_key), None)
         if existing is None:
             sections.append(
@@ -168,7 +177,7 @@ class ProposeOnboardingEdit(SelfEditTool):
         onboarding: str = Field(description="The complete new onboarding text.")
         reason: str = Field(min_length=1, max_length=1000)
 
-    def changes(self, context: TurnContext, arguments: BaseModel) -> dict:
+    def changes(self, live: dict, arguments: BaseModel) -> dict:
         return {"onboarding": arguments.onboarding}
 
 
@@ -181,7 +190,7 @@ class ProposePersonaEdit(SelfEditTool):
         persona: str = Field(min_length=1, description="The complete new persona text.")
         reason: str = Field(min_length=1, max_length=1000)
 
-    def changes(self, context: TurnContext, arguments: BaseModel) -> dict:
+    def changes(self, live: dict, arguments: BaseModel) -> dict:
         return {"identity": {"persona": arguments.persona}}
 
 

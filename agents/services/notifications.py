@@ -9,6 +9,22 @@ from agents.tasks import prompt_version_notify_task
 from aihummer.models import Membership, User
 from aihummer.tasks import enqueue
 
+NOTIFICATION_FIELDS = (
+    "number",
+    "status",
+    "source",
+    "reason",
+    "review_note",
+    "workspace_id",
+    "proposed_by_id",
+    "reviewed_by_id",
+    "agent__key",
+    "workspace__slug",
+    "proposed_by__email",
+    "proposed_by__username",
+    "reviewed_by__username",
+)
+
 
 def notify(version: PromptVersion, event: str) -> None:
     """Queue the e-mails about `event` ("proposed" or "decided") for after the commit."""
@@ -18,8 +34,11 @@ def notify(version: PromptVersion, event: str) -> None:
 def prompt_version_notify(*, version_id: int, event: str) -> int:
     """E-mail the workspace's reviewers (but not the proposer) about a new proposal,
     or the proposer about a decision. Returns the number of messages sent."""
-    version = PromptVersion.all_objects.select_related("agent", "workspace", "proposed_by", "reviewed_by").get(
-        pk=version_id
+    # Names and people only: the snapshot (up to AIHUMMER_MAX_SNAPSHOT_CHARS) is not e-mailed.
+    version = (
+        PromptVersion.all_objects.select_related("agent", "workspace", "proposed_by", "reviewed_by")
+        .only(*NOTIFICATION_FIELDS)
+        .get(pk=version_id)
     )
     if event == "proposed":
         reviewers = User.objects.filter(

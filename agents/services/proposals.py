@@ -3,10 +3,13 @@ clone an agent from one. Four eyes: the reviewer is never the proposer."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from agents.diff import diff_stats
 from agents.models import Agent, PromptVersion
 from agents.services.agents import agent_create
 from agents.services.common import identity_label, require_visible
@@ -34,12 +37,18 @@ AGENT_SELF_EDIT_FORBIDDEN = ("allowed_tool_names", "runtime_policy")
 
 
 def prompt_version_propose(
-    *, agent: Agent, changes: dict, actor: Actor, reason: str = "", mode: str = "pending"
+    *,
+    agent: Agent,
+    changes: dict | Callable[[dict], dict],
+    actor: Actor,
+    reason: str = "",
+    mode: str = "pending",
 ) -> PromptVersion:
     """Record a change to what `agent` is told: the only way a snapshot changes.
 
     `changes` maps snapshot keys to their whole new value (`identity` merges per field;
-    `sections` is the full ordered list). `pending` leaves the live agent untouched
+    `sections` is the full ordered list), or is a function of the live snapshot that
+    returns them (called with live as it is under the agent's lock). `pending` leaves the live agent untouched
     until a person approves; `live` applies at once and needs the publish right. A
     sandbox agent's changes apply at once (nobody could review a hidden row). A change
     identical to live records nothing (IdenticalToLive); one identical to the
@@ -57,11 +66,17 @@ def prompt_version_propose(
                 f"Workspace '{agent.workspace.slug}' requires a second person for every change: "
                 "propose it (mode pending)."
             )
+    # The new snapshot and its size, worked out before the lock from live as the caller
+    # read it (a large prompt's diff takes a while: the agent's lock must not wait on it).
+    seen = agent.live_version if Agent.live_version.is_cached(agent) else None
+    prepared = _prepared(seen, changes) if seen is not None else None
     with transaction.atomic():
         # The agent's row lock serialises proposals and decisions on one agent.
         agent = Agent.all_objects.select_for_update(of=("self",)).select_related("live_version").get(pk=agent.pk)
         live = agent.live_version
-        snapshot = apply_changes(live.snapshot, changes)
+        if prepared is None or seen.pk != live.pk:  # live moved since: again, from it
+            prepared = _prepared(live, changes)
+        snapshot, stats = prepared
         if is_empty_prompt(snapshot):
             raise ValidationError(
                 {"snapshot": "The agent would be told nothing: give an identity, sections or a prompt."}
@@ -85,7 +100,7 @@ def prompt_version_propose(
                 return duplicate
         status = PromptVersion.Status.APPROVED if applies_now else PromptVersion.Status.PENDING
         version = version_record(
-            agent=agent, snapshot=snapshot, actor=actor, status=status, reason=reason, base_version=live
+            agent=agent, snapshot=snapshot, actor=actor, status=status, reason=reason, base_version=live, stats=stats
         )
         if applies_now:
             version.review_note = "applied directly" if not agent.is_sandbox else "sandbox: applied directly"
@@ -94,6 +109,12 @@ def prompt_version_propose(
         else:
             notify(version, "proposed")
     return version
+
+
+def _prepared(live: PromptVersion, changes: dict | Callable[[dict], dict]) -> tuple[dict, dict]:
+    """The snapshot `changes` make of `live`, and its diff stats against it."""
+    snapshot = apply_changes(live.snapshot, changes(live.snapshot) if callable(changes) else changes)
+    return snapshot, diff_stats(live.snapshot, snapshot)
 
 
 def prompt_version_approve(
@@ -170,7 +191,8 @@ def _require_pending(version: PromptVersion) -> None:
 
 def prompt_version_reverts(version: PromptVersion) -> list[PromptVersion]:
     """The versions that went live after `version` was proposed: approving it would
-    undo them. Empty when the proposal is not stale."""
+    undo them. Empty when the proposal is not stale. Their number and reason only
+    (a busy agent's snapshots would be megabytes)."""
     if version.agent.live_version_id == version.base_version_id:
         return []
     return list(
@@ -178,6 +200,7 @@ def prompt_version_reverts(version: PromptVersion) -> list[PromptVersion]:
             agent_id=version.agent_id, status=PromptVersion.Status.APPROVED, reviewed_at__gt=version.created_at
         )
         .exclude(pk=version.pk)
+        .only("number", "reason", "reviewed_at")
         .order_by("reviewed_at")
     )
 

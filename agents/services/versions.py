@@ -21,9 +21,11 @@ def version_record(
     status: str,
     reason: str = "",
     base_version: PromptVersion | None = None,
+    stats: dict | None = None,
 ) -> PromptVersion:
     """Append a version to `agent` (the caller holds the agent's row lock or has just
-    created it). An approved version is recorded as decided by the actor, now."""
+    created it). An approved version is recorded as decided by the actor, now.
+    `stats`: its diff stats against `base_version`, when the caller has them."""
     last = PromptVersion.all_objects.filter(agent=agent).order_by("-number").values_list("number", flat=True).first()
     decided = status != PromptVersion.Status.PENDING
     version = PromptVersion(
@@ -41,7 +43,9 @@ def version_record(
         reviewed_by=actor.person if decided else None,
         reviewed_at=timezone.now() if decided else None,
         is_sandbox=agent.is_sandbox,
-        diff_stats=diff_stats(base_version.snapshot if base_version else None, snapshot),
+        diff_stats=stats
+        if stats is not None
+        else diff_stats(base_version.snapshot if base_version else None, snapshot),
     )
     stamp(version, actor=actor, reason=status)
     version.save()

@@ -231,3 +231,30 @@ def test_the_turn_page_shows_no_secret_its_debug_log_redacts(
     html = page(client, bob, change_url(turn))
 
     assert secret not in html
+
+
+def test_a_long_turn_is_paged_and_its_logs_grow_with_its_calls(
+    client: Client, bob: User, workspace: Workspace, ada: User, alice: User, echo_preset: Preset
+) -> None:
+    looping = agent_create(
+        workspace=workspace,
+        actor=Actor.for_user(ada),
+        key="looper",
+        name="Looper",
+        snapshot={**PROFILE, "runtime_policy": {"max_iterations": 25}},
+    )
+    turn = agent_turn_run(agent=looping, message="@loop lookup {}", actor=Actor.for_user(alice))  # refused, 25 times
+
+    logs = list(turn.debug_logs.order_by("sequence"))
+    assert (turn.status, len(logs)) == ("failed", 25)
+    # Each log holds what its call added: the message, then one exchange (call, refusal) per call.
+    assert [len(log.messages) for log in logs] == [1] + [2] * 24
+    assert [bool(log.system_prompt) for log in logs] == [True] + [False] * 24
+    first = page(client, bob, change_url(turn))
+    second = page(client, bob, change_url(turn) + "?calls=2")
+    assert "Calls 1 to 20 of 25:" in first and 'id="call-20"' in first and 'id="call-21"' not in first
+    assert "Calls 21 to 25 of 25:" in second and 'id="call-21"' in second and 'id="call-20"' not in second
+    # Call 21 stored no system prompt of its own; the page shows the one it sent (call 1's).
+    sent = escape(logs[0].system_prompt)
+    assert second.count(f"<pre>{sent}</pre>") == 5
+    assert "as in the call before" in second

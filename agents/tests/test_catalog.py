@@ -213,7 +213,10 @@ def test_an_unknown_model_and_the_echo_model_cost_nothing():
 @pytest.mark.parametrize(
     ("tokens", "message"),
     [
-        ({"input_tokens": 10, "output_tokens": 0, "cached_input_tokens": 11}, r"cached_input_tokens \(11\) exceeds"),
+        (
+            {"input_tokens": 10, "output_tokens": 0, "cached_input_tokens": 11},
+            r"cached_input_tokens \(11\) and cache_write_input_tokens \(0\) exceed input_tokens \(10\)",
+        ),
         ({"input_tokens": -1, "output_tokens": 0}, "Token counts cannot be negative"),
     ],
 )

@@ -107,3 +107,28 @@ def test_check_preset_without_a_credential_is_not_configured(workspace, ada):
 def test_preset_check_needs_the_run_right(local_preset, vic):
     with pytest.raises(PermissionDenied, match="vic is a viewer in workspace 'acme'"):
         preset_check(preset=local_preset, actor=Actor.for_user(vic))
+
+
+def test_check_preset_reports_an_adapter_failure_without_a_traceback(httpserver, local_preset, ada, caplog):
+    # A choice without a message: the SDK does not validate it, the adapter trips on it.
+    body = {**completion("OK"), "choices": [{"index": 0, "message": None, "finish_reason": "stop"}]}
+    httpserver.expect_request(PATH).respond_with_json(body)
+
+    result = preset_check(preset=local_preset, actor=Actor.for_user(ada))
+
+    assert (result.ok, result.error_kind) == (False, "internal")
+    assert result.error_message == "Internal error in the openai adapter (AttributeError); it was logged."
+    assert "Traceback" not in result.error_message
+    assert caplog.records[-1].exc_info is not None  # the traceback went to the log
+
+
+def test_check_preset_command_prints_an_adapter_failure_as_one_line(httpserver, local_preset):
+    body = {**completion("OK"), "choices": [{"index": 0, "message": None, "finish_reason": "stop"}]}
+    httpserver.expect_request(PATH).respond_with_json(body)
+
+    with pytest.raises(CommandError) as caught:
+        call_command("check_preset", "acme", "local", stdout=StringIO())
+
+    assert str(caught.value).endswith(
+        " ms: internal: Internal error in the openai adapter (AttributeError); it was logged."
+    )

@@ -339,7 +339,9 @@ def test_anthropic_plain_answer_puts_the_cache_breakpoint_after_the_prefix(https
     assert httpserver.log[0][0].headers["Authorization"] == f"Bearer {SECRET}"
     assert (response.text, response.finish_reason) == ("Bonjour", "stop")
     # Cache reads and writes are prompt tokens too: input_tokens counts all of them.
-    assert response.usage == Usage(input_tokens=1050, output_tokens=3, cached_input_tokens=1000)
+    assert response.usage == Usage(
+        input_tokens=1050, output_tokens=3, cached_input_tokens=1000, cache_write_input_tokens=30
+    )
     assert response.raw["usage"]["cache_read_input_tokens"] == 1000
 
 

@@ -165,7 +165,7 @@ def test_a_stale_proposal_needs_the_confirmation(client, bob, ada, agent, propos
     refused = client.post(review_url(proposal), {"_approve": "1"}, follow=True)
     approved = client.post(review_url(proposal), {"_approve": "1", "confirm_stale": "on"})
 
-    assert "Stale proposal" in page and "reverts\n       v3" in page
+    assert "Stale proposal" in page and "reverts\n       1 version:\n       v3" in page
     assert "approving would revert v3" in " ".join(str(m) for m in refused.context["messages"])
     assert approved.status_code == 302
     proposal.refresh_from_db()
@@ -389,7 +389,8 @@ def count_queries(client, url: str) -> int:
     return len(queries)
 
 
-QUEUE_QUERIES = 12
+# One COUNT: the page's, which the header badge reuses (no "N total" link).
+QUEUE_QUERIES = 10
 REVIEW_QUERIES = 9
 
 
@@ -445,3 +446,32 @@ def test_a_shared_skill_edit_the_agents_refuse_is_a_form_error_and_writes_nothin
     assert "skills: $.skills[0].body: at most 100 characters (got 101)" in response.content.decode()
     assert Skill.objects.get(pk=skill.pk).body == "Sois bref."
     assert not PromptVersion.objects.filter(agent__key="porteur", number=2).exists()
+
+
+def test_the_review_page_says_when_a_passage_is_shown_whole(client, bob, agent, alice, ada):
+    prompt_version_propose(
+        agent=agent, changes=edit(" ".join(f"a{i}" for i in range(600))), actor=as_actor(ada), mode="live"
+    )
+    version = prompt_version_propose(
+        agent=agent, changes=edit(" ".join(f"b{i}" for i in range(600))), actor=as_actor(alice)
+    )
+    client.force_login(bob)
+
+    page = client.get(review_url(version)).content.decode()
+
+    note = "Some changed passages are too long to compare word by word: they are shown whole, removed then added."
+    assert page.count(note) == 2  # the structured diff and the rendered prompts
+    assert "<del>a0 a1 a2" in page and "<ins>b0 b1 b2" in page
+
+
+def test_the_versions_page_is_paged(client, alice, ada, agent):
+    for number in range(2, 53):
+        prompt_version_propose(agent=agent, changes=edit(f"Version {number}."), actor=as_actor(ada), mode="live")
+    client.force_login(alice)
+    url = reverse("admin:agents_agent_versions", args=[agent.pk])
+
+    newest, oldest = client.get(url).content.decode(), client.get(url + "?page=2").content.decode()
+
+    assert "52 versions:" in newest and "page 1 of 2" in newest and '?page=2">older</a>' in newest
+    assert ">v52</a> <strong>(live)</strong>" in newest and ">v3</a>" in newest and ">v2</a>" not in newest
+    assert ">v2</a>" in oldest and ">v1</a>" in oldest and ">v3</a>" not in oldest

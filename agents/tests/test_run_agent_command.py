@@ -187,7 +187,7 @@ def test_a_failed_turn_with_json_prints_the_error_too(writer: Agent, capsys: pyt
     assert result["error"] == "Provider error (rate_limit): echo was scripted to fail with rate_limit"
 
 
-def test_a_turn_that_fails_before_any_model_call_has_no_debug_log(
+def test_a_turn_that_fails_before_any_model_call_points_at_the_debug_log_saying_why(
     workspace: Workspace, ada: User, capsys: pytest.CaptureFixture
 ) -> None:
     agent_create(workspace=workspace, actor=Actor.for_user(ada), key="writer", name="Writer", snapshot=PROFILE)
@@ -197,4 +197,6 @@ def test_a_turn_that_fails_before_any_model_call_has_no_debug_log(
 
     result = json.loads(capsys.readouterr().out)
     assert str(error.value) == "Agent 'writer' has no preset and workspace 'acme' has no default preset."
-    assert (result["status"], result["debug_log_id"], result["usage"]["model_calls"]) == ("failed", None, 0)
+    log = DebugLog.objects.get(turn_id=result["turn_id"])
+    assert (result["status"], result["debug_log_id"], result["usage"]["model_calls"]) == ("failed", log.pk, 0)
+    assert (log.finish_reason, log.error) == ("error", str(error.value))

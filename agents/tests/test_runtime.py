@@ -98,6 +98,7 @@ def test_the_first_turn_prompt_carries_onboarding_and_the_day(writer: Agent, ali
         f"## First conversation\nIntroduce yourself once.\n\nToday is {timezone.localdate().isoformat()}."
     )
     assert log.messages == [{"role": "user", "content": "Hello"}]
+    assert log.parameters == {"model": "echo-1"}  # what the echo adapter uses of the preset: its model
     assert (log.sequence, log.provider_name, log.model, log.finish_reason) == (1, "echo", "echo-1", "stop")
     assert log.tools_offered == []
     assert log.tool_calls == []
@@ -255,7 +256,7 @@ def test_a_provider_error_fails_the_turn_and_is_recorded_in_the_debug_log(
     assert (turn.model_calls, turn.input_tokens, turn.output_tokens) == (1, 0, 0)
 
 
-def test_a_preset_without_its_credential_fails_before_any_model_call(
+def test_a_preset_without_its_credential_fails_with_a_debug_log_and_no_model_call(
     workspace: Workspace, ada: User, alice: User
 ) -> None:
     gemini = preset_create(
@@ -272,8 +273,15 @@ def test_a_preset_without_its_credential_fails_before_any_model_call(
 
     assert turn.status == AgentTurn.Status.FAILED
     assert turn.error == "Preset 'gem' has no credential: set its API key in the admin."
-    assert turn.debug_logs.count() == 0
     assert turn.model_calls == 0
+    log = turn.debug_logs.get()  # like any failed call: one log, saying why
+    assert (log.sequence, log.provider_name, log.model, log.finish_reason, log.error) == (
+        1,
+        "gemini",
+        "gemini-2.5-flash",
+        "error",
+        "Preset 'gem' has no credential: set its API key in the admin.",
+    )
 
 
 def test_an_unknown_provider_has_no_adapter_and_says_so() -> None:
@@ -295,7 +303,8 @@ def test_an_agent_without_a_preset_in_a_workspace_without_a_default_fails(
 
     assert turn.status == AgentTurn.Status.FAILED
     assert turn.error == "Agent 'writer' has no preset and workspace 'acme' has no default preset."
-    assert turn.debug_logs.count() == 0
+    log = turn.debug_logs.get()
+    assert (log.provider_name, log.model, log.finish_reason, log.error) == ("", "", "error", turn.error)
     assert turn.finished_at is not None
 
 

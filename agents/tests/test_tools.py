@@ -135,7 +135,8 @@ def test_the_model_is_told_its_proposal_waits_for_review(editor_agent: Agent, al
         }
     ]
     assert queued.startswith("Your proposal is queued for human review as version 2.")
-    assert second.messages[1:] == [
+    assert second.incremental  # it holds what the second call added: the exchange
+    assert second.messages == [
         {
             "role": "assistant",
             "content": "",

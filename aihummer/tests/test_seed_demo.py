@@ -1,6 +1,9 @@
+from io import StringIO
+
 from django.apps import apps
 from django.core.management import call_command
 
+from agents.models import Agent, AgentTurn, PromptVersion
 from aihummer.actors import Actor, Verb
 from aihummer.models import User, Workspace
 
@@ -40,3 +43,18 @@ def test_seed_demo_gives_each_person_the_documented_rights(db, settings, tmp_pat
     assert verbs("admin") == set(Verb)
     assert Verb.DECIDE in verbs("bob") and Verb.PUBLISH not in verbs("bob")
     assert Verb.PROPOSE in verbs("alice") and Verb.DECIDE not in verbs("alice")
+
+
+def test_the_demo_support_agent_proposed_its_own_edit_in_a_real_turn(db, settings, tmp_path):
+    settings.BASE_DIR = tmp_path
+    call_command("seed_demo", stdout=StringIO())
+
+    support = Agent.objects.get(key="support")
+    proposal = PromptVersion.objects.get(agent=support, status="pending", source="agent:support")
+    turn = AgentTurn.objects.get(agent=support)
+    first_call = turn.debug_logs.get(sequence=1)
+    assert support.allowed_tool_names == ["propose_persona_edit"]
+    assert (proposal.source, proposal.reason) == ("agent:support", "Les clients trouvent mes réponses trop formelles.")
+    assert proposal.proposed_by.username == "alice"  # the agent acted on alice's behalf
+    assert (turn.status, turn.provider_name) == ("succeeded", "echo")
+    assert [(c["name"], c["outcome"]) for c in first_call.tool_calls] == [("propose_persona_edit", "ran")]

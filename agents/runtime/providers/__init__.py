@@ -8,10 +8,14 @@ the API key.
 
 from __future__ import annotations
 
+import logging
+
 from django.conf import settings
 
 from agents.runtime.debug import redact_text
-from agents.runtime.providers.base import ModelRequest, Provider, ProviderError
+from agents.runtime.providers.base import ModelRequest, ModelResponse, Provider, ProviderError
+
+logger = logging.getLogger(__name__)
 
 
 def get_provider(name: str) -> Provider:
@@ -22,6 +26,21 @@ def get_provider(name: str) -> Provider:
     except ImportError as exc:
         raise ProviderError(
             ProviderError.NOT_CONFIGURED, f"The {name} adapter cannot load its SDK ({exc.name or exc})."
+        ) from None
+
+
+def complete(provider: Provider, request: ModelRequest) -> ModelResponse:
+    """`provider.complete(request)`, where any failure is a ProviderError: an adapter's
+    bug is logged with its traceback and reported as `internal`, without it."""
+    try:
+        return provider.complete(request)
+    except ProviderError:
+        raise
+    except Exception as exc:
+        name = getattr(provider, "name", "?")
+        logger.exception("Provider %s failed unexpectedly", name)
+        raise ProviderError(
+            ProviderError.INTERNAL, f"Internal error in the {name} adapter ({type(exc).__name__}); it was logged."
         ) from None
 
 
@@ -74,6 +93,12 @@ def provider_error(
     anything shaped like a key) redacted: some vendors echo part of a rejected key."""
     text = redact_text(str(message or "").strip(), [request.api_key]) or f"HTTP {status_code}"
     return ProviderError(kind, text, status_code=status_code)
+
+
+def timeout_error(request: ModelRequest, after: str = "") -> ProviderError:
+    """The call ran out of its `timeout_seconds` (retries included)."""
+    reason = f" (gave up retrying after {after})" if after else ""
+    return ProviderError(ProviderError.TIMEOUT, f"No answer within {request.timeout_seconds:.3g} s{reason}.")
 
 
 def require_api_key(request: ModelRequest) -> None:

@@ -14,13 +14,18 @@ What goes out:
 - `temperature` only when it differs from the API's default of 1.0: this SDK no longer
   takes it as an argument, the newest models refuse it, and the 4.x models refuse it
   together with `top_p`, which is therefore never sent;
-- `service_tier` when it is one the API accepts (`auto`, `standard_only`); other values
-  are left out. `reasoning_effort` is not sent (only some models take an effort).
+- `service_tier`: the API knows `auto` (priority capacity when there is some) and
+  `standard_only`; the policy's `auto` and `priority` ask for `auto`, `default` and
+  `flex` (no flex tier here) for `standard_only`;
+- `reasoning_effort` as `output_config.effort` (`minimal` has no equivalent: `low`);
+  a model that takes no effort answers 400, which names it.
   `request.stream` is not used: the answer comes in one piece.
 
 What comes back: text, tool calls, usage and the response as a JSON dict. Anthropic
 counts cache reads and writes apart from `input_tokens`; both are added back so
-`input_tokens` is every prompt token, and cache reads are the cached part.
+`input_tokens` is every prompt token; cache reads are the cached part, cache writes
+their own (priced at the catalog's `cache_write_per_mtok`). A body that is not a
+Messages response is `invalid_response`.
 
 Errors: 402, or a message about the credit balance, is `quota`; otherwise the status
 decides. The SDK retries transient failures itself (`max_retries`, its own backoff).
@@ -37,36 +42,56 @@ import anthropic
 from anthropic.types import Message as AnthropicMessage
 
 from agents import catalog
-from agents.runtime.providers import kind_for_status, max_retries, provider_error, require_api_key
+from agents.runtime.providers import kind_for_status, max_retries, provider_error, require_api_key, timeout_error
 from agents.runtime.providers.base import Message, ModelRequest, ModelResponse, ProviderError, ToolCall, Usage
+from agents.runtime.providers.deadline import Deadline, DeadlineClient, DeadlineExceeded
 
 DEFAULT_MAX_TOKENS = 4096
 API_DEFAULT_TEMPERATURE = 1.0
-SERVICE_TIERS = ("auto", "standard_only")
+SERVICE_TIERS = {"auto": "auto", "priority": "auto", "default": "standard_only", "flex": "standard_only"}
+EFFORTS = {"minimal": "low", "low": "low", "medium": "medium", "high": "high"}
+# What `sent_parameters` reports: everything sent but the prompt itself.
+NOT_PARAMETERS = ("system", "messages", "tools")
 FINISH_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", "tool_use": "tool_calls"}
+
+
+class _Client(DeadlineClient, anthropic.Anthropic):
+    """The SDK's client, its attempts and retries bounded by the call's deadline."""
 
 
 class AnthropicProvider:
     name = "anthropic"
 
     def complete(self, request: ModelRequest, on_delta: Callable[[str], None] | None = None) -> ModelResponse:
-        """One Messages API call; `on_delta` (if given) receives the whole text once."""
+        """One Messages API call; `on_delta` (if given) receives the whole text once.
+        Answers or fails within `request.timeout_seconds`, retries included."""
         require_api_key(request)
         try:
-            with anthropic.Anthropic(
+            with _Client(
                 api_key=request.api_key,
                 base_url=request.base_url or None,
                 timeout=request.timeout_seconds,
                 max_retries=max_retries(),
             ) as client:
+                client.deadline = Deadline(request.timeout_seconds)
                 message = client.messages.create(**_params(request))
+        except DeadlineExceeded as exc:
+            raise timeout_error(request, exc.after) from None
         except anthropic.AnthropicError as exc:
             # `from None`: the SDK's exception holds the request, and so its x-api-key header.
             raise _error(exc, request) from None
+        except json.JSONDecodeError as exc:  # the SDK parses a JSON content type itself
+            raise provider_error(ProviderError.INVALID_RESPONSE, f"The answer is not JSON ({exc}).", request) from None
         response = _response(message, request)
         if on_delta and response.text:
             on_delta(response.text)
         return response
+
+    def sent_parameters(self, request: ModelRequest) -> dict[str, Any]:
+        """The request's parameters as this adapter sends them (for the debug log)."""
+        params = _params(request)
+        sent = {key: value for key, value in params.items() if key not in (*NOT_PARAMETERS, "extra_body")}
+        return {**sent, **params.get("extra_body", {})}
 
 
 # --- request ----------------------------------------------------------------------------
@@ -82,7 +107,9 @@ def _params(request: ModelRequest) -> dict[str, Any]:
             {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in request.tools
         ]
     if request.service_tier in SERVICE_TIERS:
-        params["service_tier"] = request.service_tier
+        params["service_tier"] = SERVICE_TIERS[request.service_tier]
+    if request.reasoning_effort in EFFORTS:
+        params["output_config"] = {"effort": EFFORTS[request.reasoning_effort]}
     if request.temperature != API_DEFAULT_TEMPERATURE:
         params["extra_body"] = {"temperature": request.temperature}
     return params
@@ -175,13 +202,14 @@ def _usage(usage: Any) -> Usage:
         input_tokens=(usage.input_tokens or 0) + cache_read + cache_write,
         output_tokens=usage.output_tokens or 0,
         cached_input_tokens=cache_read,
+        cache_write_input_tokens=cache_write,
     )
 
 
 # --- errors -----------------------------------------------------------------------------
 def _error(exc: anthropic.AnthropicError, request: ModelRequest) -> ProviderError:
     if isinstance(exc, anthropic.APITimeoutError):
-        return provider_error(ProviderError.TIMEOUT, f"No answer within {request.timeout_seconds:g} s.", request)
+        return timeout_error(request)
     if isinstance(exc, anthropic.APIConnectionError):
         where = request.base_url or "the Anthropic API"
         cause = f" ({exc.__cause__})" if exc.__cause__ else ""

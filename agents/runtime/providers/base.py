@@ -21,6 +21,9 @@ class ToolCall:
     name: str
     arguments: dict | None  # None: the model sent arguments that are not a JSON object
     raw_arguments: str = ""
+    # An opaque token the vendor wants back with the call (Gemini's thought signature,
+    # base64): the model's reasoning continues from it on the next call.
+    signature: str = ""
 
 
 @dataclass(frozen=True)
@@ -37,13 +40,15 @@ class Message:
 class Usage:
     input_tokens: int = 0  # every prompt token, cached ones included
     output_tokens: int = 0
-    cached_input_tokens: int = 0
+    cached_input_tokens: int = 0  # read from the provider's cache
+    cache_write_input_tokens: int = 0  # written to it (Anthropic prices them apart)
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             self.input_tokens + other.input_tokens,
             self.output_tokens + other.output_tokens,
             self.cached_input_tokens + other.cached_input_tokens,
+            self.cache_write_input_tokens + other.cache_write_input_tokens,
         )
 
 
@@ -69,7 +74,8 @@ class ModelRequest:
         return f"{self.system_prefix}\n\n{self.system_volatile}" if self.system_volatile else self.system_prefix
 
     def parameters(self) -> dict:
-        """What a debug log records of the call's parameters (no secret)."""
+        """The parameters asked for (no secret); `Provider.sent_parameters` says which
+        of them the vendor was sent, and how."""
         return {
             "model": self.model,
             "temperature": self.temperature,
@@ -103,6 +109,7 @@ class ProviderError(Exception):
     TIMEOUT = "timeout"
     INVALID_RESPONSE = "invalid_response"
     NOT_CONFIGURED = "not_configured"
+    INTERNAL = "internal"  # a bug in an adapter: logged with its traceback, reported without
 
     def __init__(self, kind: str, message: str, *, status_code: int | None = None) -> None:
         super().__init__(f"{kind}: {message}")
@@ -116,4 +123,9 @@ class Provider(Protocol):
 
     def complete(self, request: ModelRequest, on_delta: Callable[[str], None] | None = None) -> ModelResponse:
         """Answer `request`; when `on_delta` is given, text is passed to it as it arrives."""
+        ...
+
+    def sent_parameters(self, request: ModelRequest) -> dict:
+        """The parameters of `request` as this adapter puts them on the wire (what a
+        debug log records: a parameter the vendor does not take is not there)."""
         ...

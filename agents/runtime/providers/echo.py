@@ -68,6 +68,10 @@ class EchoProvider:
         usage = Usage(input_tokens=input_chars // 4 + 1, output_tokens=len(answer) // 4 + 1)
         return ModelResponse(text=answer, usage=usage, finish_reason="stop", raw={"text": answer})
 
+    def sent_parameters(self, request: ModelRequest) -> dict:
+        """Echo reads the model's name and nothing else of the parameters."""
+        return {"model": request.model}
+
     def _tool_call(self, match: re.Match, index: int) -> ToolCall:
         raw = match.group(3).strip() or "{}"
         try:

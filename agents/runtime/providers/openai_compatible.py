@@ -39,11 +39,16 @@ from typing import Any
 import openai
 from openai.types.chat import ChatCompletion
 
-from agents.runtime.providers import kind_for_status, max_retries, provider_error, require_api_key
+from agents.runtime.providers import kind_for_status, max_retries, provider_error, require_api_key, timeout_error
 from agents.runtime.providers.base import Message, ModelRequest, ModelResponse, ProviderError, ToolCall, Usage
+from agents.runtime.providers.deadline import Deadline, DeadlineClient, DeadlineExceeded
 
 # o1, o3, o4-mini, gpt-5, gpt-5-mini… but not gpt-5-chat-latest, a plain chat model.
 REASONING_MODEL = re.compile(r"^(o\d|gpt-5)(?!.*-chat)")
+
+
+class _Client(DeadlineClient, openai.OpenAI):
+    """The SDK's client, its attempts and retries bounded by the call's deadline."""
 
 
 class OpenAICompatibleProvider:
@@ -51,18 +56,23 @@ class OpenAICompatibleProvider:
 
     def complete(self, request: ModelRequest, on_delta: Callable[[str], None] | None = None) -> ModelResponse:
         """One Chat Completions call (streamed when `request.stream`); `on_delta` receives
-        the answer's text as it arrives: delta by delta when streaming, whole otherwise."""
+        the answer's text as it arrives: delta by delta when streaming, whole otherwise.
+        Answers or fails within `request.timeout_seconds`, retries included."""
         require_api_key(request)
+        deadline = Deadline(request.timeout_seconds)
         try:
-            with openai.OpenAI(
+            with _Client(
                 api_key=request.api_key,
                 base_url=request.base_url or None,
                 timeout=request.timeout_seconds,
                 max_retries=max_retries(),
             ) as client:
+                client.deadline = deadline
                 if request.stream:
-                    return _streamed(client, request, on_delta)
+                    return _streamed(client, request, on_delta, deadline)
                 completion = client.chat.completions.create(**_params(request))
+        except DeadlineExceeded as exc:
+            raise timeout_error(request, exc.after) from None
         except openai.OpenAIError as exc:
             # `from None`: the SDK's exception holds the request, and so its Authorization header.
             raise _error(exc, request) from None
@@ -74,6 +84,10 @@ class OpenAICompatibleProvider:
         if on_delta and response.text:
             on_delta(response.text)
         return response
+
+    def sent_parameters(self, request: ModelRequest) -> dict[str, Any]:
+        """The request's parameters as this adapter sends them (for the debug log)."""
+        return {key: value for key, value in _params(request).items() if key not in ("messages", "tools")}
 
 
 # --- request ----------------------------------------------------------------------------
@@ -188,13 +202,17 @@ def _finish_reason(reason: str | None, calls: tuple[ToolCall, ...]) -> str:
 
 
 # --- streaming --------------------------------------------------------------------------
-def _streamed(client: openai.OpenAI, request: ModelRequest, on_delta: Callable[[str], None] | None) -> ModelResponse:
+def _streamed(
+    client: openai.OpenAI, request: ModelRequest, on_delta: Callable[[str], None] | None, deadline: Deadline
+) -> ModelResponse:
     text: list[str] = []
     fragments: dict[int, dict[str, str]] = {}
     meta: dict[str, Any] = {}
     finish, usage = None, None
     with client.chat.completions.create(**_params(request)) as stream:
         for chunk in stream:
+            if deadline.remaining() <= 0:  # each read is bounded; a trickle of chunks is not
+                raise DeadlineExceeded()
             meta = meta or {"id": chunk.id, "model": chunk.model, "created": chunk.created}
             usage = chunk.usage or usage
             for choice in chunk.choices:
@@ -252,7 +270,7 @@ def _call_dict(call: ToolCall) -> dict[str, str]:
 # --- errors -----------------------------------------------------------------------------
 def _error(exc: openai.OpenAIError, request: ModelRequest) -> ProviderError:
     if isinstance(exc, openai.APITimeoutError):
-        return provider_error(ProviderError.TIMEOUT, f"No answer within {request.timeout_seconds:g} s.", request)
+        return timeout_error(request)
     if isinstance(exc, openai.APIConnectionError):
         where = request.base_url or "the OpenAI API"
         cause = f" ({exc.__cause__})" if exc.__cause__ else ""
