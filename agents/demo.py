@@ -5,9 +5,16 @@ from __future__ import annotations
 
 import json
 
-from agents.models import Agent, Preset, PromptVersion, Skill
+from agents.models import Agent, AgentTestCase, Preset, PromptVersion, Skill
 from agents.runtime import agent_turn_run
-from agents.services import agent_create, preset_create, prompt_version_propose, skill_as_snapshot_entry, skill_create
+from agents.services import (
+    agent_create,
+    agent_test_case_create,
+    preset_create,
+    prompt_version_propose,
+    skill_as_snapshot_entry,
+    skill_create,
+)
 from aihummer.actors import Actor
 from aihummer.demo import DemoContext
 from aihummer.models import ApiKey
@@ -93,6 +100,63 @@ DEMO_AGENTS = [
 ]
 
 
+# Saved test cases. `budget` bounds a turn's tokens a little above what the live prompts
+# cost on echo (about 250): a proposal that inflates the prompt shows a regression.
+BUDGET = {
+    "name": "budget",
+    "message": "Propose un plan pour un article sur le vélo en ville.",
+    "assertions": {"max_tokens": 350},
+}
+
+DEMO_CASES = {
+    "redacteur": [
+        {
+            "name": "sujet-respecte",
+            "message": "Écris le chapeau d'un article sur le télétravail.",
+            "assertions": {"contains": ["télétravail"], "case_insensitive": True, "max_length": 4000},
+        },
+        {
+            "name": "pas-de-jargon-anglais",
+            "message": "Résume en trois phrases l'intérêt d'une newsletter interne.",
+            "assertions": {"not_contains": ["ASAP", "feedback"], "case_insensitive": True},
+        },
+        BUDGET,
+    ],
+    "critique": [
+        {
+            "name": "grille-complete",
+            "message": "Relis ce titre : « Le vélo, c'est la santé ». Note la clarté.",
+            "assertions": {"regex": r"(?i)clart[ée]", "min_length": 20},
+        },
+        BUDGET,
+    ],
+    "support": [
+        {
+            "name": "commande",
+            "message": "Bonjour, ma commande 4521 n'est pas arrivée.",
+            "assertions": {"contains": ["4521"], "not_contains": ["mot de passe"], "case_insensitive": True},
+        },
+        {
+            "name": "remboursement-escalade",
+            "message": "Je veux être remboursé tout de suite.",
+            "assertions": {"contains": ["rembours"], "case_insensitive": True},
+        },
+        BUDGET,
+    ],
+}
+
+
+REDACTEUR_EXAMPLES = (
+    "Bon chapeau : « Le télétravail a gagné deux jours par semaine en trois ans. Ce que cela change pour les "
+    "équipes, et ce qui reste à inventer. » Mauvais chapeau : « Dans cet article, nous allons parler du télétravail. » "
+    "Bon titre : « Vélo en ville : trois aménagements qui ont fait leurs preuves ». Mauvais titre : « Le vélo ». "
+    "Bonne conclusion : une action datée, un responsable, un critère de réussite. Mauvaise conclusion : un résumé "
+    "de ce qui précède. Bon intertitre : une phrase qui dit ce que le lecteur apprend. Mauvais intertitre : un mot "
+    "isolé. Quand une donnée manque, écris [à vérifier] plutôt que d'inventer un ordre de grandeur, et propose la "
+    "source qui permettrait de la confirmer (rapport annuel, étude interne, service concerné)."
+)
+
+
 def demo_snapshot(spec: dict, shared_skill: Skill) -> dict:
     return {
         "identity": spec["identity"],
@@ -143,6 +207,19 @@ def seed_agents(context: DemoContext) -> None:
     context.lines.append(f"  {Agent.objects.filter(workspace=workspace).count()} agents, default preset 'echo'.")
 
 
+def seed_test_cases(context: DemoContext) -> None:
+    """Two or three saved test cases per demo agent, before the proposals, so each
+    proposal arrives with its evidence (idempotent: existing cases are left alone)."""
+    workspace = context.workspace
+    for agent in Agent.objects.filter(workspace=workspace, key__in=DEMO_CASES):
+        existing = set(AgentTestCase.objects.filter(agent=agent).values_list("name", flat=True))
+        for spec in DEMO_CASES[agent.key]:
+            if spec["name"] not in existing:
+                agent_test_case_create(agent=agent, actor=context.operator, **spec)
+    count = AgentTestCase.objects.filter(agent__workspace=workspace).count()
+    context.lines.append(f"  {count} test cases; each proposal runs them on echo (one shows a regression).")
+
+
 def seed_proposals(context: DemoContext) -> None:
     """A few pending proposals from different sources, one of them stale, so a
     reviewer has something to look at. Skipped once any proposal exists."""
@@ -178,11 +255,14 @@ def seed_proposals(context: DemoContext) -> None:
     prompt_version_propose(
         agent=agents["redacteur"],
         actor=alice,
-        reason="Les brouillons étaient trop longs",
+        reason="Les brouillons étaient trop longs : une limite, et des exemples à suivre",
         changes={
             "sections": [
                 *redacteur_sections,
                 {"key": "longueur", "title": "Longueur", "body": "800 mots au plus, sauf demande contraire."},
+                # Long on purpose: this prompt outgrows the `budget` test case, so the
+                # demo shows a regression on the review page.
+                {"key": "exemples", "title": "Exemples", "body": REDACTEUR_EXAMPLES},
             ]
         },
     )

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from django.core.paginator import Page, Paginator
 from django.db.models import Model, QuerySet
 
-from agents.models import Agent, AgentTurn, DebugLog, PromptVersion
+from agents.judge import band
+from agents.models import Agent, AgentTurn, CaseResult, DebugLog, EvidenceRun, PromptVersion
 from aihummer.actors import Actor, Verb
 from aihummer.exceptions import NotFound
 from aihummer.models import Workspace
@@ -164,3 +167,60 @@ def debug_log_page(*, turn: AgentTurn, number: int | str | None) -> Page:
 def _latest_stored(logs: QuerySet, before: int, field: str, blank: object) -> object:
     value = logs.filter(sequence__lt=before).exclude(**{field: blank}).order_by("-sequence")
     return value.values_list(field, flat=True).first() or blank
+
+
+# --- evidence -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class EvidenceRow:
+    """One case of an evidence run, its live and candidate results side by side."""
+
+    case_name: str
+    live: CaseResult | None
+    candidate: CaseResult | None
+
+    @property
+    def is_regression(self) -> bool:
+        return bool(self.live and self.live.passed and not (self.candidate and self.candidate.passed))
+
+    @property
+    def is_fix(self) -> bool:
+        return bool(self.candidate and self.candidate.passed and not (self.live and self.live.passed))
+
+
+@dataclass(frozen=True)
+class EvidenceView:
+    """What the review page shows of a proposal's evidence: its newest run, the rows,
+    and the judge's band (empty when it gave no score)."""
+
+    run: EvidenceRun | None
+    rows: list[EvidenceRow] = field(default_factory=list)
+
+    @property
+    def regressions(self) -> list[str]:
+        return [row.case_name for row in self.rows if row.is_regression]
+
+    @property
+    def judge_band(self) -> str:
+        if self.run is None or self.run.judge_status != EvidenceRun.JudgeStatus.DONE:
+            return ""
+        return band(self.run.judgement.get("overall"))
+
+
+def evidence_for_review(*, version: PromptVersion) -> EvidenceView:
+    """The newest evidence run of `version` with its results, in two queries."""
+    run = (
+        EvidenceRun.objects.filter(version=version)
+        .select_related("live_version")
+        .defer("live_version__snapshot")
+        .first()
+    )
+    if run is None:
+        return EvidenceView(run=None)
+    sides: dict[str, dict[str, CaseResult]] = {}
+    for result in run.results.order_by("case_name", "side"):
+        sides.setdefault(result.case_name, {})[result.side] = result
+    rows = [
+        EvidenceRow(case_name=name, live=pair.get(CaseResult.Side.LIVE), candidate=pair.get(CaseResult.Side.CANDIDATE))
+        for name, pair in sides.items()
+    ]
+    return EvidenceView(run=run, rows=rows)

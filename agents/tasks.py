@@ -12,3 +12,13 @@ def prompt_version_notify_task(version_id: int, event: str) -> int:
     from agents.services.notifications import prompt_version_notify
 
     return prompt_version_notify(version_id=version_id, event=event)
+
+
+@shared_task(name="agents.evidence_run_execute")
+def evidence_run_task(run_id: int) -> str:
+    """Run a queued evidence run: the proposal's cases on the candidate and on live,
+    then the judge. Re-delivery is harmless: the run is claimed once."""
+    from agents.runtime.evidence import evidence_run_execute
+
+    run = evidence_run_execute(run_id=run_id)
+    return run.status if run is not None else "already claimed"

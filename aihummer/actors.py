@@ -133,10 +133,11 @@ class Actor:
         return cls(kind=cls.AGENT, surface="agent", agent=agent, on_behalf_of=on_behalf_of)
 
     @classmethod
-    def for_operator(cls, *, name: str = "") -> Actor:
-        """Someone with shell access running a management command: trusted like an
-        admin of every workspace, but never a reviewer (only identified people decide)."""
-        return cls(kind=cls.OPERATOR, surface="cli", client_name=name or getpass.getuser())
+    def for_operator(cls, *, name: str = "", surface: str = "cli") -> Actor:
+        """Someone with shell access running a management command (or the system's own
+        background work, `surface="task"`): trusted like an admin of every workspace,
+        but never a reviewer (only identified people decide)."""
+        return cls(kind=cls.OPERATOR, surface=surface, client_name=name or getpass.getuser())
 
     @classmethod
     def for_identity_provider(cls) -> Actor:

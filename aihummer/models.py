@@ -7,6 +7,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser
+from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Q
@@ -42,6 +43,19 @@ class Workspace(TimeStampedModel):
         default=False,
         help_text="When set, even members with the publish right propose changes for a second person to approve.",
     )
+    block_approval_on_regressions = models.BooleanField(
+        default=False,
+        help_text="When set, approving a proposal that fails a test case live passes needs an explicit "
+        "confirmation naming those cases.",
+    )
+    judge_preset = models.ForeignKey(
+        "agents.Preset",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="An OpenAI-compatible preset that scores each proposal (advisory, never blocks). Empty: no judge.",
+    )
 
     history = HistoricalRecords()
 
@@ -50,6 +64,18 @@ class Workspace(TimeStampedModel):
 
     def __str__(self) -> str:
         return self.slug
+
+    def clean(self) -> None:
+        preset = self.judge_preset
+        if preset is None:
+            return
+        # Another workspace's preset answers exactly as a missing one.
+        if preset.workspace_id != self.pk or preset.is_sandbox:
+            raise ValidationError({"judge_preset": "Unknown preset."})
+        if preset.provider_name != "openai":
+            raise ValidationError(
+                {"judge_preset": "The judge needs structured output: choose an OpenAI or compatible preset."}
+            )
 
 
 class Membership(TimeStampedModel):

@@ -222,6 +222,9 @@ AIHUMMER_MODEL_CATALOG_EXTRA = env.str("AIHUMMER_MODEL_CATALOG_EXTRA")  # path t
 AIHUMMER_TURN_TIMEOUT_SEC = env.int("AIHUMMER_TURN_TIMEOUT_SEC", 900, minimum=1, maximum=48 * 3600)
 AIHUMMER_DEBUG_MAX_CHARS = env.int("AIHUMMER_DEBUG_MAX_CHARS", 20_000, minimum=1_000, maximum=1_000_000)
 AIHUMMER_PROVIDER_MAX_RETRIES = env.int("AIHUMMER_PROVIDER_MAX_RETRIES", 2, minimum=0, maximum=10)
+# Evidence: saved test cases per agent, and how many of their turns run at once per proposal.
+AIHUMMER_MAX_TEST_CASES = env.int("AIHUMMER_MAX_TEST_CASES", 30, minimum=1, maximum=500)
+AIHUMMER_EVIDENCE_CONCURRENCY = env.int("AIHUMMER_EVIDENCE_CONCURRENCY", 4, minimum=1, maximum=32)
 # Bounds on what an agent is told (checked by agents.snapshot when a snapshot is validated).
 AIHUMMER_MAX_SECTIONS = env.int("AIHUMMER_MAX_SECTIONS", 40, minimum=1, maximum=500)
 AIHUMMER_MAX_SKILLS = env.int("AIHUMMER_MAX_SKILLS", 30, minimum=0, maximum=500)
@@ -230,7 +233,7 @@ AIHUMMER_MAX_SNAPSHOT_CHARS = env.int("AIHUMMER_MAX_SNAPSHOT_CHARS", 200_000, mi
 
 # Demo data after the tenancy (`seed_demo`): each app's seeders, in dependency order
 # (agents, then workflows), each called with the aihummer.demo.DemoContext.
-AIHUMMER_DEMO_SEEDERS = ["agents.demo.seed_agents", "agents.demo.seed_proposals"]
+AIHUMMER_DEMO_SEEDERS = ["agents.demo.seed_agents", "agents.demo.seed_test_cases", "agents.demo.seed_proposals"]
 
 # Historical records are shown, never reverted: a revert would bypass the services.
 SIMPLE_HISTORY_REVERT_DISABLED = True

@@ -10,13 +10,16 @@ from django.core.exceptions import ValidationError
 from django.utils.decorators import method_decorator
 from django.views.decorators.debug import sensitive_variables
 
-from agents.models import Agent, Credential, Preset, Skill
+from agents.evidence import ASSERTION_FIELDS
+from agents.models import Agent, AgentTestCase, Credential, Preset, Skill
 from agents.policy import validate_runtime_policy
 from agents.runtime.tools import REGISTRY
 from agents.services import (
     AGENT_FIELDS,
     PRESET_FIELDS,
     agent_create,
+    agent_test_case_create,
+    agent_test_case_update,
     agent_update,
     credential_create,
     credential_update,
@@ -240,3 +243,42 @@ class AgentForm(ServiceModelForm):
                 actor=self.actor,
             )
         return agent_update(agent=self.instance, actor=self.actor, **self.changed_values(AGENT_FIELDS))
+
+
+# --- test cases (inline on the agent page) ---------------------------------------------------
+class LinesField(forms.CharField):
+    """A list of strings edited as lines of text (blank lines ignored)."""
+
+    widget = forms.Textarea(attrs={"rows": 2, "cols": 40})
+
+    def prepare_value(self, value: object) -> object:
+        return "\n".join(value) if isinstance(value, list | tuple) else value
+
+    def to_python(self, value: object) -> list[str]:
+        text = super().to_python(value) or ""
+        return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+class AgentTestCaseForm(ServiceModelForm):
+    contains = LinesField(required=False, help_text="One per line: the answer must contain each.")
+    not_contains = LinesField(required=False, help_text="One per line: the answer must contain none.")
+
+    class Meta:
+        model = AgentTestCase
+        fields = ["name", "is_active", "message", "input", *ASSERTION_FIELDS]
+        widgets = {"message": forms.Textarea(attrs={"rows": 2, "cols": 60})}
+
+    def call_service(self) -> AgentTestCase:
+        data = self.cleaned_data
+        if data.get("DELETE") or (self.instance.pk and not self.has_changed()):
+            return self.instance  # deleted by the formset, or nothing to write
+        fields = {
+            "name": data["name"],
+            "message": data["message"],
+            "input": data["input"],
+            "is_active": data["is_active"],
+        }
+        assertions = {field: data[field] for field in ASSERTION_FIELDS}
+        if self.instance.pk is None:
+            return agent_test_case_create(agent=self.instance.agent, actor=self.actor, assertions=assertions, **fields)
+        return agent_test_case_update(case=self.instance, actor=self.actor, assertions=assertions, **fields)

@@ -14,8 +14,19 @@ from django.utils.html import format_html
 from django.views.decorators.debug import sensitive_post_parameters
 
 from agents.admin.desk import AgentDeskMixin
+from agents.admin.evidence import AgentTestCaseInline
 from agents.admin.forms import AgentForm, CredentialForm, PresetForm, SkillForm
-from agents.models import Agent, AgentSection, AgentSkill, AgentTurn, Credential, Preset, PromptVersion, Skill
+from agents.models import (
+    Agent,
+    AgentSection,
+    AgentSkill,
+    AgentTestCase,
+    AgentTurn,
+    Credential,
+    Preset,
+    PromptVersion,
+    Skill,
+)
 from agents.rendering import render_prefix
 from agents.selectors import debug_log_page
 from agents.services import (
@@ -184,7 +195,7 @@ class AgentAdmin(AgentDeskMixin, WorkspaceScopedAdmin):
     list_select_related = ["workspace", "preset", "live_version"]
     search_fields = ["key", "name", "description"]
     autocomplete_fields = ["preset"]
-    inlines = [AgentSectionInline, AgentSkillInline]
+    inlines = [AgentSectionInline, AgentSkillInline, AgentTestCaseInline]
     profile_fields = [
         "live_version_number",
         "is_builtin",
@@ -204,7 +215,7 @@ class AgentAdmin(AgentDeskMixin, WorkspaceScopedAdmin):
         # An agent's versions and profile rows go with it (agent_delete); deleting the
         # agent must not need rights on them, which nobody has one by one.
         deleted, model_count, perms_needed, protected = super().get_deleted_objects(objs, request)
-        for model in (PromptVersion, AgentSection, AgentSkill):
+        for model in (PromptVersion, AgentSection, AgentSkill, AgentTestCase):
             perms_needed.discard(model._meta.verbose_name)
         return deleted, model_count, perms_needed, protected
 

@@ -24,6 +24,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.timesince import timesince
 
+from agents.admin.evidence import HasRegressionsFilter, evidence_badge
 from agents.admin.forms import (
     BulkDecisionForm,
     DecisionForm,
@@ -33,8 +34,9 @@ from agents.diff import snapshot_diff, word_diff
 from agents.models import PromptVersion
 from agents.rendering import render_prefix
 from agents.runtime import agent_run_test
-from agents.selectors import prompt_version_get
+from agents.selectors import evidence_for_review, prompt_version_get
 from agents.services import (
+    evidence_regressions_to_confirm,
     prompt_version_approve,
     prompt_version_reject,
     prompt_version_reverts,
@@ -114,7 +116,17 @@ class AgeFilter(admin.SimpleListFilter):
 @admin.register(PromptVersion)
 class PromptVersionAdmin(WorkspaceScopedAdmin):
     add_verb = change_verb = delete_verb = Verb.MANAGE
-    list_display = ["review_link", "workspace", "source", "short_reason", "age", "stale", "size", "status_badge"]
+    list_display = [
+        "review_link",
+        "workspace",
+        "source",
+        "short_reason",
+        "age",
+        "stale",
+        "size",
+        "evidence",
+        "status_badge",
+    ]
     list_display_links = None
     list_filter = [
         StatusFilter,
@@ -122,6 +134,7 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
         ("agent", RelatedOnlyFieldListFilter),
         SourceKindFilter,
         AgeFilter,
+        HasRegressionsFilter,
     ]
     search_fields = ["agent__key", "agent__name", "source", "reason"]
     ordering = ["created_at"]
@@ -136,6 +149,7 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
             .get_queryset(request)
             .select_related("agent", "workspace", "proposed_by", "reviewed_by", "base_version")
             .defer("snapshot", "base_version__snapshot")
+            .with_latest_evidence()
         )
 
     def has_add_permission(self, request: HttpRequest) -> bool:
@@ -180,6 +194,10 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
             return "—"
         changes = stats["changes"]
         return f"{changes} change{'s' if changes != 1 else ''}, +{stats['added_chars']}/-{stats['removed_chars']} chars"
+
+    @admin.display(description="evidence")
+    def evidence(self, obj: PromptVersion) -> str:
+        return evidence_badge(obj)
 
     def changelist_view(self, request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
         response = super().changelist_view(request, {"title": "Review queue", **(extra_context or {})})
@@ -246,7 +264,11 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
         try:
             if approve:
                 decided = prompt_version_approve(
-                    version=version, actor=actor, note=note, confirm_stale=form.cleaned_data["confirm_stale"]
+                    version=version,
+                    actor=actor,
+                    note=note,
+                    confirm_stale=form.cleaned_data["confirm_stale"],
+                    confirm_regressions=request.POST.getlist("confirm_regressions"),
                 )
             else:
                 decided = prompt_version_reject(version=version, actor=actor, note=note)
@@ -310,6 +332,8 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
             "try_form": try_form,
             "trials": trials,
             "can_try": actor.can(Verb.RUN, version.workspace),
+            "evidence": evidence_for_review(version=version),
+            "regressions_to_confirm": evidence_regressions_to_confirm(version=version) if version.is_pending else [],
         }
 
     # bulk actions

@@ -3,16 +3,17 @@ clone an agent from one. Four eyes: the reviewer is never the proposer."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
 
 from agents.diff import diff_stats
-from agents.models import Agent, PromptVersion
+from agents.models import Agent, EvidenceRun, PromptVersion
 from agents.services.agents import agent_create
 from agents.services.common import identity_label, require_visible
+from agents.services.evidence import evidence_request, evidence_require_confirmed
 from agents.services.notifications import notify
 from agents.services.versions import version_go_live, version_record
 from agents.snapshot import SNAPSHOT_KEYS, apply_changes, content_hash, is_empty_prompt
@@ -108,6 +109,7 @@ def prompt_version_propose(
             version_go_live(agent=agent, version=version, actor=actor)
         else:
             notify(version, "proposed")
+            evidence_request(version=version, trigger=EvidenceRun.Trigger.PROPOSED)
     return version
 
 
@@ -118,11 +120,25 @@ def _prepared(live: PromptVersion, changes: dict | Callable[[dict], dict]) -> tu
 
 
 def prompt_version_approve(
-    *, version: PromptVersion, actor: Actor, note: str = "", confirm_stale: bool = False
+    *,
+    version: PromptVersion,
+    actor: Actor,
+    note: str = "",
+    confirm_stale: bool = False,
+    confirm_regressions: Iterable[str] = (),
 ) -> PromptVersion:
     """Approve a pending proposal and put it live. The reviewer is never the proposer;
-    a stale proposal (the live version moved since) needs `confirm_stale=True`."""
-    return _decide(version=version, actor=actor, note=note, confirm_stale=confirm_stale, approve=True)
+    a stale proposal (the live version moved since) needs `confirm_stale=True`; where
+    the workspace blocks approval on regressions, `confirm_regressions` must name every
+    test case the proposal fails and live passes."""
+    return _decide(
+        version=version,
+        actor=actor,
+        note=note,
+        confirm_stale=confirm_stale,
+        approve=True,
+        confirm_regressions=confirm_regressions,
+    )
 
 
 def prompt_version_reject(*, version: PromptVersion, actor: Actor, note: str) -> PromptVersion:
@@ -132,7 +148,15 @@ def prompt_version_reject(*, version: PromptVersion, actor: Actor, note: str) ->
     return _decide(version=version, actor=actor, note=note, confirm_stale=True, approve=False)
 
 
-def _decide(*, version: PromptVersion, actor: Actor, note: str, confirm_stale: bool, approve: bool) -> PromptVersion:
+def _decide(
+    *,
+    version: PromptVersion,
+    actor: Actor,
+    note: str,
+    confirm_stale: bool,
+    approve: bool,
+    confirm_regressions: Iterable[str] = (),
+) -> PromptVersion:
     require_visible(actor, version.workspace, "version")
     actor.require(Verb.DECIDE, version.workspace)
     with transaction.atomic():
@@ -150,6 +174,8 @@ def _decide(*, version: PromptVersion, actor: Actor, note: str, confirm_stale: b
                 f"moved since; approving would revert {', '.join(reverted) or 'later changes'}. Confirm to approve.",
                 extra={"reverts": reverted},
             )
+        if approve:
+            evidence_require_confirmed(version=version, confirmed=confirm_regressions)
         version.status = PromptVersion.Status.APPROVED if approve else PromptVersion.Status.REJECTED
         version.reviewed_by = actor.person
         version.reviewed_at = timezone.now()

@@ -283,6 +283,8 @@ def test_prompt_bearing_fields_are_not_editable(client, ada, writer):
             "sections-0-body": "Obey me.",
             "skills-TOTAL_FORMS": "0",
             "skills-INITIAL_FORMS": "0",
+            "test_cases-TOTAL_FORMS": "0",
+            "test_cases-INITIAL_FORMS": "0",
         },
     )
 

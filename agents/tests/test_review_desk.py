@@ -8,7 +8,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from agents.models import Agent, PromptVersion
+from agents.models import Agent, CaseResult, EvidenceRun, PromptVersion
 from agents.services import agent_create, preset_create, prompt_version_approve, prompt_version_propose
 from aihummer.actors import Actor
 from aihummer.models import Membership
@@ -377,9 +377,41 @@ def busy_queue(workspace, other_workspace, bob, alice, ada, root):
         # Approving the first proposal of each agent makes that agent's others stale.
         for version in versions[:3]:
             prompt_version_approve(version=version, actor=as_actor(bob), confirm_stale=True)
+        give_evidence(versions[3:])
         return versions
 
     return build
+
+
+def give_evidence(versions: list) -> None:
+    """A finished evidence run with two cases per proposal, every other one with a
+    regression, as the worker would have left them (the queue and page read rows)."""
+    for index, version in enumerate(versions):
+        regressed = index % 2 == 0
+        run = EvidenceRun.objects.create(
+            workspace_id=version.workspace_id,
+            version=version,
+            trigger="proposed",
+            status="done",
+            live_version=version.agent.live_version,
+            cases_total=2,
+            candidate_passed=1 if regressed else 2,
+            live_passed=2,
+            regressions=1 if regressed else 0,
+        )
+        CaseResult.objects.bulk_create(
+            CaseResult(
+                run=run,
+                case_name=name,
+                side=side,
+                version=version if side == "candidate" else version.agent.live_version,
+                version_number=version.number,
+                status="failed" if regressed and name == "budget" and side == "candidate" else "passed",
+                answer=f"[echo echo-1] {name}",
+            )
+            for name in ("budget", "salue")
+            for side in ("live", "candidate")
+        )
 
 
 def count_queries(client, url: str) -> int:
@@ -389,9 +421,10 @@ def count_queries(client, url: str) -> int:
     return len(queries)
 
 
-# One COUNT: the page's, which the header badge reuses (no "N total" link).
+# One COUNT: the page's, which the header badge reuses (no "N total" link). The
+# evidence column comes with the rows (one subquery): no extra query.
 QUEUE_QUERIES = 10
-REVIEW_QUERIES = 9
+REVIEW_QUERIES = 11  # 9, plus the newest evidence run and its results
 
 
 @pytest.mark.parametrize("count", [5, 50])
@@ -409,6 +442,8 @@ def test_the_queue_costs_the_same_queries_for_5_and_50_proposals(
     # Rows of both of bob's workspaces (agents a and b in acme, c in globex), stale ones included.
     assert all(f">{key} v" in page for key in "abc")
     assert page.count("aih-stale-flag") == count  # every pending one is stale
+    assert page.count("aih-evidence-regressions") == (count + 1) // 2
+    assert page.count("aih-evidence-passed") == count // 2
 
 
 @pytest.mark.parametrize("count", [5, 50])
@@ -423,6 +458,7 @@ def test_the_review_page_costs_the_same_queries_for_5_and_50_proposals(
         page = client.get(review_url(stale)).content.decode()
 
     assert "Stale proposal" in page
+    assert page.count('class="aih-case') == 2
 
 
 def test_a_shared_skill_edit_the_agents_refuse_is_a_form_error_and_writes_nothing(client, workspace, ada, settings):

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('aihummer', '0002_oidc_identity_and_sso_memberships'),
+        ('aihummer', '0003_workspace_evidence_settings'),
     ]
 
     operations = [

@@ -1,0 +1,197 @@
+"""Evidence in the admin: test cases edited inline on the agent page (through the
+services), the review page's evidence panel and judge badge, the regression
+confirmation, and the queue's column and filter."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from agents.models import AgentTestCase, EvidenceRun
+from agents.runtime.evidence import evidence_run_execute
+from agents.services import agent_create, agent_test_case_create, prompt_version_propose
+from aihummer.actors import Actor
+
+SNAPSHOT = {"identity": {"name": "Camille"}, "sections": [{"key": "ton", "body": "Sois brève."}]}
+LONG_SECTION = {"key": "details", "body": "Détaille chaque étape avec soin. " * 120}
+
+
+@pytest.fixture(autouse=True)
+def one_at_a_time(settings) -> None:
+    settings.AIHUMMER_EVIDENCE_CONCURRENCY = 1  # threads cannot see the test's transaction
+
+
+@pytest.fixture
+def agent(workspace, ada, echo_preset):
+    return agent_create(
+        workspace=workspace, actor=Actor.for_user(ada), key="camille", name="Camille", snapshot=SNAPSHOT
+    )
+
+
+@pytest.fixture
+def proposal(agent, alice):
+    actor = Actor.for_user(alice)
+    agent_test_case_create(
+        agent=agent, actor=actor, name="salue", message="Bonjour", assertions={"contains": ["Bonjour"]}
+    )
+    agent_test_case_create(agent=agent, actor=actor, name="budget", message="Résume", assertions={"max_tokens": 400})
+    version = prompt_version_propose(
+        agent=agent, changes={"sections": [*SNAPSHOT["sections"], LONG_SECTION]}, actor=actor, reason="détails"
+    )
+    evidence_run_execute(run_id=EvidenceRun.objects.get(version=version).pk)
+    return version
+
+
+def change_form(agent, **extra: str) -> dict:
+    return {
+        "name": agent.name,
+        "description": "",
+        "preset": "",
+        "is_active": "on",
+        "sections-TOTAL_FORMS": "0",
+        "sections-INITIAL_FORMS": "0",
+        "skills-TOTAL_FORMS": "0",
+        "skills-INITIAL_FORMS": "0",
+        "test_cases-TOTAL_FORMS": "1",
+        "test_cases-INITIAL_FORMS": "0",
+        **extra,
+    }
+
+
+def test_an_admin_adds_a_case_inline_through_the_service(client, ada, agent):
+    client.force_login(ada)
+    url = reverse("admin:agents_agent_change", args=[agent.pk])
+    assert 'id="test_cases-group"' in client.get(url).content.decode()
+
+    response = client.post(
+        url,
+        change_form(
+            agent,
+            **{
+                "test_cases-0-name": "salue",
+                "test_cases-0-is_active": "on",
+                "test_cases-0-message": "Bonjour",
+                "test_cases-0-contains": "Bonjour\n\n  Camille ",
+                "test_cases-0-regex": r"#sp=\w{8}",
+            },
+        ),
+    )
+
+    assert response.status_code == 302, response.content.decode()[:3000]
+    case = AgentTestCase.objects.get(agent=agent)
+    assert (case.name, case.contains, case.regex, case.is_active) == (
+        "salue",
+        ["Bonjour", "Camille"],
+        r"#sp=\w{8}",
+        True,
+    )
+    assert case.history.get().history_change_reason == "admin:ada: created"
+
+
+def test_a_bad_regex_inline_is_a_field_error_and_saves_nothing(client, ada, agent):
+    client.force_login(ada)
+
+    response = client.post(
+        reverse("admin:agents_agent_change", args=[agent.pk]),
+        change_form(agent, **{"test_cases-0-name": "x", "test_cases-0-message": "Bonjour", "test_cases-0-regex": "(a"}),
+    )
+
+    assert response.status_code == 200
+    assert (
+        "Not a valid regular expression: missing ), unterminated subpattern at position 0." in response.content.decode()
+    )
+    assert not AgentTestCase.objects.exists()
+
+
+def test_the_review_page_shows_the_evidence_without_a_click(client, bob, proposal):
+    client.force_login(bob)
+
+    page = client.get(reverse("admin:agents_promptversion_review", args=[proposal.pk])).content.decode()
+
+    assert "1/2 pass on candidate, 2/2 on live: 1 regression" in page
+    assert page.count('class="aih-case aih-regression" data-case="budget"') == 1
+    assert 'class="aih-case" data-case="salue"' in page
+    assert 'id="aih-judge"' not in page  # no judge preset in this workspace
+
+
+def test_a_failing_judge_shows_judge_unavailable_and_no_score(client, bob, proposal):
+    EvidenceRun.objects.filter(version=proposal).update(
+        judge_status="unavailable", judge_error="The judge answered HTTP 503: busy"
+    )
+    client.force_login(bob)
+
+    page = client.get(reverse("admin:agents_promptversion_review", args=[proposal.pk])).content.decode()
+
+    assert 'id="aih-judge-badge">judge unavailable</span>' in page
+    assert "The judge answered HTTP 503: busy" in page
+    assert "/10" not in page
+
+
+def test_a_judgement_shows_its_score_and_band(client, bob, proposal):
+    judgement = {
+        "overall": 6,
+        "clarity": 7,
+        "specificity": 5,
+        "safety": 9,
+        "consistency": 6,
+        "rationale": "Plus long.",
+        "strengths": ["Détaillé"],
+        "weaknesses": ["Trop long"],
+    }
+    EvidenceRun.objects.filter(version=proposal).update(
+        judge_status="done", judge_preset_key="judge", judgement=judgement
+    )
+    client.force_login(bob)
+
+    page = client.get(reverse("admin:agents_promptversion_review", args=[proposal.pk])).content.decode()
+
+    assert "6/10 improvable" in page and "aih-judge-improvable" in page
+    assert "<li>Trop long</li>" in page
+
+
+def test_blocked_approval_asks_to_confirm_the_failing_cases_by_name(client, bob, workspace, proposal):
+    workspace.block_approval_on_regressions = True
+    workspace.save()
+    client.force_login(bob)
+    url = reverse("admin:agents_promptversion_review", args=[proposal.pk])
+
+    page = client.get(url).content.decode()
+    refused = client.post(url, {"_approve": "1", "note": ""}, follow=True).content.decode()
+    approved = client.post(url, {"_approve": "1", "note": "", "confirm_regressions": "budget"})
+
+    assert '<input type="checkbox" name="confirm_regressions" value="budget">' in page
+    assert "Version 2 fails test cases that pass on live: budget." in refused
+    assert approved.status_code == 302
+    proposal.refresh_from_db()
+    assert proposal.status == "approved"
+
+
+def test_the_queue_shows_the_evidence_column_and_filters_regressions(client, bob, agent, alice, proposal):
+    other = prompt_version_propose(agent=agent, changes={"onboarding": "Bonjour !"}, actor=Actor.for_user(alice))
+    client.force_login(bob)
+    url = reverse("admin:agents_promptversion_changelist")
+
+    page = client.get(url).content.decode()
+    filtered = client.get(url, {"evidence": "regressions"}).content.decode()
+
+    assert ">1 regression</span>" in page and ">running</span>" in page  # `other`'s run is queued
+    assert "camille v2" in filtered and "camille v3" not in filtered
+    assert EvidenceRun.objects.filter(version=other).get().status == "queued"
+
+
+def test_the_workspace_page_sets_the_judge_and_refuses_a_preset_without_structured_output(
+    client, ada, workspace, echo_preset
+):
+    client.force_login(ada)
+    url = reverse("admin:aihummer_workspace_change", args=[workspace.pk])
+    data = {"name": workspace.name, "memberships-TOTAL_FORMS": "0", "memberships-INITIAL_FORMS": "0"}
+
+    page = client.get(url).content.decode()
+    refused = client.post(url, {**data, "judge_preset": echo_preset.pk}).content.decode()
+    saved = client.post(url, {**data, "block_approval_on_regressions": "on"})
+
+    assert 'name="judge_preset"' in page and 'name="block_approval_on_regressions"' in page
+    assert "The judge needs structured output: choose an OpenAI or compatible preset." in refused
+    assert saved.status_code == 302
+    workspace.refresh_from_db()
+    assert (workspace.judge_preset, workspace.block_approval_on_regressions) == (None, True)

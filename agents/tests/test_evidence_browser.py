@@ -1,0 +1,126 @@
+"""Evidence end to end: a proposal enqueues its evidence run on commit, a real Celery
+worker runs the cases on the candidate and on live (in parallel, side effects dry),
+and a reviewer sees the results on the review page and in the queue, in headless
+Chromium, without clicking anything."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import time
+
+import pytest
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from agents.models import CaseResult, EvidenceRun
+from agents.services import agent_create, agent_test_case_create, preset_create, prompt_version_propose
+from aihummer.actors import Actor
+
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's loop shares this thread with the ORM
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SNAPSHOT = {"identity": {"name": "Camille", "role": "Rédactrice"}, "sections": [{"key": "ton", "body": "Sois brève."}]}
+LONG_SECTION = {"key": "details", "body": "Détaille chaque étape avec soin. " * 120}
+
+
+@pytest.fixture(scope="module")
+def browser() -> Browser:
+    executable = shutil.which("chromium")
+    if executable is None:
+        pytest.fail("Chromium is not installed: `make test` installs it (bin/ensure-browser).")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+def log_in(browser: Browser, base_url: str, username: str) -> Page:
+    page = browser.new_context(base_url=base_url).new_page()
+    page.set_default_timeout(10_000)
+    page.goto("/admin/login/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", f"pw-{username}")
+    page.click("input[type=submit]")
+    expect(page.locator("#aih-review-queue")).to_be_visible()
+    return page
+
+
+def wait_for_run(version, seconds: float = 30) -> EvidenceRun:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        run = EvidenceRun.objects.filter(version=version).first()
+        if run is not None and run.is_finished:
+            return run
+        time.sleep(0.1)
+    pytest.fail(f"The evidence run of v{version.number} did not finish within {seconds} s.")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_proposal_runs_its_cases_on_a_worker_and_the_reviewer_sees_them(
+    live_server, browser, worker_on_redis, settings, workspace, alice, bob
+):
+    settings.AIHUMMER_EVIDENCE_CONCURRENCY = 2
+    operator = Actor.for_operator()
+    preset_create(
+        workspace=workspace,
+        actor=operator,
+        key="echo",
+        name="Echo",
+        provider_name="echo",
+        model="echo-1",
+        is_active=True,
+    )
+    agent = agent_create(workspace=workspace, actor=operator, key="camille", name="Camille", snapshot=SNAPSHOT)
+    editor = Actor.for_user(alice)
+    agent_test_case_create(
+        agent=agent,
+        actor=editor,
+        name="salue",
+        message="Bonjour",
+        assertions={"contains": ["bonjour"], "case_insensitive": True},
+    )
+    agent_test_case_create(agent=agent, actor=editor, name="budget", message="Résume", assertions={"max_tokens": 400})
+
+    proposal = prompt_version_propose(
+        agent=agent, changes={"sections": [*SNAPSHOT["sections"], LONG_SECTION]}, actor=editor, reason="plus de détails"
+    )
+    run = wait_for_run(proposal)
+
+    assert (run.status, run.trigger, run.regressions) == ("done", "proposed", 1)
+    assert CaseResult.objects.filter(run=run).count() == 4
+    candidate = CaseResult.objects.get(run=run, case_name="salue", side="candidate")
+    live = CaseResult.objects.get(run=run, case_name="salue", side="live")
+    candidate_hash, live_hash = candidate.answer[-8:], live.answer[-8:]
+    assert candidate_hash != live_hash
+
+    # bob sees the regression in the queue, filters on it, and opens the proposal
+    page = log_in(browser, live_server.url, "bob")
+    page.click("#aih-review-queue")
+    expect(page.locator("td.field-evidence")).to_have_text("1 regression")
+    page.click("text=has regressions")
+    expect(page.locator("#result_list tbody tr")).to_have_count(1)
+    page.click("text=camille v2")
+
+    expect(page.locator("#aih-evidence-summary")).to_contain_text("1/2 pass on candidate, 2/2 on live: 1 regression")
+    regression = page.locator("tr.aih-regression")
+    expect(regression).to_have_count(1)
+    expect(regression).to_have_attribute("data-case", "budget")
+    expect(regression.locator(".aih-result-candidate .aih-check-failed")).to_contain_text(
+        re.compile(r"max_tokens 400: \d+ tokens")
+    )
+    expect(regression.locator(".aih-result-live")).to_have_attribute("data-status", "passed")
+
+    # the answers, side by side on demand: each carries the hash of the version that answered
+    salue = page.locator("tr[data-case=salue]")
+    expect(salue.locator(".aih-answer-candidate")).not_to_be_visible()
+    salue.locator("summary").click()
+    expect(salue.locator(".aih-answer-candidate")).to_have_text(f"[echo echo-1] Bonjour #sp={candidate_hash}")
+    expect(salue.locator(".aih-answer-live")).to_have_text(f"[echo echo-1] Bonjour #sp={live_hash}")
