@@ -23,6 +23,9 @@ def pytest_configure(config: pytest.Config) -> None:
             "The test suite runs on PostgreSQL, not "
             f"{engine}: run `make test`, or set DATABASE_URL=postgres://postgres@127.0.0.1:5432/aihummer."
         )
+    # Personas are created in nearly every test: a deliberately slow password hash
+    # would be most of the suite's time.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 def make_member(workspace: Workspace, username: str, role: str) -> User:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from django.core.paginator import Page, Paginator
-from django.db.models import QuerySet
+from django.db.models import Model, QuerySet
 
 from agents.judge import band
 from agents.models import Agent, AgentTurn, CaseResult, DebugLog, EvidenceRun, Preset, PromptVersion
@@ -67,6 +67,74 @@ def agent_versions(*, agent: Agent) -> QuerySet:
         .defer("snapshot", "base_version__snapshot")
         .order_by("-number")
     )
+
+
+def agent_list(*, actor: Actor, workspace: Workspace) -> QuerySet:
+    """The workspace's agents (never sandbox rows), with their live version number."""
+    if not actor.belongs_to(workspace):
+        return Agent.objects.none()
+    # Only what a list row shows: the projection's JSON columns cost more to decode
+    # than everything else together.
+    return (
+        _scoped(Agent.objects.filter(workspace=workspace), actor)
+        .select_related("live_version", "preset")
+        .only(
+            *("key", "name", "description", "is_active", "is_builtin", "created_at", "updated_at", "workspace_id"),
+            *("preset__key", "live_version__number"),
+        )
+    )
+
+
+def agent_get_by_key(*, actor: Actor, workspace: Workspace, key: str) -> Agent:
+    """One agent of `workspace` by key, or NotFound (another workspace's answers the same)."""
+    agent = None
+    if actor.belongs_to(workspace):
+        agent = _one(
+            _scoped(Agent.objects.filter(workspace=workspace, key=key), actor).select_related(
+                "live_version", "preset", "workspace"
+            )
+        )
+    if agent is None:
+        raise NotFound(f"Unknown agent '{key}'.")
+    return agent
+
+
+def agent_version_get(*, agent: Agent, number: int | str) -> PromptVersion:
+    version = (
+        PromptVersion.objects.filter(agent=agent, number=number)
+        .select_related("proposed_by", "reviewed_by", "base_version", "agent__live_version")
+        .first()
+        if str(number).isdigit()
+        else None
+    )
+    if version is None:
+        raise NotFound(f"Agent '{agent.key}' has no version {number}.")
+    return version
+
+
+def workspace_rows(model: type[Model], *, actor: Actor, workspace: Workspace) -> QuerySet:
+    """`model`'s rows of `workspace` that `actor` may read (sandbox rows hidden)."""
+    if not actor.belongs_to(workspace):
+        return model.objects.none()
+    return _scoped(model.objects.filter(workspace=workspace), actor)
+
+
+def workspace_row_get(model: type[Model], *, actor: Actor, workspace: Workspace, noun: str, **lookup: object) -> Model:
+    """One row of `workspace`, or NotFound naming `noun`."""
+    row = _one(workspace_rows(model, actor=actor, workspace=workspace).filter(**lookup))
+    if row is None:
+        value = next(iter(lookup.values()), "")
+        raise NotFound(f"Unknown {noun} '{value}'.")
+    return row
+
+
+def _one(queryset: QuerySet) -> Model | None:
+    """The row a unique lookup names, or None. Unlike `.first()`, no ORDER BY: the
+    models' default ordering (by workspace slug) would add a join to every lookup."""
+    try:
+        return queryset.get()
+    except queryset.model.DoesNotExist:
+        return None
 
 
 # Model calls per page of a turn: a 256-call turn is 13 pages.

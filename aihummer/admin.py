@@ -14,7 +14,7 @@ from aihummer.actors import Actor, Verb
 from aihummer.admin_site import ServiceModelForm, WorkspaceScopedAdmin
 from aihummer.exceptions import ApplicationError
 from aihummer.history import stamp
-from aihummer.models import ApiKey, Invitation, Membership, OidcIdentity, User, Workspace
+from aihummer.models import ApiAuditEntry, ApiKey, Invitation, Membership, OidcIdentity, User, Workspace
 from aihummer.services import (
     VALID_SCOPES,
     api_key_create,
@@ -270,3 +270,42 @@ class ApiKeyAdmin(WorkspaceScopedAdmin):
                 messages.error(request, f"{api_key.name}: {exc}")
         if revoked:
             messages.success(request, f"Revoked {revoked} API key(s) at {timezone.now():%Y-%m-%d %H:%M} UTC.")
+
+
+@admin.register(ApiAuditEntry)
+class ApiAuditEntryAdmin(admin.ModelAdmin):
+    """The REST API's writes, read-only: who, what, the outcome and the request id that
+    ties an entry to the client's logs. Workspace admins see their workspaces' entries;
+    entries refused before a workspace was known are a superuser's."""
+
+    list_display = ["created_at", "method", "path", "status_code", "actor_source", "request_id", "workspace"]
+    list_filter = ["method", "status_code"]
+    search_fields = ["request_id", "path", "actor_source"]
+    list_select_related = ["workspace", "person"]
+    date_hierarchy = "created_at"
+
+    def get_queryset(self, request: HttpRequest) -> models.QuerySet:
+        queryset = super().get_queryset(request)
+        workspace_ids = Actor.for_request(request).workspace_ids(Verb.MANAGE)
+        return queryset if workspace_ids is None else queryset.filter(workspace_id__in=workspace_ids)
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return self.has_view_permission(request)
+
+    def has_view_permission(self, request: HttpRequest, obj: ApiAuditEntry | None = None) -> bool:
+        actor = Actor.for_request(request)
+        if obj is None:
+            workspace_ids = actor.workspace_ids(Verb.MANAGE)
+            return workspace_ids is None or bool(workspace_ids)
+        if obj.workspace is None:
+            return request.user.is_superuser
+        return actor.can(Verb.MANAGE, obj.workspace)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: ApiAuditEntry | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: ApiAuditEntry | None = None) -> bool:
+        return False

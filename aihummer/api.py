@@ -1,24 +1,408 @@
-"""The v1 REST API root: who am I, and a health check."""
+"""The v1 REST API's foundation: the error envelope, the base view (workspace, actor,
+body limit, idempotency keys, audit), cursor pagination, throttles, and the root
+endpoints (who am I, health).
+
+Every error, whatever raised it, answers `{"error": {"code", "message", "fields"}}`.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import re
+from datetime import timedelta
+
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import connection
+from django.db import IntegrityError, connection, transaction
 from django.http import Http404, HttpRequest, JsonResponse
+from django.utils import timezone
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema
 from rest_framework import exceptions as drf_exceptions
 from rest_framework import serializers, status
+from rest_framework.pagination import CursorPagination
+from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView, exception_handler
+from rest_framework.throttling import SimpleRateThrottle
+from rest_framework.views import APIView, set_rollback
+from rest_framework.viewsets import GenericViewSet
 
-from aihummer.actors import Actor
-from aihummer.exceptions import ApplicationError, validation_error_detail
+from aihummer.actors import Actor, Verb
+from aihummer.exceptions import ApplicationError, NotFound
+from aihummer.models import ApiAuditEntry, IdempotencyKey, Workspace
+
+WORKSPACE_HEADER = "X-Workspace"
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+IDEMPOTENCY_TTL = timedelta(hours=24)
+_PATH_MESSAGE = re.compile(r"^\$(\S*): (.*)$", re.DOTALL)
+_IF_MATCH = re.compile(r'^\s*(?:W/)?"?(\d{1,9})"?\s*$')
+_IDEMPOTENCY_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
+_WORKSPACE_SLUG = re.compile(r"^[a-z0-9_-]{1,50}$")
 
 
-class MeApi(APIView):
-    """Who is calling: an API key (its workspace, name and scopes) or a person
-    signed in through the identity provider (their workspaces and roles)."""
+# --- the error envelope ---------------------------------------------------------------
+class PayloadTooLarge(drf_exceptions.APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_code = "payload_too_large"
+
+
+class IdempotentReplay(Exception):
+    """Raised instead of running a view: this POST was already answered."""
+
+    def __init__(self, record: IdempotencyKey) -> None:
+        self.record = record
+
+
+def error_response(status_code: int, code: str, message: str, fields: dict | None = None, **extra: object) -> Response:
+    return Response({"error": {"code": code, "message": message, "fields": fields or {}, **extra}}, status=status_code)
+
+
+def api_exception_handler(exc: Exception, context: dict) -> Response | None:
+    """The one mapping from what services and DRF raise to the error envelope."""
+    set_rollback()
+    if isinstance(exc, DjangoValidationError):
+        detail = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
+        return _invalid(detail)
+    if isinstance(exc, drf_exceptions.ValidationError):
+        return _invalid(exc.detail)
+    if isinstance(exc, ApplicationError):
+        return error_response(exc.status_code, _code_of(exc), exc.message, **exc.extra)
+    if isinstance(exc, PermissionDenied):
+        exc = drf_exceptions.PermissionDenied(str(exc) or None)
+    elif isinstance(exc, Http404):
+        exc = drf_exceptions.NotFound()
+    if not isinstance(exc, drf_exceptions.APIException):
+        return None  # a bug: let Django log it as one
+    response = error_response(exc.status_code, _drf_code(exc), _text(exc.detail))
+    if getattr(exc, "auth_header", None):
+        response["WWW-Authenticate"] = exc.auth_header
+    if getattr(exc, "wait", None) is not None:
+        response["Retry-After"] = str(max(1, int(exc.wait + 0.999)))
+    return response
+
+
+def _invalid(detail: object) -> Response:
+    fields = flatten_errors(detail)
+    first_path, first_messages = next(iter(fields.items()), ("", ["Invalid input."]))
+    message = first_messages[0] if first_path == "non_field_errors" else f"{first_path}: {first_messages[0]}"
+    more = sum(len(messages) for messages in fields.values()) - 1
+    if more > 0:
+        message += f" (and {more} more)"
+    return error_response(status.HTTP_400_BAD_REQUEST, "invalid", message, fields)
+
+
+def flatten_errors(detail: object, prefix: str = "") -> dict[str, list[str]]:
+    """Nested serializer or service errors as `{json path: [messages]}`: `sections[2].key`.
+
+    A service message led by its own path (`$.children.max_depth: must be…`) is filed
+    under that path, so a nested field reads the same from a serializer or a service.
+    """
+    errors: dict[str, list[str]] = {}
+    if isinstance(detail, dict):
+        for key, value in detail.items():
+            # A ListField's errors come keyed by index: `tags[2]`, not `tags.2`.
+            path = f"{prefix}[{key}]" if isinstance(key, int) else (f"{prefix}.{key}" if prefix else key)
+            for sub, messages in flatten_errors(value, path).items():
+                errors.setdefault(sub, []).extend(messages)
+    elif isinstance(detail, list) and any(isinstance(item, dict | list) for item in detail):
+        for index, item in enumerate(detail):
+            for sub, messages in flatten_errors(item, f"{prefix}[{index}]").items():
+                errors.setdefault(sub, []).extend(messages)
+    else:
+        for message in detail if isinstance(detail, list) else [detail]:
+            path, text = _split_path(prefix or "non_field_errors", str(message))
+            errors.setdefault(path, []).append(text)
+    return errors
+
+
+def _split_path(field: str, message: str) -> tuple[str, str]:
+    match = _PATH_MESSAGE.match(message)
+    if match is None:
+        return field, message
+    return match[1].lstrip(".") or field, match[2]
+
+
+def _code_of(exc: ApplicationError) -> str:
+    if type(exc) is ApplicationError:
+        return "conflict"
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", type(exc).__name__).lower()
+
+
+def _drf_code(exc: drf_exceptions.APIException) -> str:
+    codes = exc.get_codes()
+    return codes if isinstance(codes, str) else exc.default_code
+
+
+def _text(detail: object) -> str:
+    if isinstance(detail, list):
+        return " ".join(map(str, detail))
+    if isinstance(detail, dict):
+        return " ".join(_text(value) for value in detail.values())
+    return str(detail)
+
+
+class ErrorSerializer(serializers.Serializer):
+    """The envelope of every error answer (documented on every operation)."""
+
+    class Body(serializers.Serializer):
+        code = serializers.CharField(help_text="Stable, machine-readable: invalid, not_found, stale_proposal…")
+        message = serializers.CharField(help_text="What went wrong and what to do next, for a person.")
+        fields = serializers.DictField(
+            child=serializers.ListField(child=serializers.CharField()),
+            help_text="Per JSON path of the request (e.g. `sections[2].key`), its problems; empty otherwise.",
+        )
+
+    error = Body()
+
+
+# --- request helpers ------------------------------------------------------------------
+def if_match_version(request: Request) -> int | None:
+    """The live version number the caller's change is based on (`If-Match: "3"`), or None."""
+    raw = request.headers.get("If-Match", "")
+    if not raw.strip() or raw.strip() == "*":
+        return None
+    match = _IF_MATCH.match(raw)
+    if match is None:
+        raise drf_exceptions.ValidationError(
+            {"If-Match": ['Give the live version number the change is based on, e.g. If-Match: "3".']}
+        )
+    return int(match[1])
+
+
+def request_workspace(request: Request) -> Workspace:
+    """The workspace a request works in: an API key's own, or for a person the one named
+    by `X-Workspace` (optional when they belong to exactly one)."""
+    actor: Actor = request.auth
+    slug = request.headers.get(WORKSPACE_HEADER, "").strip()
+    if actor.kind == Actor.API_KEY:
+        workspace = actor.api_key.workspace
+        if slug and slug != workspace.slug:
+            raise NotFound(f"Unknown workspace '{slug}'.")
+        return workspace
+    if slug:
+        workspace = Workspace.objects.filter(slug=slug).first() if _WORKSPACE_SLUG.match(slug) else None
+        if workspace is None or not actor.belongs_to(workspace):
+            raise NotFound(f"Unknown workspace '{slug}'.")
+        return workspace
+    workspace_ids = actor.workspace_ids(Verb.READ)
+    if workspace_ids is None or len(workspace_ids) != 1:
+        raise drf_exceptions.ValidationError(
+            {WORKSPACE_HEADER: ["Name the workspace in the X-Workspace header (you may use several)."]}
+        )
+    return Workspace.objects.get(pk=workspace_ids[0])
+
+
+def _actor_owner(actor: Actor) -> str:
+    if actor.kind == Actor.API_KEY:
+        return f"api_key:{actor.api_key.pk}"
+    return f"user:{actor.user.pk}"
+
+
+# --- pagination -----------------------------------------------------------------------
+class ApiCursorPagination(CursorPagination):
+    """Cursor pages: a page's rows never shift while rows are added elsewhere.
+
+    `?ordering=` takes one of the view's `ordering_fields` (with `-` for descending).
+    """
+
+    page_size = 50
+    page_size_query_param = "limit"
+    max_page_size = 200
+    ordering = "pk"
+
+    def get_ordering(self, request: Request, queryset: object, view: object) -> tuple[str, ...]:
+        allowed = getattr(view, "ordering_fields", ())
+        requested = request.query_params.get("ordering", "")
+        if not requested:
+            ordering = getattr(view, "ordering", self.ordering)
+            return (ordering,) if isinstance(ordering, str) else tuple(ordering)
+        if requested.lstrip("-") not in allowed:
+            choices = ", ".join(allowed) or "none"
+            raise drf_exceptions.ValidationError({"ordering": [f"Order by one of: {choices} (prefix - to reverse)."]})
+        return (requested,)
+
+    def decode_cursor(self, request: Request) -> object:
+        try:
+            return super().decode_cursor(request)
+        except drf_exceptions.NotFound:
+            raise drf_exceptions.ValidationError(
+                {"cursor": ["Invalid cursor: follow the next or previous link of a page."]}
+            ) from None
+
+    def get_schema_operation_parameters(self, view: object) -> list[dict]:
+        parameters = super().get_schema_operation_parameters(view)
+        allowed = getattr(view, "ordering_fields", ())
+        if allowed:
+            choices = [choice for field in allowed for choice in (field, f"-{field}")]
+            parameters.append(
+                {
+                    "name": "ordering",
+                    "required": False,
+                    "in": "query",
+                    "description": "Sort order; `-` reverses.",
+                    "schema": {"type": "string", "enum": choices},
+                }
+            )
+        return parameters
+
+
+# --- throttles ------------------------------------------------------------------------
+class _PerMinuteThrottle(SimpleRateThrottle):
+    setting = ""
+
+    def get_rate(self) -> str | None:
+        # Read on each request (not at import), so settings overrides apply; 0 disables.
+        per_minute = getattr(settings, self.setting)
+        return f"{per_minute}/min" if per_minute else None
+
+
+class ApiKeyRateThrottle(_PerMinuteThrottle):
+    """Requests per minute of one API key."""
+
+    scope = "api_key"
+    setting = "AIHUMMER_API_RATE_PER_KEY"
+
+    def get_cache_key(self, request: Request, view: object) -> str | None:
+        actor = request.auth
+        if not isinstance(actor, Actor) or actor.kind != Actor.API_KEY:
+            return None
+        return self.cache_format % {"scope": self.scope, "ident": actor.api_key.pk}
+
+
+class PersonRateThrottle(_PerMinuteThrottle):
+    """Requests per minute of one person, through a session or any key they own."""
+
+    scope = "person"
+    setting = "AIHUMMER_API_RATE_PER_USER"
+
+    def get_cache_key(self, request: Request, view: object) -> str | None:
+        actor = request.auth
+        person = actor.person if isinstance(actor, Actor) else None
+        if person is None:
+            return None
+        return self.cache_format % {"scope": self.scope, "ident": person.pk}
+
+
+# --- the base views -------------------------------------------------------------------
+class ApiMixin:
+    """What every v1 endpoint does around its handler: the body limit, the actor and
+    its workspace, idempotent POSTs, and an audit entry for every write."""
+
+    throttle_classes = (ApiKeyRateThrottle, PersonRateThrottle)
+    # No OPTIONS introspection: the OpenAPI document describes every endpoint.
+    metadata_class = None
+    _idempotency: IdempotencyKey | None = None
+    _workspace: Workspace | None = None
+
+    @property
+    def actor(self) -> Actor:
+        return self.request.auth
+
+    @property
+    def workspace(self) -> Workspace:
+        if self._workspace is None:
+            self._workspace = request_workspace(self.request)
+        return self._workspace
+
+    def initial(self, request: Request, *args: object, **kwargs: object) -> None:
+        length = request.META.get("CONTENT_LENGTH") or "0"
+        if length.isdigit() and int(length) > settings.AIHUMMER_API_MAX_BODY_BYTES:
+            raise PayloadTooLarge(f"The request body is over {settings.AIHUMMER_API_MAX_BODY_BYTES} bytes.")
+        super().initial(request, *args, **kwargs)
+        if request.method == "POST" and IDEMPOTENCY_HEADER in request.headers:
+            self._idempotency = self._idempotency_claim(request, request.headers[IDEMPOTENCY_HEADER])
+
+    def _idempotency_claim(self, request: Request, key: str) -> IdempotencyKey:
+        if not _IDEMPOTENCY_KEY.match(key):
+            raise drf_exceptions.ValidationError(
+                {IDEMPOTENCY_HEADER: ["Use 1 to 255 printable ASCII characters, no spaces."]}
+            )
+        owner = _actor_owner(self.actor)
+        digest = hashlib.sha256(b"\n".join([request.method.encode(), request.path.encode(), request.body])).hexdigest()
+        IdempotencyKey.objects.filter(owner=owner, key=key, created_at__lt=timezone.now() - IDEMPOTENCY_TTL).delete()
+        try:
+            # Its own transaction, committed now: a concurrent retry with the same key
+            # sees the claim and waits for the answer instead of applying it twice.
+            with transaction.atomic():
+                return IdempotencyKey.objects.create(owner=owner, key=key, request_hash=digest)
+        except IntegrityError:
+            existing = IdempotencyKey.objects.filter(owner=owner, key=key).first()
+        if existing is None or existing.status_code is None:
+            raise IdempotencyKeyInProgress(
+                f"A request with Idempotency-Key '{key}' is still running; retry in a moment."
+            ) from None
+        if existing.request_hash != digest:
+            raise IdempotencyKeyReused(
+                f"Idempotency-Key '{key}' was used for a different request; use a new key for a new request."
+            )
+        raise IdempotentReplay(existing)
+
+    def handle_exception(self, exc: Exception) -> Response:
+        if isinstance(exc, IdempotentReplay):
+            record = exc.record
+            response = Response(record.response_body, status=record.status_code)
+            if record.location:
+                response["Location"] = record.location
+            response["Idempotent-Replayed"] = "true"
+            return response
+        return super().handle_exception(exc)
+
+    def raise_uncaught_exception(self, exc: Exception) -> None:
+        self._idempotency_release()
+        super().raise_uncaught_exception(exc)
+
+    def _idempotency_release(self) -> None:
+        if self._idempotency is not None:
+            self._idempotency.delete()
+            self._idempotency = None
+
+    def finalize_response(self, request: Request, response: Response, *args: object, **kwargs: object) -> Response:
+        response = super().finalize_response(request, response, *args, **kwargs)
+        if self._idempotency is not None:
+            if 200 <= response.status_code < 300:
+                # Only successes are kept: a refused request changed nothing, so a
+                # corrected retry with the same key runs anew.
+                self._idempotency.status_code = response.status_code
+                self._idempotency.response_body = response.data
+                self._idempotency.location = response.get("Location", "")
+                self._idempotency.save(update_fields=["status_code", "response_body", "location"])
+            else:
+                self._idempotency_release()
+        actor = getattr(request, "_auth", None)
+        if request.method not in SAFE_METHODS and isinstance(actor, Actor):
+            ApiAuditEntry.objects.create(
+                request_id=getattr(request._request, "request_id", ""),
+                workspace=self._workspace,
+                actor_source=actor.source,
+                person=actor.person,
+                method=request.method,
+                path=request.get_full_path()[:500],
+                status_code=response.status_code,
+            )
+        return response
+
+
+class IdempotencyKeyInProgress(ApplicationError):
+    """Another request with the same key has not finished."""
+
+
+class IdempotencyKeyReused(ApplicationError):
+    """The key was used before for another request."""
+
+    status_code = 422
+
+
+class AdminViewSet(ApiMixin, GenericViewSet):
+    """Base of the `/v1/admin/...` resources."""
+
+    pagination_class = ApiCursorPagination
+
+
+# --- root endpoints -------------------------------------------------------------------
+class MeApi(ApiMixin, APIView):
+    """Who is calling: an API key (its workspace, name and scopes) or a person, through
+    a session or the identity provider's token (their workspaces and roles)."""
 
     class KeyOutputSerializer(serializers.Serializer):
         source = serializers.CharField()
@@ -34,11 +418,18 @@ class MeApi(APIView):
 
         source = serializers.CharField()
         username = serializers.CharField()
-        email = serializers.CharField()
+        email = serializers.CharField(allow_blank=True)
         memberships = MembershipSerializer(many=True)
 
+    @extend_schema(
+        responses=PolymorphicProxySerializer(
+            component_name="Me",
+            serializers=[KeyOutputSerializer, PersonOutputSerializer],
+            resource_type_field_name=None,
+        )
+    )
     def get(self, request: Request) -> Response:
-        actor = request.auth
+        actor = self.actor
         if actor.kind == Actor.USER:
             user = actor.user
             data = {
@@ -66,14 +457,11 @@ def healthz(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"status": "ok"})
 
 
-def api_exception_handler(exc: Exception, context: dict) -> Response | None:
-    """DRF's handler, taught the service errors above."""
-    if isinstance(exc, DjangoValidationError):
-        return Response(validation_error_detail(exc), status=status.HTTP_400_BAD_REQUEST)
-    if isinstance(exc, ApplicationError):
-        return Response({"detail": exc.message, **exc.extra}, status=exc.status_code)
-    if isinstance(exc, PermissionDenied):
-        exc = drf_exceptions.PermissionDenied(str(exc) or None)
-    elif isinstance(exc, Http404):
-        exc = drf_exceptions.NotFound()
-    return exception_handler(exc, context)
+def not_found(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
+    """No route: the API's envelope under /v1/, Django's page elsewhere."""
+    if request.path.startswith("/v1/"):
+        body = {"error": {"code": "not_found", "message": f"No endpoint at {request.path}.", "fields": {}}}
+        return JsonResponse(body, status=404)
+    from django.views.defaults import page_not_found
+
+    return page_not_found(request, exception)

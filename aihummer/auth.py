@@ -4,6 +4,9 @@ the OpenID provider (aihummer/sso/tokens.py)."""
 
 from __future__ import annotations
 
+import time
+
+from django.conf import settings
 from rest_framework import authentication, exceptions, status
 from rest_framework.request import Request
 
@@ -56,6 +59,24 @@ class ApiKeyUser:
 
     def __str__(self) -> str:
         return f"key:{self.api_key.name}"
+
+
+class SessionActorAuthentication(authentication.SessionAuthentication):
+    """A person's admin session (CSRF enforced on writes), as an Actor on the `api`
+    surface. A single sign-on session due for renewal is refused: the admin renews it
+    through the provider, but an API call cannot follow that redirect."""
+
+    def authenticate(self, request: Request) -> tuple[object, Actor] | None:
+        result = super().authenticate(request)
+        if result is None:
+            return None
+        user, _ = result
+        expires = request._request.session.get("oidc_id_token_expiration")
+        if settings.OIDC_ENABLED and expires is not None and expires <= time.time():
+            raise exceptions.AuthenticationFailed(
+                "Your single sign-on session is due for renewal: open the admin once."
+            )
+        return (user, Actor.for_user(user, surface="api"))
 
 
 class IdentityProviderDown(exceptions.APIException):

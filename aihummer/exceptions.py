@@ -1,7 +1,9 @@
 """The errors services raise, and their one mapping onto HTTP answers.
 
 Services raise Django's `ValidationError` (bad input, 400), an `ApplicationError`
-subclass (a legal request the current state refuses, 409) or `PermissionDenied` (403).
+subclass (a legal request the current state refuses, 409; its own `status_code`
+otherwise) or `PermissionDenied` (403). `aihummer.api.api_exception_handler` turns
+them into the REST API's error envelope; the code is the class name in snake case.
 """
 
 from __future__ import annotations
@@ -34,3 +36,9 @@ class NotFound(ApplicationError):
     """A row the actor cannot see: answered exactly like one that does not exist."""
 
     status_code = 404
+
+
+class VersionMismatch(ApplicationError):
+    """The caller based a change on a live version that is no longer live (If-Match)."""
+
+    status_code = 412

@@ -233,3 +233,50 @@ class ApiKey(TimeStampedModel):
 
     def needs_touch(self, now: timezone.datetime) -> bool:
         return self.last_used_at is None or now - self.last_used_at >= API_KEY_TOUCH_INTERVAL
+
+
+class ApiAuditEntry(models.Model):
+    """One write through the REST API: who, what, the outcome and the request id that
+    ties it to the client's logs and to the history rows it produced."""
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    request_id = models.CharField(max_length=128, db_index=True)
+    workspace = models.ForeignKey(
+        Workspace, null=True, blank=True, on_delete=models.SET_NULL, related_name="api_audit_entries"
+    )
+    actor_source = models.CharField(max_length=200, help_text="api:<key name>, api:<username>…")
+    person = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    method = models.CharField(max_length=10)
+    path = models.CharField(max_length=500)
+    status_code = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = "API audit entry"
+        verbose_name_plural = "API audit entries"
+
+    def __str__(self) -> str:
+        return f"{self.method} {self.path} → {self.status_code} ({self.actor_source}, {self.request_id})"
+
+
+class IdempotencyKey(models.Model):
+    """A POST made with an `Idempotency-Key` header: claimed before the view runs (the
+    unique constraint makes a concurrent retry wait its turn), then holding the
+    response that a retry is answered with instead of applying the request twice."""
+
+    # Whose key it is: "api_key:<id>" or "user:<id>"; two callers never share keys.
+    owner = models.CharField(max_length=60)
+    key = models.CharField(max_length=255)
+    request_hash = models.CharField(max_length=64, help_text="SHA-256 of method, path and body.")
+    status_code = models.PositiveSmallIntegerField(null=True, blank=True, help_text="Empty while the request runs.")
+    response_body = models.JSONField(null=True, blank=True)
+    location = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["owner", "key"], name="aihummer_idempotencykey_unique_key")]
+
+    def __str__(self) -> str:
+        return f"{self.owner} {self.key}"

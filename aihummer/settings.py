@@ -57,6 +57,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "simple_history",
     "aihummer.apps.AiHummerConfig",
     "sandbox",
@@ -65,6 +67,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "aihummer.middleware.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -276,9 +279,45 @@ AIHUMMER_DEMO_SEEDERS = [
 # Historical records are shown, never reverted: a revert would bypass the services.
 SIMPLE_HISTORY_REVERT_DISABLED = True
 
+# --- REST API ----------------------------------------------------------------------
+# Requests per minute, per API key and per person (0: unlimited); counted in the cache,
+# so several web processes share the count only with CACHE_URL set.
+AIHUMMER_API_RATE_PER_KEY = env.int("AIHUMMER_API_RATE_PER_KEY", 600, minimum=0)
+AIHUMMER_API_RATE_PER_USER = env.int("AIHUMMER_API_RATE_PER_USER", 1200, minimum=0)
+AIHUMMER_API_MAX_BODY_BYTES = env.int("AIHUMMER_API_MAX_BODY_BYTES", 1_048_576, minimum=1024)
+CACHE_URL = env.str("CACHE_URL")
+if CACHE_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}}
+
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["aihummer.auth.ApiKeyAuthentication", "aihummer.auth.OidcBearerAuthentication"],
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "aihummer.auth.ApiKeyAuthentication",
+        "aihummer.auth.OidcBearerAuthentication",
+        "aihummer.auth.SessionActorAuthentication",
+    ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["aihummer.parsers.StrictJSONParser"],
+    "DEFAULT_SCHEMA_CLASS": "aihummer.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "aihummer.api.api_exception_handler",
     "UNAUTHENTICATED_USER": None,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "AiHummer API",
+    "DESCRIPTION": (
+        "Manage agents, their prompts and the approval queue. Errors always answer "
+        '`{"error": {"code", "message", "fields"}}`. Changes to what an agent is told answer 202 with the '
+        "pending version unless applied directly (`mode: live`, publish right)."
+    ),
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SCHEMA_PATH_PREFIX": "/v1",
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {
+        "VersionStatusEnum": "agents.models.PromptVersion.Status",
+        "TurnStatusEnum": "agents.models.AgentTurn.Status",
+    },
 }

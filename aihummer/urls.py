@@ -1,12 +1,33 @@
 from django.contrib import admin
 from django.urls import include, path
 from django.views.generic import RedirectView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework.routers import SimpleRouter
 
-from aihummer.api import MeApi, healthz
+from agents import api as agents_api
+from aihummer.api import MeApi, healthz, not_found
 from aihummer.sso.views import OidcCallbackView, OidcLoginView, OidcLogoutView
+
+KEY = "(?P<agent_key>[a-z0-9_-]{1,50})"
+
+router = SimpleRouter(trailing_slash=False)
+router.register("admin/agents", agents_api.AgentViewSet, basename="agent")
+router.register(f"admin/agents/{KEY}/sections", agents_api.AgentSectionViewSet, basename="agent-section")
+router.register(f"admin/agents/{KEY}/skills", agents_api.AgentSkillViewSet, basename="agent-skill")
+router.register(f"admin/agents/{KEY}/versions", agents_api.AgentVersionViewSet, basename="agent-version")
+router.register("admin/prompt-versions", agents_api.PromptVersionViewSet, basename="prompt-version")
+router.register("admin/presets", agents_api.PresetViewSet, basename="preset")
+router.register("admin/models", agents_api.ModelCatalogViewSet, basename="model")
+router.register("admin/skills", agents_api.SkillViewSet, basename="skill")
+router.register("admin/credentials", agents_api.CredentialViewSet, basename="credential")
+router.register("admin/turns", agents_api.AgentTurnViewSet, basename="turn")
+router.register("admin/debug-logs", agents_api.DebugLogViewSet, basename="debug-log")
 
 v1_patterns = [
     path("me/", MeApi.as_view(), name="me"),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="v1:schema"), name="docs"),
+    *router.urls,
 ]
 
 urlpatterns = [
@@ -20,3 +41,5 @@ urlpatterns = [
     path("oidc/callback/", OidcCallbackView.as_view(), name="oidc_authentication_callback"),
     path("oidc/logout/", OidcLogoutView.as_view(), name="oidc_logout"),
 ]
+
+handler404 = not_found

@@ -50,3 +50,63 @@ def paid_echo(settings: Settings, tmp_path: Path, workspace: Workspace, ada: Use
     return preset_create(
         workspace=workspace, actor=Actor.for_user(ada), key="paid", name="Paid", provider_name="echo", model="echo-paid"
     )
+
+
+# --- REST API -------------------------------------------------------------------------
+API_SNAPSHOT = {
+    "identity": {"name": "Camille", "role": "Rédactrice", "language": "fr"},
+    "sections": [
+        {"key": "methode", "title": "Méthode", "body": "Un plan en trois points."},
+        {"key": "sources", "title": "Sources", "body": "Aucun chiffre inventé."},
+    ],
+}
+
+
+@pytest.fixture
+def api_agent(workspace: Workspace, ada: User, echo_preset: Preset):
+    """Agent `redacteur` of acme, version 1 live, two sections."""
+    from agents.services import agent_create
+
+    return agent_create(
+        workspace=workspace, actor=Actor.for_user(ada), key="redacteur", name="Rédacteur", snapshot=API_SNAPSHOT
+    )
+
+
+@pytest.fixture
+def make_key(workspace: Workspace, ada: User):
+    """`make_key("read,write", owner=alice)` → the raw `ahk_…` key of a new acme key."""
+    from aihummer.services import api_key_create
+
+    counter = iter(range(1000))
+
+    def make(scopes: str, *, owner: User | None = None, workspace: Workspace = workspace) -> str:
+        admin = ada if workspace.slug == "acme" else None
+        actor = Actor.for_user(admin) if admin else Actor.for_operator(name="tests")
+        return api_key_create(
+            workspace=workspace, name=f"key-{next(counter)}", scopes=scopes, owner=owner, actor=actor
+        )[1]
+
+    return make
+
+
+@pytest.fixture
+def api_as():
+    """`api_as(raw_key)` or `api_as(user)`: a DRF test client speaking JSON as that caller."""
+    from rest_framework.test import APIClient
+
+    def client_for(who: str | User, **kwargs: object) -> APIClient:
+        client = APIClient(**kwargs)
+        client.default_format = "json"
+        if isinstance(who, str):
+            client.credentials(HTTP_AUTHORIZATION=f"Bearer {who}")
+        else:
+            client.force_login(who)
+        return client
+
+    return client_for
+
+
+@pytest.fixture
+def alice_api(api_as, make_key, alice):
+    """alice's read,write key (an editor's script)."""
+    return api_as(make_key("read,write", owner=alice))

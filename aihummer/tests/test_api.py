@@ -38,7 +38,9 @@ def test_a_revoked_key_is_401(client, key, ada):
     response = client.get("/v1/me/", headers={"Authorization": f"Bearer {raw_key}"})
 
     assert response.status_code == 401
-    assert response.json() == {"detail": "Invalid or revoked API key."}
+    assert response.json() == {
+        "error": {"code": "authentication_failed", "message": "Invalid or revoked API key.", "fields": {}}
+    }
 
 
 def test_healthz_answers(client, db):

@@ -273,7 +273,7 @@ def test_bad_access_tokens_are_401_saying_why(client, oidc, ursula, token, messa
     response = get_me(client, token())
 
     assert response.status_code == 401
-    assert response.json() == {"detail": message}
+    assert response.json() == {"error": {"code": "authentication_failed", "message": message, "fields": {}}}
     assert response.headers["WWW-Authenticate"] == "Bearer"
 
 
@@ -283,14 +283,14 @@ def test_a_disabled_person_is_refused_even_with_a_valid_token(client, oidc, ursu
 
     response = get_me(client, sign({}))
 
-    assert (response.status_code, response.json()) == (401, {"detail": "This account is disabled."})
+    assert (response.status_code, response.json()["error"]["message"]) == (401, "This account is disabled.")
 
 
 def test_api_keys_keep_working_beside_access_tokens(client, oidc, ursula, workspace, ada):
     _, raw_key = api_key_create(workspace=workspace, name="ci", scopes="read", actor=Actor.for_user(ada))
 
     assert get_me(client, raw_key).json()["source"] == "api:ci"
-    assert get_me(client, "ahk_1_wrong").json() == {"detail": "Invalid or revoked API key."}
+    assert get_me(client, "ahk_1_wrong").json()["error"]["message"] == "Invalid or revoked API key."
 
 
 def test_an_unreachable_key_set_is_503_not_401(client, oidc, settings, ursula):
@@ -300,15 +300,17 @@ def test_an_unreachable_key_set_is_503_not_401(client, oidc, settings, ursula):
     response = get_me(client, sign({}))
 
     assert response.status_code == 503
-    assert response.json() == {
-        "detail": "The identity provider's signing keys could not be fetched; try again shortly."
+    assert response.json()["error"] == {
+        "code": "identity_provider_unavailable",
+        "message": "The identity provider's signing keys could not be fetched; try again shortly.",
+        "fields": {},
     }
 
 
 def test_without_oidc_a_token_is_just_a_wrong_api_key(client, ursula):
     response = get_me(client, sign({}))
 
-    assert (response.status_code, response.json()) == (401, {"detail": "Invalid or revoked API key."})
+    assert (response.status_code, response.json()["error"]["message"]) == (401, "Invalid or revoked API key.")
 
 
 # --- the login page, the routes and the settings ----------------------------------------

@@ -1,0 +1,125 @@
+"""The OpenAPI document: valid for generators, and true to what the API answers.
+
+schemathesis generates requests from `/v1/schema/` (valid and invalid ones) with a
+`write` key on a seeded workspace, and checks that no answer is a server error and
+every answer (status, content type, headers, body) is one the schema documents.
+"""
+
+from __future__ import annotations
+
+import pytest
+import schemathesis
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections
+from hypothesis import HealthCheck, Phase
+from hypothesis import settings as hypothesis_settings
+from openapi_spec_validator import validate
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_headers_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from agents.models import DebugLog, Skill
+from agents.runtime import agent_run_test
+from agents.services import credential_create, prompt_version_propose, skill_create
+from aihummer.actors import Actor
+from aihummer.wsgi import application
+
+schema = schemathesis.openapi.from_wsgi("/v1/schema/?format=json", application)
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_headers_conformance,
+    response_schema_conformance,
+]
+
+
+@pytest.fixture
+def seeded(api_agent, workspace, ada, alice, make_key):
+    """acme with an agent, a pending proposal, a shared skill, a credential, a turn; and
+    alice's read,write key. Returns (key, real path parameters by name)."""
+    admin = Actor.for_user(ada)
+    skill_create(workspace=workspace, key="ton", title="Ton", body="Chaleureux.", actor=admin)
+    credential_create(workspace=workspace, key="openai", secret="sk-test-0123456789", actor=admin)
+    pending = prompt_version_propose(agent=api_agent, changes={"onboarding": "Bonjour."}, actor=Actor.for_user(alice))
+    turn = agent_run_test(agent=api_agent, message="Bonjour", actor=admin)
+    real = {
+        "agent_key": "redacteur",
+        "number": "1",
+        "id": str(pending.pk),
+        "turn": str(turn.pk),
+        "debug_log": str(DebugLog.objects.get(turn=turn).pk),
+    }
+    return make_key("read,write", owner=alice), real
+
+
+@pytest.fixture
+def no_connection_closing():
+    # Under WSGI in-process, Django would close the test's own connection at each
+    # request's end (and lose the test transaction with it).
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    yield
+    request_started.connect(close_old_connections)
+    request_finished.connect(close_old_connections)
+
+
+def real_parameters(path: str, params: dict, real: dict) -> dict:
+    """Mostly real rows, so the fuzzer reaches the handlers rather than 404s."""
+    by_resource = {
+        "/agents/{key}": {"key": "redacteur"},
+        "/sections/{key}": {"key": "methode"},
+        "/skills/{key}": {"key": "ton"},
+        "/presets/{key}": {"key": "echo"},
+        "/credentials/{key}": {"key": "openai"},
+        "/prompt-versions/{id}": {"id": real["id"]},
+        "/turns/{id}": {"id": real["turn"]},
+        "/debug-logs/{id}": {"id": real["debug_log"]},
+    }
+    chosen = dict(params)
+    for fragment, values in by_resource.items():
+        if fragment in path:
+            chosen.update(values)
+    for name in ("agent_key", "number"):
+        if name in chosen:
+            chosen[name] = real[name]
+    return chosen
+
+
+def test_the_schema_is_valid_openapi_3(client, db):
+    document = client.get("/v1/schema/?format=json").json()
+
+    validate(document)
+    assert document["openapi"].startswith("3.")
+    assert set(document["components"]["securitySchemes"]) == {"apiKey", "oidcBearer", "session"}
+
+
+def test_the_docs_page_serves_its_assets_itself(client, db):
+    page = client.get("/v1/docs/").content.decode()
+
+    assert "swagger-ui" in page
+    assert "//cdn" not in page and "https://" not in page
+
+
+@schema.parametrize()
+@hypothesis_settings(
+    max_examples=3,
+    deadline=None,
+    derandomize=True,
+    phases=[Phase.generate],
+    suppress_health_check=list(HealthCheck),
+)
+@pytest.mark.django_db
+def test_the_api_matches_its_schema_and_never_fails(case, seeded, no_connection_closing):
+    raw_key, real = seeded
+    if case.path_parameters:
+        case.path_parameters = real_parameters(case.path, case.path_parameters, real)
+    # The fuzzer's own X-Workspace would only ever be a 404; the key names its workspace.
+    headers = {k: v for k, v in (case.headers or {}).items() if k.lower() not in {"x-workspace", "authorization"}}
+    case.headers = headers
+    case.call_and_validate(headers={"Authorization": f"Bearer {raw_key}"}, checks=CHECKS)
+    assert Skill.objects.filter(key="ton").exists()

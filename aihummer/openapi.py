@@ -1,0 +1,122 @@
+"""The OpenAPI document's conventions, applied to every operation at once: the error
+envelope on every error status an operation can answer, the request headers the
+foundation reads, and the two ways to authenticate."""
+
+from __future__ import annotations
+
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.openapi import AutoSchema as BaseAutoSchema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
+
+# Header names are repeated here rather than imported: aihummer.api uses extend_schema at
+# import time, which loads this module (the schema class) first.
+WORKSPACE_HEADER = "X-Workspace"
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+
+ERROR_DESCRIPTIONS = {
+    "400": "Invalid input: `fields` maps each JSON path to its problems.",
+    "401": "No credentials, or an invalid or revoked API key.",
+    "403": "Authenticated, but the role or scope is missing; the message names it.",
+    "404": "No such row in this workspace (another workspace's row answers the same).",
+    "409": "The current state refuses it: already decided, stale, identical to live, in use…",
+    "412": "If-Match named a live version that is no longer live: re-read and retry.",
+    "413": "The request body is too large.",
+    "415": "Send JSON (Content-Type: application/json).",
+    "422": "The Idempotency-Key was already used for a different request.",
+    "429": "Too many requests: wait for Retry-After seconds.",
+}
+READ_ERRORS = ("400", "401", "403", "404", "429")
+WRITE_ERRORS = (*READ_ERRORS, "409", "413", "415")
+
+IF_MATCH = OpenApiParameter(
+    "If-Match",
+    str,
+    OpenApiParameter.HEADER,
+    description='The live version number the change is based on, e.g. `"3"`; 412 when the agent moved on.',
+    pattern=r'^(\*|(W/)?"?\d{1,9}"?)$',
+)
+
+
+class AutoSchema(BaseAutoSchema):
+    def get_override_parameters(self) -> list:
+        parameters = [
+            OpenApiParameter(
+                WORKSPACE_HEADER,
+                str,
+                OpenApiParameter.HEADER,
+                description="The workspace's slug (sessions of people in several workspaces; keys have one).",
+                pattern=r"^[a-z0-9_-]{1,50}$",
+            )
+        ]
+        if self.method == "POST":
+            parameters.append(
+                OpenApiParameter(
+                    IDEMPOTENCY_HEADER,
+                    str,
+                    OpenApiParameter.HEADER,
+                    description="Retry-safe POST: the same key and body within 24 h replays the first answer.",
+                    pattern=r"^[\x21-\x7e]{1,255}$",
+                )
+            )
+        if self._takes_if_match():
+            parameters.append(IF_MATCH)
+        return parameters
+
+    def _takes_if_match(self) -> bool:
+        # Views list the actions that check If-Match (`if_match_actions`).
+        action = getattr(self.view, "action", None)
+        return self.method != "GET" and action in getattr(self.view, "if_match_actions", ())
+
+    def _get_response_bodies(self, direction: str = "response") -> dict:
+        responses = super()._get_response_bodies(direction)
+        codes = READ_ERRORS if self.method == "GET" else WRITE_ERRORS
+        if self._takes_if_match():
+            codes = (*codes, "412")
+        if self.method == "POST":
+            codes = (*codes, "422")
+        from aihummer.api import ErrorSerializer
+
+        for code in codes:
+            if code not in responses:
+                error = OpenApiResponse(ErrorSerializer, description=ERROR_DESCRIPTIONS[code])
+                responses[code] = self._get_response_for_code(error, code, direction=direction)
+        return responses
+
+
+class ApiKeyScheme(OpenApiAuthenticationExtension):
+    target_class = "aihummer.auth.ApiKeyAuthentication"
+    name = "apiKey"
+
+    def get_security_definition(self, auto_schema: AutoSchema) -> dict:
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "bearerFormat": "ahk_<id>_<secret>",
+            "description": "An API key of one workspace, with scopes read, write, publish.",
+        }
+
+
+class SessionScheme(OpenApiAuthenticationExtension):
+    target_class = "aihummer.auth.SessionActorAuthentication"
+    name = "session"
+
+    def get_security_definition(self, auto_schema: AutoSchema) -> dict:
+        return {
+            "type": "apiKey",
+            "in": "cookie",
+            "name": "sessionid",
+            "description": "A person's admin session; writes need the X-CSRFToken header.",
+        }
+
+
+class OidcBearerScheme(OpenApiAuthenticationExtension):
+    target_class = "aihummer.auth.OidcBearerAuthentication"
+    name = "oidcBearer"
+
+    def get_security_definition(self, auto_schema: AutoSchema) -> dict:
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "bearerFormat": "JWT",
+            "description": "An access token of the OpenID provider (single sign-on): the person and their roles.",
+        }
