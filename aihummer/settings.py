@@ -319,5 +319,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "VersionStatusEnum": "agents.models.PromptVersion.Status",
         "TurnStatusEnum": "agents.models.AgentTurn.Status",
+        "RunStatusEnum": "workflows.models.RunStatus",
+        "StepStatusEnum": "workflows.models.StepStatus",
     },
 }

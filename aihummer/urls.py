@@ -7,6 +7,7 @@ from rest_framework.routers import SimpleRouter
 from agents import api as agents_api
 from aihummer.api import MeApi, healthz, not_found
 from aihummer.sso.views import OidcCallbackView, OidcLoginView, OidcLogoutView
+from workflows import api as workflows_api
 
 KEY = "(?P<agent_key>[a-z0-9_-]{1,50})"
 
@@ -22,6 +23,8 @@ router.register("admin/skills", agents_api.SkillViewSet, basename="skill")
 router.register("admin/credentials", agents_api.CredentialViewSet, basename="credential")
 router.register("admin/turns", agents_api.AgentTurnViewSet, basename="turn")
 router.register("admin/debug-logs", agents_api.DebugLogViewSet, basename="debug-log")
+router.register("admin/workflows", workflows_api.WorkflowViewSet, basename="workflow")
+router.register("admin/runs", workflows_api.RunViewSet, basename="run")
 
 v1_patterns = [
     path("me/", MeApi.as_view(), name="me"),

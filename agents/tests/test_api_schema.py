@@ -27,6 +27,7 @@ from agents.runtime import agent_run_test
 from agents.services import credential_create, prompt_version_propose, skill_create
 from aihummer.actors import Actor
 from aihummer.wsgi import application
+from workflows.services import workflow_create, workflow_run_start
 
 schema = schemathesis.openapi.from_wsgi("/v1/schema/?format=json", application)
 CHECKS = [
@@ -47,12 +48,16 @@ def seeded(api_agent, workspace, ada, alice, make_key):
     credential_create(workspace=workspace, key="openai", secret="sk-test-0123456789", actor=admin)
     pending = prompt_version_propose(agent=api_agent, changes={"onboarding": "Bonjour."}, actor=Actor.for_user(alice))
     turn = agent_run_test(agent=api_agent, message="Bonjour", actor=admin)
+    definition = {"version": 1, "steps": [{"name": "redaction", "agent_name": "redacteur", "input_mapping": {}}]}
+    workflow = workflow_create(workspace=workspace, actor=admin, key="simple", name="Simple", definition=definition)
+    run = workflow_run_start(workflow=workflow, actor=admin, message="Bonjour")
     real = {
         "agent_key": "redacteur",
         "number": "1",
         "id": str(pending.pk),
         "turn": str(turn.pk),
         "debug_log": str(DebugLog.objects.get(turn=turn).pk),
+        "run": str(run.pk),
     }
     return make_key("read,write", owner=alice), real
 
@@ -79,6 +84,8 @@ def real_parameters(path: str, params: dict, real: dict) -> dict:
         "/prompt-versions/{id}": {"id": real["id"]},
         "/turns/{id}": {"id": real["turn"]},
         "/debug-logs/{id}": {"id": real["debug_log"]},
+        "/workflows/{key}": {"key": "simple"},
+        "/runs/{id}": {"id": real["run"]},
     }
     chosen = dict(params)
     for fragment, values in by_resource.items():

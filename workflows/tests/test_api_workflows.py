@@ -1,0 +1,111 @@
+"""/v1/admin/workflows and /v1/admin/runs: definitions, starting, inspecting,
+cancelling and resuming runs over REST."""
+
+from __future__ import annotations
+
+import pytest
+from rest_framework.test import APIClient
+
+from aihummer.actors import Actor
+from aihummer.services import api_key_create
+from workflows.models import WorkflowRun
+from workflows.tests.conftest import PIPELINE
+
+
+@pytest.fixture
+def key_for(workspace, ada):
+    names = iter(range(100))
+
+    def make(scopes: str, owner, workspace=workspace) -> APIClient:
+        actor = Actor.for_user(ada) if workspace.slug == "acme" else Actor.for_operator(name="tests")
+        raw = api_key_create(workspace=workspace, name=f"k{next(names)}", scopes=scopes, owner=owner, actor=actor)[1]
+        client = APIClient()
+        client.default_format = "json"
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+        return client
+
+    return make
+
+
+def error(response) -> dict:
+    return response.json()["error"]
+
+
+def test_workflows_list_and_read(pipeline, key_for, vic):
+    reader = key_for("read", vic)
+
+    listed = reader.get("/v1/admin/workflows").json()["results"]
+    one = reader.get("/v1/admin/workflows/pipeline").json()
+
+    assert [w["key"] for w in listed] == ["pipeline"]
+    assert (one["version"], one["definition"]) == (1, PIPELINE)
+
+
+def test_a_publisher_creates_a_workflow_and_a_bad_definition_is_a_400(reader, critic, key_for, ada, alice):
+    publisher = key_for("read,write,publish", ada)
+
+    created = publisher.post("/v1/admin/workflows", {"key": "duo", "name": "Duo", "definition": PIPELINE})
+    bad = publisher.post(
+        "/v1/admin/workflows", {"key": "bad", "name": "Bad", "definition": {"version": 2, "steps": []}}
+    )
+    refused = key_for("read,write", alice).post(
+        "/v1/admin/workflows", {"key": "x", "name": "X", "definition": PIPELINE}
+    )
+
+    assert (created.status_code, created["Location"]) == (201, "/v1/admin/workflows/duo")
+    assert bad.status_code == 400
+    assert "definition" in error(bad)["fields"]
+    assert refused.status_code == 403
+
+
+def test_a_run_starts_with_202_and_reads_back_finished(pipeline, key_for, alice, django_capture_on_commit_callbacks):
+    client = key_for("read,write", alice)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        started = client.post("/v1/admin/workflows/pipeline/runs", {"message": "Un texte."})
+
+    assert started.status_code == 202
+    run = WorkflowRun.objects.get()
+    assert started["Location"] == f"/v1/admin/runs/{run.pk}"
+    inspected = client.get(started["Location"]).json()
+    assert inspected["status"] == "completed"
+    assert [(s["name"], s["status"]) for s in inspected["steps"]] == [
+        ("lecture", "completed"),
+        ("critique", "completed"),
+    ]
+    assert [r["id"] for r in client.get("/v1/admin/workflows/pipeline/runs").json()["results"]] == [str(run.pk)]
+
+
+def test_a_run_is_cancelled_once_and_only_a_failed_run_resumes(pipeline, key_for, alice):
+    client = key_for("read,write", alice)
+    started = client.post("/v1/admin/workflows/pipeline/runs", {"message": "Un texte."})  # steps never dispatched
+
+    resumed = client.post(f"{started['Location']}/resume")
+    cancelled = client.post(f"{started['Location']}/cancel")
+    again = client.post(f"{started['Location']}/cancel")
+
+    assert resumed.status_code == 409
+    assert cancelled.json()["status"] == "cancelled"
+    assert again.status_code == 409
+    assert error(again)["message"].endswith("there is nothing to cancel.")
+
+
+def test_a_read_key_may_not_start_runs(pipeline, key_for, vic):
+    response = key_for("read", vic).post("/v1/admin/workflows/pipeline/runs", {"message": "x"})
+
+    assert response.status_code == 403
+    assert "lacks the 'write' scope" in error(response)["message"]
+
+
+def test_charlie_gets_404_for_acmes_workflows_and_runs(pipeline, key_for, alice, charlie, other_workspace):
+    started = key_for("read,write", alice).post("/v1/admin/workflows/pipeline/runs", {"message": "x"})
+    globex = key_for("read,write,publish", charlie, workspace=other_workspace)
+
+    for method, path in [
+        ("get", "/v1/admin/workflows/pipeline"),
+        ("post", "/v1/admin/workflows/pipeline/runs"),
+        ("get", started["Location"]),
+        ("post", f"{started['Location']}/cancel"),
+        ("get", "/v1/admin/runs/not-a-uuid-at-all-but-32-characters"),
+    ]:
+        assert getattr(globex, method)(path).status_code == 404, path
