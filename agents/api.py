@@ -463,7 +463,12 @@ class AgentViewSet(
     if_match_actions = frozenset({"partial_update", "destroy", "profile", "runtime_policy"})
 
     def get_queryset(self) -> object:
-        return agent_list(actor=self.actor, workspace=self.workspace)
+        # Only what a list row shows: the projection's JSON columns cost more to decode
+        # than everything else together.
+        return agent_list(actor=self.actor, workspace=self.workspace).only(
+            *("key", "name", "description", "is_active", "is_builtin", "created_at", "updated_at", "workspace_id"),
+            *("preset__key", "live_version__number"),
+        )
 
     def get_serializer_class(self) -> type[serializers.Serializer]:
         return AgentSerializer

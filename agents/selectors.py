@@ -69,36 +69,6 @@ def agent_versions(*, agent: Agent) -> QuerySet:
     )
 
 
-def agent_list(*, actor: Actor, workspace: Workspace) -> QuerySet:
-    """The workspace's agents (never sandbox rows), with their live version number."""
-    if not actor.belongs_to(workspace):
-        return Agent.objects.none()
-    # Only what a list row shows: the projection's JSON columns cost more to decode
-    # than everything else together.
-    return (
-        _scoped(Agent.objects.filter(workspace=workspace), actor)
-        .select_related("live_version", "preset")
-        .only(
-            *("key", "name", "description", "is_active", "is_builtin", "created_at", "updated_at", "workspace_id"),
-            *("preset__key", "live_version__number"),
-        )
-    )
-
-
-def agent_get_by_key(*, actor: Actor, workspace: Workspace, key: str) -> Agent:
-    """One agent of `workspace` by key, or NotFound (another workspace's answers the same)."""
-    agent = None
-    if actor.belongs_to(workspace):
-        agent = _one(
-            _scoped(Agent.objects.filter(workspace=workspace, key=key), actor).select_related(
-                "live_version", "preset", "workspace"
-            )
-        )
-    if agent is None:
-        raise NotFound(f"Unknown agent '{key}'.")
-    return agent
-
-
 def agent_version_get(*, agent: Agent, number: int | str) -> PromptVersion:
     version = (
         PromptVersion.objects.filter(agent=agent, number=number)
@@ -224,6 +194,8 @@ def evidence_for_review(*, version: PromptVersion) -> EvidenceView:
         for name, pair in sides.items()
     ]
     return EvidenceView(run=run, rows=rows)
+
+
 # --- by key, for programs (MCP, API): sandbox rows for those who use sandboxes ------------
 # Programs resolve what they created, sandbox rows too (`all_objects`), when their actor
 # may use sandboxes; people's pages above never see them.
@@ -249,10 +221,11 @@ def _resolvable(model: type, actor: Actor, workspace: Workspace) -> QuerySet:
 
 
 def agent_get_by_key(*, actor: Actor, workspace: Workspace, key: str) -> Agent:
-    """The agent `key` of `workspace` with its live version and preset, or NotFound."""
+    """The agent `key` of `workspace` with its live version and preset, or NotFound
+    (another workspace's answers the same)."""
     _require_read(actor, workspace, "agent")
-    agent = _resolvable(Agent, actor, workspace).select_related("live_version", "workspace", "preset").filter(key=key)
-    agent = agent.first()
+    agents = _resolvable(Agent, actor, workspace).select_related("live_version", "workspace", "preset")
+    agent = _one(agents.filter(key=key))
     if agent is None:
         raise NotFound(f"Unknown agent '{key}'.")
     return agent

@@ -114,7 +114,8 @@ def agent_dependents(agent: Agent, *, actor: Actor | None = None) -> list[str]:
         steps = workflow.definition.get("steps") if isinstance(workflow.definition, dict) else None
         names = [s.get("name") for s in steps or [] if isinstance(s, dict) and s.get("agent_name") == agent.key]
         if names:
-            rows.append((f"workflow '{workflow.key}' runs it in step {', '.join(map(str, names))}", workflow.is_sandbox))
+            label = f"workflow '{workflow.key}' runs it in step {', '.join(map(str, names))}"
+            rows.append((label, workflow.is_sandbox))
     return dependents + name_dependents(rows, actor=actor, workspace=agent.workspace, noun="workflow")
 
 
