@@ -143,6 +143,15 @@ DEMO_CASES = {
         },
         BUDGET,
     ],
+    # The workflows demo's reader (workflows.demo creates it, then its cases).
+    "lecteur": [
+        {
+            "name": "resume-fidele",
+            "message": "Le conseil municipal a voté la piétonnisation de la rue Longue pour le printemps.",
+            "assertions": {"contains": ["rue Longue"], "case_insensitive": True},
+        },
+        BUDGET,
+    ],
 }
 
 
@@ -212,12 +221,17 @@ def seed_test_cases(context: DemoContext) -> None:
     proposal arrives with its evidence (idempotent: existing cases are left alone)."""
     workspace = context.workspace
     for agent in Agent.objects.filter(workspace=workspace, key__in=DEMO_CASES):
-        existing = set(AgentTestCase.objects.filter(agent=agent).values_list("name", flat=True))
-        for spec in DEMO_CASES[agent.key]:
-            if spec["name"] not in existing:
-                agent_test_case_create(agent=agent, actor=context.operator, **spec)
+        seed_agent_test_cases(agent, actor=context.operator)
     count = AgentTestCase.objects.filter(agent__workspace=workspace).count()
     context.lines.append(f"  {count} test cases; each proposal runs them on echo (one shows a regression).")
+
+
+def seed_agent_test_cases(agent: Agent, *, actor: Actor) -> None:
+    """`agent`'s demo cases from DEMO_CASES, those it lacks."""
+    existing = set(AgentTestCase.objects.filter(agent=agent).values_list("name", flat=True))
+    for spec in DEMO_CASES.get(agent.key, []):
+        if spec["name"] not in existing:
+            agent_test_case_create(agent=agent, actor=actor, **spec)
 
 
 def seed_proposals(context: DemoContext) -> None:

@@ -3,6 +3,7 @@ answer) and a fan-in (two parallel steps, then one that reads both). Idempotent.
 
 from __future__ import annotations
 
+from agents.demo import seed_agent_test_cases
 from agents.models import Agent
 from agents.services import agent_create
 from aihummer.demo import DemoContext
@@ -64,8 +65,10 @@ DEMO_WORKFLOWS = [
 
 def seed_workflows(context: DemoContext) -> None:
     workspace, operator = context.workspace, context.operator
-    if not Agent.all_objects.filter(workspace=workspace, key=READER["key"]).exists():
-        agent_create(workspace=workspace, actor=operator, **READER)
+    reader = Agent.all_objects.filter(workspace=workspace, key=READER["key"]).first()
+    if reader is None:
+        reader = agent_create(workspace=workspace, actor=operator, **READER)
+    seed_agent_test_cases(reader, actor=operator)
     for key, name, definition in DEMO_WORKFLOWS:
         if Workflow.all_objects.filter(workspace=workspace, key=key).exists():
             continue

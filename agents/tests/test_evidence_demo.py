@@ -19,7 +19,12 @@ def test_each_demo_agent_has_cases_and_one_proposal_regresses(
         call_command("seed_demo")
 
     agents = Agent.objects.filter(workspace__slug="demo")
-    assert {agent.key: agent.test_cases.count() for agent in agents} == {"critique": 2, "redacteur": 3, "support": 3}
+    assert {agent.key: agent.test_cases.count() for agent in agents} == {
+        "critique": 2,
+        "lecteur": 2,
+        "redacteur": 3,
+        "support": 3,
+    }
     runs = EvidenceRun.objects.filter(workspace__slug="demo", version__status="pending").select_related(
         "version__agent"
     )

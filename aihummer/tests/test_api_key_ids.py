@@ -28,7 +28,7 @@ def test_non_canonical_key_ids_are_unauthorized_not_a_crash(client, db, header):
     response = client.get(reverse("v1:me"), HTTP_AUTHORIZATION=header)
 
     assert response.status_code == 401
-    assert response.json()["detail"] == "Invalid or revoked API key."
+    assert response.json()["error"]["message"] == "Invalid or revoked API key."
 
 
 def test_a_zero_padded_id_does_not_name_another_key(first_key):
