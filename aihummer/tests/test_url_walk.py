@@ -71,6 +71,7 @@ def world(workspace, other_workspace, vic, alice, bob, ada, charlie, root):
         skill_create,
     )
     from aihummer.services import api_key_create
+    from workflows.services import workflow_create, workflow_run_start
 
     as_ada = Actor.for_user(ada)
     credential = credential_create(workspace=workspace, key="openai", secret="sk-walk-1234567890", actor=as_ada)
@@ -89,6 +90,14 @@ def world(workspace, other_workspace, vic, alice, bob, ada, charlie, root):
     prompt_version_propose(agent=agent, changes={"identity": {"role": "Editor"}}, actor=Actor.for_user(alice))
     agent_turn_run(agent=agent, message="hello", actor=as_ada)
     api_key_create(workspace=workspace, name="ci", scopes="read", actor=as_ada)
+    workflow = workflow_create(
+        workspace=workspace,
+        actor=as_ada,
+        key="pipeline",
+        name="Pipeline",
+        definition={"version": 1, "steps": [{"name": "write", "agent_name": "writer"}]},
+    )
+    workflow_run_start(workflow=workflow, actor=as_ada, message="hello")
     return {"anonymous": None, "vic": vic, "alice": alice, "bob": bob, "ada": ada, "charlie": charlie, "root": root} | {
         "credential": credential
     }
@@ -155,6 +164,23 @@ def test_the_walk_finds_every_kind_of_pattern():
 def test_no_url_pattern_answers_5xx_for_a_bad_id(world):
     requests = [("GET", url, None) for url in bad_urls()]
     assert len(requests) > 300
+
+    failures = failures_for(world, requests)
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.django_db
+def test_no_admin_page_of_an_existing_row_answers_5xx(world):
+    # The change, history and delete pages of one real row of every admin model (a
+    # good id reaches code a bad one never does: e.g. a history page of a model
+    # without history).
+    requests: list[tuple[str, str, dict | None]] = []
+    for model in admin.site._registry:
+        row = model._base_manager.order_by("pk").first()
+        if row is None:  # e.g. auth groups: the world makes none
+            continue
+        base = f"/admin/{model._meta.app_label}/{model._meta.model_name}/{row.pk}/"
+        requests += [("GET", base + suffix, None) for suffix in ("change/", "history/", "delete/")]
 
     failures = failures_for(world, requests)
     assert not failures, "\n".join(failures)
