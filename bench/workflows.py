@@ -37,7 +37,7 @@ from pathlib import Path
 from _django import throwaway_database
 
 ROOT = Path(__file__).resolve().parent.parent
-PEER_SCRIPT = ROOT.parent.parent / "shared" / "peers" / "langgraph_bench.py"
+PEER_SCRIPT = ROOT.parent / "shared" / "peers" / "langgraph_bench.py"
 STEPS = 3
 
 
