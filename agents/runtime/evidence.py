@@ -70,8 +70,8 @@ def case_run(*, agent: Agent, case: AgentTestCase, version: PromptVersion, actor
 
 
 def cases_run(*, agent: Agent, pairs: Sequence[tuple[AgentTestCase, PromptVersion]], actor: Actor) -> list[CaseOutcome]:
-    """Run each (case, version) pair, at most AIHUMMER_EVIDENCE_CONCURRENCY at once;
-    outcomes come back in the order of `pairs`."""
+    """Run each (case, version) pair, at most AIHUMMER_EVIDENCE_CONCURRENCY at once (one
+    at a time on SQLite); outcomes come back in the order of `pairs`."""
     return _parallel(
         [lambda c=case, v=version: case_run(agent=agent, case=c, version=v, actor=actor) for case, version in pairs]
     )
@@ -79,7 +79,9 @@ def cases_run(*, agent: Agent, pairs: Sequence[tuple[AgentTestCase, PromptVersio
 
 def _parallel(calls: list[Callable[[], CaseOutcome]]) -> list[CaseOutcome]:
     workers = min(settings.AIHUMMER_EVIDENCE_CONCURRENCY, len(calls))
-    if workers <= 1:
+    # SQLite (the embedded default) takes one writer at a time: turns in parallel threads
+    # would fail with "database is locked".
+    if workers <= 1 or connection.vendor == "sqlite":
         return [call() for call in calls]
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="evidence") as pool:
         return list(pool.map(_in_own_connection, calls))
