@@ -1,6 +1,6 @@
 """The v1 REST API's foundation: the error envelope, the base view (workspace, actor,
 body limit, idempotency keys, audit), cursor pagination, throttles, and the root
-endpoints (who am I, health).
+endpoints (who am I).
 
 Every error, whatever raised it, answers `{"error": {"code", "message", "fields"}}`.
 """
@@ -14,7 +14,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.http import Http404, HttpRequest, JsonResponse
 from django.utils import timezone
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema
@@ -28,6 +28,7 @@ from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.views import APIView, set_rollback
 from rest_framework.viewsets import GenericViewSet
 
+from aihummer import logging as logs
 from aihummer.actors import Actor, Verb
 from aihummer.exceptions import ApplicationError, NotFound
 from aihummer.models import ApiAuditEntry, IdempotencyKey, Workspace
@@ -303,6 +304,7 @@ class ApiMixin:
     def workspace(self) -> Workspace:
         if self._workspace is None:
             self._workspace = request_workspace(self.request)
+            logs.bind(workspace=self._workspace.slug)  # the request middleware resets it
         return self._workspace
 
     def initial(self, request: Request, *args: object, **kwargs: object) -> None:
@@ -448,13 +450,6 @@ class MeApi(ApiMixin, APIView):
             "owner": api_key.owner.get_username() if api_key.owner else None,
         }
         return Response(self.KeyOutputSerializer(data).data)
-
-
-def healthz(request: HttpRequest) -> JsonResponse:
-    """Liveness for load balancers: the database answers."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT 1")
-    return JsonResponse({"status": "ok"})
 
 
 def not_found(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:

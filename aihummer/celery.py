@@ -1,15 +1,23 @@
-"""The Celery application. Workers: `celery -A aihummer worker --pool threads`."""
+"""The Celery application. Workers and beat: `deploy/bin/worker`, `deploy/bin/beat`.
+
+Celery is instrumented through its signals only: logging is the app's (one format, see
+`aihummer.logging`), and each task runs with its task id (and, for a workflow step, its
+run id) in the log context.
+"""
 
 import os
 
 from celery import Celery
-from celery.signals import worker_init
+from celery.signals import setup_logging, task_postrun, task_prerun, worker_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "aihummer.settings")
 
 app = Celery("aihummer")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+# Tasks whose first argument is a workflow run's id.
+RUN_TASKS = frozenset({"workflows.workflow_step_run"})
 
 
 @worker_init.connect
@@ -20,3 +28,30 @@ def refuse_to_start_without_broker(**kwargs: object) -> None:
 
     if not settings.CELERY_BROKER_URL:
         raise ImproperlyConfigured("CELERY_BROKER_URL is empty: a worker needs a broker (e.g. redis://host:6379/0).")
+
+
+@setup_logging.connect
+def use_the_app_logging(**kwargs: object) -> None:
+    # Connected, this signal stops Celery from installing its own handlers and format.
+    import logging.config
+
+    from django.conf import settings
+
+    logging.config.dictConfig(settings.LOGGING)
+
+
+@task_prerun.connect
+def bind_task_context(task_id: str, task: object, args: tuple = (), **kwargs: object) -> None:
+    from aihummer import logging as logs
+
+    run_id = args[0] if getattr(task, "name", "") in RUN_TASKS and args else ""
+    task.request.log_tokens = logs.bind(task_id=task_id, run_id=run_id, request_id="", workspace="")
+
+
+@task_postrun.connect
+def unbind_task_context(task: object, **kwargs: object) -> None:
+    from aihummer import logging as logs
+
+    tokens = getattr(task.request, "log_tokens", None)
+    if tokens:
+        logs.unbind(tokens)

@@ -23,6 +23,13 @@ MIN_SECRET_KEY_DISTINCT = 20
 # before models can be imported; a test keeps the two lists equal).
 MEMBERSHIP_ROLES = ("viewer", "editor", "reviewer", "admin")
 _WORKSPACE_SLUG = re.compile(r"^[a-z0-9_-]+$")
+# Variables this version no longer reads, and why: set, they stop the process (an
+# operator relying on one would otherwise be silently unprotected).
+_TIME_LIMITS_IGNORED = (
+    "Celery's time limits do nothing on the threads pool workers run. A turn is bounded by "
+    "AIHUMMER_TURN_TIMEOUT_SEC, a step by its timeout_seconds, a run by AIHUMMER_RUN_TIMEOUT_SEC; unset it."
+)
+REMOVED_VARIABLES = dict.fromkeys(("CELERY_TASK_TIME_LIMIT", "CELERY_TASK_SOFT_TIME_LIMIT"), _TIME_LIMITS_IGNORED)
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
@@ -152,6 +159,7 @@ def production_problems(
     vault_keys: list[str],
     allowed_hosts: list[str],
     database_url: str | None = None,
+    broker_url: str | None = None,
     dev_secrets: Mapping[str, str] | None = None,
 ) -> list[str]:
     """Why a production process must refuse to start; empty when it may.
@@ -179,6 +187,11 @@ def production_problems(
             problems.append("DATABASE_URL is not set (production runs on PostgreSQL, never the embedded SQLite)")
         elif urlsplit(database_url).scheme == "sqlite":
             problems.append("DATABASE_URL points to SQLite (production runs on PostgreSQL)")
+    if broker_url is not None and not broker_url:
+        problems.append(
+            "CELERY_BROKER_URL is not set (without a broker, workflow runs and evidence would run inside web "
+            "requests, with no heartbeat and no recovery)"
+        )
     return problems
 
 

@@ -1,24 +1,40 @@
-"""Request ids: every response carries `X-Request-Id`, the client's or a new one."""
+"""Around every request: its id (`X-Request-Id`, the client's or a new one), its log
+context, and its one log line (`aihummer.request`)."""
 
 from __future__ import annotations
 
+import logging
 import re
+import time
 import uuid
 from collections.abc import Callable
-from contextvars import ContextVar
 
 from django.http import HttpRequest, HttpResponse
+
+from aihummer import logging as logs
 
 REQUEST_ID_HEADER = "X-Request-Id"
 # A client's id is kept only when it is short and plain, so it is safe in logs and headers.
 _CLIENT_ID = re.compile(r"^[A-Za-z0-9._:@/+=-]{1,128}$")
+# A path is the client's text: no control character may start a forged line.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+MAX_LOGGED_PATH = 300
+# Probes answer many times a minute: their lines only at DEBUG.
+PROBE_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
 
-current_request_id: ContextVar[str] = ContextVar("current_request_id", default="")
+request_logger = logging.getLogger("aihummer.request")
+
+
+def route_of(request: HttpRequest) -> str:
+    """The URL pattern's name (`v1:agent-detail`), bounded like the routes themselves;
+    `unmatched` when no pattern took the request."""
+    match = getattr(request, "resolver_match", None)
+    return match.view_name if match is not None and match.view_name else "unmatched"
 
 
 class RequestIdMiddleware:
-    """Sets `request.request_id` (and `current_request_id` for code without the
-    request), and echoes it on the response."""
+    """Sets `request.request_id` and the log context, echoes the id on the response,
+    and writes the request's one line: method, path, route, status and duration."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -26,10 +42,40 @@ class RequestIdMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         given = request.headers.get(REQUEST_ID_HEADER, "")
         request.request_id = given if _CLIENT_ID.match(given) else uuid.uuid4().hex
-        token = current_request_id.set(request.request_id)
+        # A fresh context: nothing bound by an earlier request on this thread leaks in.
+        tokens = logs.bind(request_id=request.request_id, task_id="", run_id="", workspace="")
+        started = time.perf_counter()
         try:
             response = self.get_response(request)
+            response[REQUEST_ID_HEADER] = request.request_id
+            _log_request(request, response.status_code, (time.perf_counter() - started) * 1000)
+            return response
         finally:
-            current_request_id.reset(token)
-        response[REQUEST_ID_HEADER] = request.request_id
-        return response
+            logs.unbind(tokens)
+
+
+def _log_request(request: HttpRequest, status: int, duration_ms: float) -> None:
+    path = _CONTROL.sub(lambda match: f"\\x{ord(match[0]):02x}", request.path[:MAX_LOGGED_PATH])
+    if status >= 500:
+        level = logging.ERROR
+    elif status >= 400:
+        level = logging.WARNING
+    elif request.path in PROBE_PATHS:
+        level = logging.DEBUG
+    else:
+        level = logging.INFO
+    request_logger.log(
+        level,
+        "%s %s %d %.1f ms",
+        request.method,
+        path,
+        status,
+        duration_ms,
+        extra={
+            "method": request.method,
+            "path": path,
+            "route": route_of(request),
+            "status": status,
+            "duration_ms": round(duration_ms, 1),
+        },
+    )

@@ -11,6 +11,7 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 
 from aihummer.env import (
+    REMOVED_VARIABLES,
     Env,
     load_or_create_dev_secrets,
     parse_database_url,
@@ -19,6 +20,7 @@ from aihummer.env import (
     read_dev_secrets,
     validate_vault_keys,
 )
+from aihummer.logging import logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 env = Env()
@@ -37,6 +39,7 @@ if IS_PRODUCTION:
         vault_keys=AIHUMMER_VAULT_KEYS,
         allowed_hosts=ALLOWED_HOSTS,
         database_url=env.str("DATABASE_URL"),
+        broker_url=env.str("CELERY_BROKER_URL"),
         dev_secrets=read_dev_secrets(BASE_DIR / "var" / "dev-secrets.json"),
     )
     if _problems:
@@ -137,7 +140,7 @@ OIDC_USE_PKCE = True
 OIDC_STORE_ID_TOKEN = True  # the id_token_hint of RP-initiated logout
 OIDC_TIMEOUT = 10
 # Machine surfaces are never redirected to a login page by SessionRefresh.
-OIDC_EXEMPT_URLS = [re.compile(r"^/v1/"), re.compile(r"^/mcp"), re.compile(r"^/healthz$")]
+OIDC_EXEMPT_URLS = [re.compile(r"^/v1/"), re.compile(r"^/mcp"), re.compile(r"^/(healthz|readyz|metrics)$")]
 OIDC_OP_LOGOUT_URL_METHOD = "aihummer.sso.views.provider_logout_url"
 LOGIN_REDIRECT_URL = "admin:index"
 LOGIN_REDIRECT_URL_FAILURE = "admin:login"
@@ -179,7 +182,7 @@ SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", IS_PRODUCTION)
 CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", IS_PRODUCTION)
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", IS_PRODUCTION)
 # Load balancers probe over plain HTTP.
-SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SECURE_REDIRECT_EXEMPT = [r"^(healthz|readyz|metrics)$"]
 SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", 31_536_000 if IS_PRODUCTION else 0, minimum=0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", IS_PRODUCTION)
 SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", False)
@@ -209,14 +212,13 @@ DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", "aihummer@localhost")
 
 DEFAULT_EXCEPTION_REPORTER_FILTER = "aihummer.error_reports.AlwaysSafeExceptionReporterFilter"
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    # Secrets in use are redacted by value from every line (agents.redaction).
-    "filters": {"redact_secrets": {"()": "agents.redaction.RedactingFilter"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["redact_secrets"]}},
-    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", "INFO")},
-}
+# One line format for web, workers and beat (aihummer/logging.py): time, level, logger,
+# request/task/run ids and workspace; JSON lines with AIHUMMER_LOG_JSON=1.
+AIHUMMER_LOG_JSON = env.bool("AIHUMMER_LOG_JSON", False)
+LOG_LEVEL = env.str("LOG_LEVEL", "INFO").upper()
+if LOG_LEVEL not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+    raise ImproperlyConfigured(f"LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL, not {LOG_LEVEL!r}.")
+LOGGING = logging_config(json=AIHUMMER_LOG_JSON, level=LOG_LEVEL)
 
 # --- Celery ------------------------------------------------------------------------
 # Empty: no broker; `aihummer.tasks.enqueue` then runs tasks inline in the process.
@@ -224,18 +226,28 @@ CELERY_BROKER_URL = env.str("CELERY_BROKER_URL")
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", 15 * 60, minimum=1)
-CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", 16 * 60, minimum=1)
-# Redis re-delivers an unacknowledged task after the visibility timeout: it must be
-# longer than the longest task, or a slow (acks_late) task would run twice.
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT * 2}
+# No Celery time limits: the threads pool the recipe runs ignores them. Work is bounded
+# where it happens instead: a model call by its preset's timeout, a turn by
+# AIHUMMER_TURN_TIMEOUT_SEC, a step by its timeout_seconds, a run by
+# AIHUMMER_RUN_TIMEOUT_SEC; mails by EMAIL_TIMEOUT. Setting a removed variable stops
+# the process rather than be silently ignored.
+for _name, _why in REMOVED_VARIABLES.items():
+    if env.raw(_name) is not None:
+        raise ImproperlyConfigured(f"{_name} is no longer read: {_why}")
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Workers log through LOGGING like every other process (aihummer.celery).
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 # --- Product -----------------------------------------------------------------------
 AIHUMMER_SUBAGENT_MAX_DEPTH = env.int("AIHUMMER_SUBAGENT_MAX_DEPTH", 2, minimum=0, maximum=4)
 AIHUMMER_SUBAGENT_TIMEOUT_SEC = env.int("AIHUMMER_SUBAGENT_TIMEOUT_SEC", 600, minimum=1, maximum=48 * 3600)
 AIHUMMER_MODEL_CATALOG_EXTRA = env.str("AIHUMMER_MODEL_CATALOG_EXTRA")  # path to a JSON file of extra models
 AIHUMMER_TURN_TIMEOUT_SEC = env.int("AIHUMMER_TURN_TIMEOUT_SEC", 900, minimum=1, maximum=48 * 3600)
+# Redis re-delivers a task left unacknowledged this long (a step task is acknowledged
+# after its turn, acks_late): longer than the longest turn, so a live worker's step is
+# not delivered twice. A duplicate would find the step claimed and return; a dead
+# worker's step is recovered through its lease long before this (workflows.execution).
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 2 * AIHUMMER_TURN_TIMEOUT_SEC}
 AIHUMMER_DEBUG_MAX_CHARS = env.int("AIHUMMER_DEBUG_MAX_CHARS", 20_000, minimum=1_000, maximum=1_000_000)
 # Workflows: a running step's lease (renewed by its heartbeat) and a run's wall-clock limit.
 AIHUMMER_STEP_LEASE_SEC = env.int("AIHUMMER_STEP_LEASE_SEC", 60, minimum=1, maximum=3600)

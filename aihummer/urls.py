@@ -5,7 +5,8 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import SimpleRouter
 
 from agents import api as agents_api
-from aihummer.api import MeApi, healthz, not_found
+from aihummer.api import MeApi, not_found
+from aihummer.health import healthz, readyz
 from aihummer.sso.views import OidcCallbackView, OidcLoginView, OidcLogoutView
 from workflows import api as workflows_api
 
@@ -37,6 +38,7 @@ urlpatterns = [
     path("", RedirectView.as_view(pattern_name="admin:index", permanent=False)),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
+    path("readyz", readyz, name="readyz"),
     path("v1/", include((v1_patterns, "v1"))),
     # Always routed, answering 404 until OIDC is configured: the views read the
     # settings at each request. Named as mozilla-django-oidc expects.

@@ -41,7 +41,3 @@ def test_a_revoked_key_is_401(client, key, ada):
     assert response.json() == {
         "error": {"code": "authentication_failed", "message": "Invalid or revoked API key.", "fields": {}}
     }
-
-
-def test_healthz_answers(client, db):
-    assert client.get("/healthz").json() == {"status": "ok"}

@@ -19,6 +19,7 @@ PRODUCTION_OK = {
     "AIHUMMER_VAULT_KEYS": GOOD_VAULT,
     "ALLOWED_HOSTS": "aihummer.example.com",
     "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/aihummer",
+    "CELERY_BROKER_URL": "redis://127.0.0.1:6379/0",
 }
 
 
@@ -142,12 +143,15 @@ def test_development_keeps_its_generated_secrets_across_restarts():
         ({"SECRET_KEY": "abcdefghij" * 6}, "SECRET_KEY has only 10 distinct characters"),
         ({"DATABASE_URL": ""}, "DATABASE_URL is not set (production runs on PostgreSQL"),
         ({"DATABASE_URL": "sqlite:////srv/db.sqlite3"}, "DATABASE_URL points to SQLite"),
+        # Issue 34: without a broker, runs would execute inside web requests.
+        ({"CELERY_BROKER_URL": ""}, "CELERY_BROKER_URL is not set (without a broker, workflow runs"),
     ],
 )
 def test_production_refuses_weak_settings_and_names_them(override, problem):
     environ = PRODUCTION_OK | override
-    if not override.get("DATABASE_URL", "x"):
-        environ.pop("DATABASE_URL")
+    for name in ("DATABASE_URL", "CELERY_BROKER_URL"):
+        if not override.get(name, "x"):
+            environ.pop(name)
 
     result = start_django(environ)
 
@@ -213,3 +217,34 @@ def test_production_redirects_to_https_behind_a_proxy_but_not_health_checks():
     )
 
     assert result.stdout.split() == ["301", "200", "200"], result.stderr[-2000:]
+
+
+# --- Issue 34: no setting that does nothing ------------------------------------------
+@pytest.mark.parametrize("name", ["CELERY_TASK_TIME_LIMIT", "CELERY_TASK_SOFT_TIME_LIMIT"])
+@pytest.mark.parametrize("environment", ["production", "development"])
+def test_celery_time_limits_are_refused_because_the_threads_pool_ignores_them(name, environment):
+    environ = PRODUCTION_OK | {name: "960"}
+    if environment == "development":
+        environ |= {"AIHUMMER_ENV": "development", "DATABASE_URL": "sqlite:///:memory:"}
+
+    result = start_django(environ)
+
+    assert result.returncode != 0
+    assert f"{name} is no longer read: Celery's time limits do nothing on the threads pool" in result.stderr
+    assert "A turn is bounded by AIHUMMER_TURN_TIMEOUT_SEC" in result.stderr
+
+
+def test_the_broker_visibility_timeout_outlasts_the_longest_turn():
+    script = "from django.conf import settings as s; print(s.CELERY_BROKER_TRANSPORT_OPTIONS['visibility_timeout'])"
+    environ = PRODUCTION_OK | {"AIHUMMER_TURN_TIMEOUT_SEC": "1200"}
+    env = {k: v for k, v in os.environ.items() if k not in PRODUCTION_OK} | environ
+    result = subprocess.run(
+        [sys.executable, "-c", f"import django; django.setup(); {script}"],
+        cwd=settings.BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+    assert result.stdout.strip() == "2400", result.stderr
