@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 
 import pytest
 from django.conf import settings
@@ -89,20 +90,64 @@ def redis_url() -> str:
     return f"{base}/{first + int(worker.removeprefix('gw') or 0)}"
 
 
-@pytest.fixture
-def worker_on_redis(settings, redis_url):
-    """A real Celery worker (threads pool) on this xdist worker's own Redis database;
-    `enqueue` sends to it while the fixture is active."""
+@pytest.fixture(scope="session")
+def rabbitmq_url() -> str:
+    """A RabbitMQ virtual host of this xdist worker's own (127.0.0.1:5672, guest), made
+    once with rabbitmqctl (`bin/ensure-services` starts the server)."""
+    first = int(os.environ.get("AIHUMMER_TEST_REDIS_DB_BASE", "1"))
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    vhost = f"aihummer-test-{first + int(worker.removeprefix('gw') or 0)}"
+    existing = subprocess.run(["rabbitmqctl", "-q", "list_vhosts"], capture_output=True, text=True, check=True)
+    if vhost not in existing.stdout.split():
+        subprocess.run(["rabbitmqctl", "-q", "add_vhost", vhost], capture_output=True, check=True)
+    permissions = ["rabbitmqctl", "-q", "set_permissions", "-p", vhost, "guest", ".*", ".*", ".*"]
+    subprocess.run(permissions, capture_output=True, check=True)
+    return f"amqp://guest:guest@127.0.0.1:5672/{vhost}"
+
+
+@pytest.fixture(params=["redis", "rabbitmq"])
+def broker_url(request, redis_url) -> str:
+    """An empty broker of this xdist worker's own: each test using it runs on Redis and
+    on RabbitMQ."""
+    from kombu import Connection
+
+    url = redis_url if request.param == "redis" else request.getfixturevalue("rabbitmq_url")
+    with Connection(url) as connection:
+        channel = connection.default_channel
+        if request.param == "redis":
+            channel.client.flushdb()
+        else:
+            for queue in ("celery",):
+                try:
+                    channel.queue_delete(queue)
+                except Exception:  # never declared in this vhost yet
+                    channel = connection.channel()
+    return url
+
+
+def _worker_on(settings, url):
     from celery.contrib.testing.worker import start_worker
 
     from aihummer.celery import app
+    from aihummer.tests.brokers import point_app_at
 
-    settings.CELERY_BROKER_URL = redis_url
-    app.close()  # drop connection and producer pools built for another broker URL
-    app.conf.broker_url = redis_url
+    settings.CELERY_BROKER_URL = url
+    point_app_at(url)
     try:
         with start_worker(app, pool="threads", concurrency=2, perform_ping_check=False, loglevel="WARNING"):
             yield app
     finally:
-        app.close()
-        app.conf.broker_url = None
+        point_app_at(None)
+
+
+@pytest.fixture
+def worker_on_redis(settings, redis_url):
+    """A real Celery worker (threads pool) on this xdist worker's own Redis database;
+    `enqueue` sends to it while the fixture is active."""
+    yield from _worker_on(settings, redis_url)
+
+
+@pytest.fixture
+def worker_on_broker(settings, broker_url):
+    """Like `worker_on_redis`, once on Redis and once on RabbitMQ."""
+    yield from _worker_on(settings, broker_url)

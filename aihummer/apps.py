@@ -10,6 +10,11 @@ class AiHummerConfig(AppConfig):
         from django.contrib.auth.signals import user_logged_in
 
         user_logged_in.connect(_accept_invitations, dispatch_uid="aihummer_accept_invitations")
+        from django.conf import settings
+
+        from aihummer import telemetry
+
+        telemetry.configure(service_name=settings.OTEL_SERVICE_NAME)
 
 
 def _accept_invitations(sender: object, request: object, user: object, **kwargs: object) -> None:

@@ -1,14 +1,15 @@
 """The Celery application. Workers and beat: `deploy/bin/worker`, `deploy/bin/beat`.
 
 Celery is instrumented through its signals only: logging is the app's (one format, see
-`aihummer.logging`), and each task runs with its task id (and, for a workflow step, its
-run id) in the log context.
+`aihummer.logging`), each task runs with its task id (and, for a workflow step, its
+run id) in the log context, and is counted and timed (`aihummer.metrics`).
 """
 
 import os
+import time
 
 from celery import Celery
-from celery.signals import setup_logging, task_postrun, task_prerun, worker_init
+from celery.signals import setup_logging, task_postrun, task_prerun, worker_init, worker_ready
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "aihummer.settings")
 
@@ -46,12 +47,23 @@ def bind_task_context(task_id: str, task: object, args: tuple = (), **kwargs: ob
 
     run_id = args[0] if getattr(task, "name", "") in RUN_TASKS and args else ""
     task.request.log_tokens = logs.bind(task_id=task_id, run_id=run_id, request_id="", workspace="")
+    task.request.started_at = time.perf_counter()
 
 
 @task_postrun.connect
-def unbind_task_context(task: object, **kwargs: object) -> None:
+def end_task_context(task: object, state: str | None = None, retval: object = None, **kwargs: object) -> None:
     from aihummer import logging as logs
+    from aihummer import metrics
 
+    started = getattr(task.request, "started_at", None)
+    metrics.observe_task(task.name, state or "UNKNOWN", time.perf_counter() - started if started else None, retval)
     tokens = getattr(task.request, "log_tokens", None)
     if tokens:
         logs.unbind(tokens)
+
+
+@worker_ready.connect
+def serve_worker_metrics(**kwargs: object) -> None:
+    from aihummer import metrics
+
+    metrics.serve_worker_metrics()

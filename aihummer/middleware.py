@@ -1,5 +1,5 @@
 """Around every request: its id (`X-Request-Id`, the client's or a new one), its log
-context, and its one log line (`aihummer.request`)."""
+context, its one log line (`aihummer.request`), its metrics and its trace span."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from collections.abc import Callable
 from django.http import HttpRequest, HttpResponse
 
 from aihummer import logging as logs
+from aihummer import metrics, telemetry
 
 REQUEST_ID_HEADER = "X-Request-Id"
 # A client's id is kept only when it is short and plain, so it is safe in logs and headers.
@@ -46,9 +47,14 @@ class RequestIdMiddleware:
         tokens = logs.bind(request_id=request.request_id, task_id="", run_id="", workspace="")
         started = time.perf_counter()
         try:
-            response = self.get_response(request)
+            with telemetry.request_span(request) as span:
+                response = self.get_response(request)
+                route = route_of(request)
+                span.done(route, response.status_code)
             response[REQUEST_ID_HEADER] = request.request_id
-            _log_request(request, response.status_code, (time.perf_counter() - started) * 1000)
+            seconds = time.perf_counter() - started
+            _log_request(request, response.status_code, seconds * 1000)
+            metrics.observe_request(request.method, route, response.status_code, seconds)
             return response
         finally:
             logs.unbind(tokens)

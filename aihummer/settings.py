@@ -219,6 +219,16 @@ LOG_LEVEL = env.str("LOG_LEVEL", "INFO").upper()
 if LOG_LEVEL not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
     raise ImproperlyConfigured(f"LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL, not {LOG_LEVEL!r}.")
 LOGGING = logging_config(json=AIHUMMER_LOG_JSON, level=LOG_LEVEL)
+# Prometheus (aihummer/metrics.py): /metrics answers a scraper holding this token (404
+# while unset); a worker serves its own counters on this port (0: none), on an
+# internal address (that port has no token).
+AIHUMMER_METRICS_TOKEN = env.str("AIHUMMER_METRICS_TOKEN")
+AIHUMMER_WORKER_METRICS_PORT = env.int("AIHUMMER_WORKER_METRICS_PORT", 0, minimum=0, maximum=65535)
+AIHUMMER_WORKER_METRICS_ADDR = env.str("AIHUMMER_WORKER_METRICS_ADDR", "127.0.0.1")
+# OpenTelemetry traces (aihummer/telemetry.py), exported over OTLP/HTTP: on when an
+# endpoint is set; the exporter reads its other OTEL_* variables itself.
+AIHUMMER_TRACING = bool(env.str("OTEL_EXPORTER_OTLP_ENDPOINT") or env.str("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
+OTEL_SERVICE_NAME = env.str("OTEL_SERVICE_NAME", "aihummer")
 
 # --- Celery ------------------------------------------------------------------------
 # Empty: no broker; `aihummer.tasks.enqueue` then runs tasks inline in the process.

@@ -13,6 +13,7 @@ from agents.api.turns import AgentTurnViewSet, DebugLogViewSet
 from agents.api.versions import AgentVersionViewSet, PromptVersionViewSet
 from aihummer.api import MeApi, not_found
 from aihummer.health import healthz, readyz
+from aihummer.metrics import metrics_view
 from aihummer.sso.views import OidcCallbackView, OidcLoginView, OidcLogoutView
 from workflows import api as workflows_api
 
@@ -45,6 +46,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
     path("readyz", readyz, name="readyz"),
+    path("metrics", metrics_view, name="metrics"),
     path("v1/", include((v1_patterns, "v1"))),
     # Always routed, answering 404 until OIDC is configured: the views read the
     # settings at each request. Named as mozilla-django-oidc expects.

@@ -32,6 +32,7 @@ from django.utils import timezone
 
 from agents.models import Agent, AgentTurn
 from agents.runtime import agent_turn_run
+from aihummer import telemetry
 from aihummer.actors import Actor
 from aihummer.models import Workspace
 from aihummer.tasks import enqueue, enqueue_in
@@ -111,7 +112,12 @@ def workflow_step_run(*, run_id: UUID | str, step: str) -> str | None:
     if claim.deadline_at is not None and now >= claim.deadline_at:
         outcome = Outcome(status=StepStatus.FAILED, error=wall_clock_error())
     else:
-        with _heartbeat(claim, lease):
+        with (
+            _heartbeat(claim, lease),
+            telemetry.step_span(
+                run_id=claim.run_id, step=claim.name, agent_key=claim.agent_key, attempt=claim.attempts
+            ),
+        ):
             outcome = _run_step(claim, plan)
     if outcome.status == StepStatus.FAILED and outcome.transient and claim.attempts < 1 + spec.retries:
         return _retry_later(claim, outcome)
@@ -249,9 +255,10 @@ def _advance(plan: Plan, claim: Claim, outcome: Outcome, run_status: str, contex
 
 def _run_complete(run_id: UUID, plan: Plan, context: dict) -> None:
     outputs = run_outputs(plan, context)
-    WorkflowRun.all_objects.filter(pk=run_id, status__in=(RunStatus.PENDING, RunStatus.RUNNING)).update(
+    if WorkflowRun.all_objects.filter(pk=run_id, status__in=(RunStatus.PENDING, RunStatus.RUNNING)).update(
         status=RunStatus.COMPLETED, outputs=outputs, answer=run_answer(outputs), finished_at=timezone.now()
-    )
+    ):
+        telemetry.run_finished(run_id)
 
 
 def run_fail(*, run_id: UUID, error: str, context: dict | None = None, plan: Plan | None = None) -> bool:
@@ -260,9 +267,12 @@ def run_fail(*, run_id: UUID, error: str, context: dict | None = None, plan: Pla
     if plan is not None and context is not None:
         fields["outputs"] = {key: value for key, value in run_outputs(plan, context).items() if value is not None}
         fields["answer"] = run_answer(fields["outputs"])
-    return bool(
+    failed = bool(
         WorkflowRun.all_objects.filter(pk=run_id, status__in=(RunStatus.PENDING, RunStatus.RUNNING)).update(**fields)
     )
+    if failed:
+        telemetry.run_finished(run_id)
+    return failed
 
 
 # --- recovery (beat) --------------------------------------------------------------------

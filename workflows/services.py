@@ -12,6 +12,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from agents.models import Agent
+from aihummer import telemetry
 from aihummer.actors import Actor, Verb
 from aihummer.exceptions import ApplicationError, NotFound
 from aihummer.history import stamp
@@ -244,6 +245,7 @@ def workflow_run_start(
         from workflows.execution import dispatch
 
         dispatch(run.pk, [step.name for step in plan.roots()])
+    telemetry.run_started(run)
     return run
 
 
@@ -279,6 +281,7 @@ def workflow_run_cancel(*, run: WorkflowRun, actor: Actor) -> WorkflowRun:
             raise ApplicationError(f"Run {run.pk} is already {run.status}; there is nothing to cancel.")
         run.status, run.finished_at, run.error = RunStatus.CANCELLED, now, f"Cancelled by {actor.source}."
         run.save(update_fields=["status", "finished_at", "error"])
+    telemetry.run_finished(run.pk)
     return run
 
 

@@ -37,6 +37,7 @@ from agents.runtime.providers import complete, get_provider
 from agents.runtime.providers.base import Message, ModelRequest, Provider, ProviderError, ToolCall, Usage
 from agents.runtime.tools import REGISTRY, ToolError, TurnContext, available_tools
 from agents.services import preset_api_key
+from aihummer import metrics
 from aihummer.actors import Actor, Verb
 
 logger = logging.getLogger(__name__)
@@ -171,6 +172,7 @@ def _run_turn(
     with transaction.atomic():  # the last call's log and the outcome: one commit
         log.flush()
         turn.save(update_fields=[*TOTALS, "status", "answer", "error", "finished_at"])
+    metrics.observe_turn(turn)
     return turn
 
 

@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class FakeOpenAI:
-    def __init__(self, delay: float = 0.0, *, fail_first: int = 0) -> None:
+    def __init__(self, delay: float = 0.0, *, fail_first: int = 0, host: str = "127.0.0.1") -> None:
         self.delay = delay
         self.fail_first = fail_first  # answer this many requests with a 503 first
         self.calls: list[tuple[float, float, str]] = []  # (started, finished, message)
@@ -63,13 +63,14 @@ class FakeOpenAI:
             def log_message(self, *args: object) -> None:
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = ThreadingHTTPServer((host, 0), Handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
 
     def __enter__(self) -> FakeOpenAI:
         self.thread.start()

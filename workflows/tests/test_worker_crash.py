@@ -11,12 +11,11 @@ import time
 from pathlib import Path
 
 import pytest
-import redis
 from django.conf import settings
 from django.db import connection
 
 from agents.models import AgentTurn
-from aihummer.celery import app
+from aihummer.tests.brokers import point_app_at
 from workflows.models import StepRun
 from workflows.services import workflow_create, workflow_run_start, workflow_run_wait
 from workflows.tests.conftest import fake_preset, make_agent
@@ -31,15 +30,13 @@ def database_url() -> str:
 
 
 @pytest.fixture
-def broker(settings, redis_url):
-    """`enqueue` sends to this test's own Redis database, emptied first; no worker here."""
-    redis.Redis.from_url(redis_url).flushdb()
-    settings.CELERY_BROKER_URL = redis_url
-    app.close()
-    app.conf.broker_url = redis_url
-    yield redis_url
-    app.close()
-    app.conf.broker_url = None
+def broker(settings, broker_url):
+    """`enqueue` sends to this test's own broker (Redis, then RabbitMQ), emptied first;
+    no worker here."""
+    settings.CELERY_BROKER_URL = broker_url
+    point_app_at(broker_url)
+    yield broker_url
+    point_app_at(None)
 
 
 class Workers:

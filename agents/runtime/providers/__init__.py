@@ -14,6 +14,7 @@ from django.conf import settings
 
 from agents.runtime.debug import redact_text
 from agents.runtime.providers.base import ModelRequest, ModelResponse, Provider, ProviderError
+from aihummer import telemetry
 
 logger = logging.getLogger(__name__)
 
@@ -33,7 +34,10 @@ def complete(provider: Provider, request: ModelRequest) -> ModelResponse:
     """`provider.complete(request)`, where any failure is a ProviderError: an adapter's
     bug is logged with its traceback and reported as `internal`, without it."""
     try:
-        return provider.complete(request)
+        with telemetry.model_call(provider, request) as call:
+            response = provider.complete(request)
+            call.done(response)
+        return response
     except ProviderError:
         raise
     except Exception as exc:
