@@ -1,16 +1,22 @@
-"""p50/p99 latency of the REST API under uvicorn on loopback: the agents list, one
-agent read and a proposal (a section edit), at 1 and 50 concurrent clients.
+"""p50/p99 latency of the REST API on loopback: the agents list, one agent read and a
+proposal (a section edit), at 1 and 50 concurrent clients, against the production
+recipe's web tier (`deploy/bin/web`: gunicorn managing uvicorn workers) and, for
+comparison, plain uvicorn.
 
-`DATABASE_URL=postgres://postgres@127.0.0.1:5432/aihummer .venv/bin/python bench/api.py`
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/aihummer .venv/bin/python bench/api.py \
+        [--server recipe|uvicorn] [--processes 1,2,4]
 
-The server is uvicorn (`aihummer.asgi:application`, `BENCH_WORKERS` processes, default 1) on a throw-away
-database with 40 agents, throttling off and a connection pool of 10, as in production.
-Each client is a thread with its own keep-alive connection.
+Each configuration is a server started afresh in production mode (DEBUG off, a broker
+configured, nothing enqueued) on a throw-away database with 40 agents, throttling off
+and a connection pool of 10, as in production. Each client is a thread with its own
+keep-alive connection; clients and server share this machine's cores.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
+import signal
 import socket
 import statistics
 import subprocess
@@ -18,13 +24,16 @@ import sys
 import threading
 import time
 from itertools import count
+from pathlib import Path
 
 import requests
 from _django import throwaway_database
 
 REQUESTS_PER_CLIENT = {1: 200, 50: 20}
-WORKERS = int(os.environ.get("BENCH_WORKERS", "1"))  # uvicorn processes
 AGENTS = 40
+ROOT = Path(__file__).resolve().parent.parent
+BENCH_SECRET = "k7Hq2vXw9LmP4rTz8YcN1bFgJ6sDaE3uQoWiR5tVyZx0MnBh-_bench-only"
+BENCH_VAULT = "mW3oV0n7bq2Jr8Qf5yL1tZc9xK4sHd6uGa0EpRiN2Tw="
 
 
 def seed() -> str:
@@ -64,37 +73,45 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_server(database_name: str, port: int) -> subprocess.Popen:
+def start_server(database_name: str, port: int, server: str, processes: int) -> subprocess.Popen:
     from django.db import connection
 
     url = os.environ["DATABASE_URL"].rsplit("/", 1)[0] + "/" + database_name
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if not k.startswith(("AIHUMMER_", "DJANGO_"))},
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "AIHUMMER_ENV": "production",
+        "SECRET_KEY": BENCH_SECRET,
+        "AIHUMMER_VAULT_KEYS": BENCH_VAULT,
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "SECURE_SSL_REDIRECT": "false",
         "DATABASE_URL": url,
         "DATABASE_POOL_MAX_SIZE": "10",
+        "CELERY_BROKER_URL": os.environ.get("BENCH_BROKER_URL", "redis://127.0.0.1:6379/15"),
         "AIHUMMER_API_RATE_PER_KEY": "0",
         "AIHUMMER_API_RATE_PER_USER": "0",
-        "CELERY_BROKER_URL": "",
         "EMAIL_BACKEND": "django.core.mail.backends.dummy.EmailBackend",
         "LOG_LEVEL": "WARNING",
+        "PORT": str(port),
+        "HOST": "127.0.0.1",
+        "WEB_CONCURRENCY": str(processes),
     }
     connection.close()  # the server opens its own connections
-    server = subprocess.Popen(
-        [
-            *(sys.executable, "-m", "uvicorn", "aihummer.asgi:application", "--port", str(port)),
-            *("--workers", str(WORKERS), "--log-level", "warning"),
-        ],
-        env=env,
-    )
-    deadline = time.monotonic() + 30
+    if server == "recipe":
+        command = [str(ROOT / "deploy" / "bin" / "web")]
+    else:
+        command = [sys.executable, "-m", "uvicorn", "aihummer.asgi:application", "--port", str(port)]
+        command += ["--workers", str(processes), "--log-level", "warning", "--no-access-log"]
+    process = subprocess.Popen(command, env=env, cwd=ROOT, start_new_session=True)
+    deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         try:
             if requests.get(f"http://127.0.0.1:{port}/healthz", timeout=1).ok:
-                return server
+                return process
         except requests.ConnectionError:
             time.sleep(0.2)
-    server.kill()
-    raise SystemExit("uvicorn did not answer within 30 s")
+    os.killpg(process.pid, signal.SIGKILL)
+    raise SystemExit(f"{server} did not answer within 120 s")
 
 
 def run(base: str, key: str, clients: int, workload: str) -> list[float]:
@@ -106,7 +123,7 @@ def run(base: str, key: str, clients: int, workload: str) -> list[float]:
         session = requests.Session()
         session.headers["Authorization"] = f"Bearer {key}"
         mine = []
-        for _ in range(REQUESTS_PER_CLIENT[clients]):
+        for _ in range(REQUESTS_PER_CLIENT.get(clients, 20)):
             n = next(sequence)
             started = time.perf_counter()
             if workload == "list":
@@ -130,35 +147,56 @@ def run(base: str, key: str, clients: int, workload: str) -> list[float]:
     return sorted(timings)
 
 
-def main() -> None:
+WORKLOADS = (("list", "agents list (40, 1 page)"), ("read", "agent read"), ("propose", "propose (section edit)"))
+
+
+def measure(key: str, server: str, processes: int) -> dict[tuple[str, int], tuple[float, float, float]]:
+    """(workload, clients) -> (p50 ms, p99 ms, requests/s) for one server configuration."""
     from django.db import connection
 
-    key = seed()
     port = free_port()
-    server = start_server(connection.settings_dict["NAME"], port)
+    process = start_server(connection.settings_dict["NAME"], port, server, processes)
     base = f"http://127.0.0.1:{port}"
+    figures = {}
     try:
-        run(base, key, 1, "list")  # warm-up: imports, pool, caches
-        load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
-        print(f"uvicorn workers: {WORKERS}; CPUs: {os.cpu_count()}; load average before: {load}")
-        print(f"{'workload':<28} {'clients':>7} {'requests':>8} {'p50 ms':>8} {'p99 ms':>8} {'req/s':>8}")
-        for workload, label in (
-            ("list", "agents list (40, 1 page)"),
-            ("read", "agent read"),
-            ("propose", "propose (section edit)"),
-        ):
+        run(base, key, 8, "list")  # warm-up: every process imports, fills its pool and caches
+        for workload, _ in WORKLOADS:
             for clients in (1, 50):
                 started = time.perf_counter()
                 timings = run(base, key, clients, workload)
                 elapsed = time.perf_counter() - started
-                p50 = statistics.median(timings)
                 p99 = timings[min(len(timings) - 1, int(len(timings) * 0.99))]
-                print(
-                    f"{label:<28} {clients:>7} {len(timings):>8} {p50:>8.1f} {p99:>8.1f} {len(timings) / elapsed:>8.0f}"
-                )
+                figures[workload, clients] = (statistics.median(timings), p99, len(timings) / elapsed)
     finally:
-        server.terminate()
-        server.wait(timeout=10)
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=30)
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--server", choices=["recipe", "uvicorn"], action="append", help="default: both")
+    parser.add_argument("--processes", default="1,2,4", help="web processes per configuration (default 1,2,4)")
+    args = parser.parse_args()
+    servers = args.server or ["uvicorn", "recipe"]
+    key = seed()
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    print(f"CPUs: {os.cpu_count()}; load average before: {load}")
+    header = f"{'server':<10} {'procs':>5} {'workload':<26} {'clients':>7} {'p50 ms':>8} {'p99 ms':>8} {'req/s':>7}"
+    print(header + f" {'x 1-client rate':>15} {'p99 / 1-client p50':>18}")
+    for server in servers:
+        for processes in [int(n) for n in args.processes.split(",")]:
+            figures = measure(key, server, processes)
+            for workload, label in WORKLOADS:
+                single_p50, _, single_rate = figures[workload, 1]
+                for clients in (1, 50):
+                    p50, p99, rate = figures[workload, clients]
+                    print(
+                        f"{server:<10} {processes:>5} {label:<26} {clients:>7} {p50:>8.1f} {p99:>8.1f} {rate:>7.0f}"
+                        f" {rate / single_rate:>15.1f} {p99 / single_p50:>18.1f}"
+                    )
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    print(f"load average after: {load}")
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ def _value(any_value: object) -> object:
 
 
 class OtlpReceiver:
-    def __init__(self) -> None:
+    def __init__(self, host: str = "127.0.0.1") -> None:
         self.spans: list[ReceivedSpan] = []
         self.requests = 0
         self._lock = threading.Lock()
@@ -60,12 +60,13 @@ class OtlpReceiver:
             def log_message(self, *args: object) -> None:
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = ThreadingHTTPServer((host, 0), Handler)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     @property
     def endpoint(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host}:{port}"
 
     def _keep(self, request: ExportTraceServiceRequest) -> None:
         with self._lock:

@@ -128,6 +128,16 @@ class Recipe:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=10)
 
+    def stop_one(self, name: str) -> None:
+        """Stop one process as its supervisor would (SIGTERM: a worker's warm shutdown)."""
+        process = self.processes.pop(name)
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+
     def stop(self) -> None:
         for process in self.processes.values():
             if process.poll() is None:
