@@ -9,6 +9,7 @@ text, or a whole assistant message (a dict, e.g. with `tool_calls`). A request w
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -40,10 +41,9 @@ class FakeOpenAI:
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
-                try:
+                # The client may give up (its timeout, a closed stream): nothing to answer then.
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                     self._handle()
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (its timeout, a closed stream): nothing to answer
 
             def _handle(self) -> None:
                 started = time.monotonic()
