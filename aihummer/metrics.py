@@ -19,6 +19,7 @@ $AIHUMMER_METRICS_TOKEN`; 404 while no token is set):
 from __future__ import annotations
 
 import contextlib
+import functools
 import hmac
 import logging
 import os
@@ -85,36 +86,63 @@ EVIDENCE_TASK = "agents.evidence_run_execute"
 
 
 # --- counted where they happen ---------------------------------------------------------
+# Label lookups cost more than the increments (a lock and a validation each): the
+# children are looked up once per label set and kept. Every label set is bounded
+# (routes, task names, configured models, statuses).
+@functools.lru_cache(maxsize=4096)
+def _request_children(method: str, route: str, status: int) -> tuple:
+    return HTTP_REQUESTS.labels(method, route, str(status)), HTTP_DURATION.labels(method, route)
+
+
+@functools.lru_cache(maxsize=4096)
+def _turn_children(provider: str, model: str, status: str) -> tuple:
+    tokens = tuple(TURN_TOKENS.labels(provider, model, kind) for kind in ("input", "output", "cached_input"))
+    return (
+        TURNS.labels(provider, model, status),
+        tokens,
+        TURN_COST.labels(provider, model),
+        TURN_DURATION.labels(provider, model),
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _task_children(name: str, state: str) -> tuple:
+    return TASKS.labels(name, state), TASK_DURATION.labels(name)
+
+
+_step_child = functools.lru_cache(maxsize=64)(STEPS.labels)
+
+
 def observe_request(method: str, route: str, status: int, seconds: float) -> None:
-    method = method if method in _METHODS else "OTHER"
-    HTTP_REQUESTS.labels(method, route, str(status)).inc()
-    HTTP_DURATION.labels(method, route).observe(seconds)
+    count, duration = _request_children(method if method in _METHODS else "OTHER", route, status)
+    count.inc()
+    duration.observe(seconds)
 
 
 def observe_turn(turn: object) -> None:
     """A finished AgentTurn: counted with its tokens, cost and duration."""
-    provider, model = turn.provider_name or "none", turn.model or "none"
-    TURNS.labels(provider, model, turn.status).inc()
-    for kind in ("input", "output", "cached_input"):
-        tokens = getattr(turn, f"{kind}_tokens")
-        if tokens:
-            TURN_TOKENS.labels(provider, model, kind).inc(tokens)
+    count, tokens, cost, duration = _turn_children(turn.provider_name or "none", turn.model or "none", turn.status)
+    count.inc()
+    for counter, value in zip(tokens, (turn.input_tokens, turn.output_tokens, turn.cached_input_tokens), strict=True):
+        if value:
+            counter.inc(value)
     if turn.cost_usd:
-        TURN_COST.labels(provider, model).inc(float(turn.cost_usd))
+        cost.inc(float(turn.cost_usd))
     if turn.started_at and turn.finished_at:
-        TURN_DURATION.labels(provider, model).observe((turn.finished_at - turn.started_at).total_seconds())
+        duration.observe((turn.finished_at - turn.started_at).total_seconds())
 
 
 def observe_task(name: str, state: str, seconds: float | None, result: object) -> None:
     """A Celery task ended (task_postrun); a step's and an evidence run's task return
     the status they ended with."""
-    TASKS.labels(name, state).inc()
+    count, duration = _task_children(name, state)
+    count.inc()
     if seconds is not None:
-        TASK_DURATION.labels(name).observe(seconds)
+        duration.observe(seconds)
     if state != "SUCCESS" or not isinstance(result, str):
         return
     if name == STEP_TASK:
-        STEPS.labels(result).inc()
+        _step_child(result).inc()
     elif name == EVIDENCE_TASK and result in ("done", "failed"):
         EVIDENCE_RUNS.labels(result).inc()
 
