@@ -11,6 +11,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import F, OuterRef, Q, Subquery
 from django.db.models.functions import JSONObject
+from django.utils import timezone
 
 from agents.evidence import ASSERTION_FIELDS, Assertions, parse_assertions
 from aihummer.history import ConfigurationHistory
@@ -354,7 +355,9 @@ class AgentTurn(SandboxedModel):
     cached_input_tokens = models.PositiveIntegerField(default=0)
     cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)
     prefix_hash = models.CharField(max_length=64, blank=True)
-    started_at = models.DateTimeField(auto_now_add=True)
+    # When the turn began (not when its row was written: a plain turn's row is written
+    # once, with its outcome).
+    started_at = models.DateTimeField(default=timezone.now)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     objects = VisibleManager.from_queryset(SandboxQuerySet)()

@@ -77,6 +77,10 @@ VENDORS = {
 KEY_HEADERS = ("Authorization", "x-api-key", "x-goog-api-key")  # the SDKs' choices
 
 
+class _Listener(ThreadingHTTPServer):
+    request_queue_size = 128  # many clients connect at once
+
+
 class Server:
     """A vendor's endpoint over HTTP/1.1 with keep-alive, a thread per connection
     (werkzeug's test server closes every connection: nothing to share there). It
@@ -105,9 +109,7 @@ class Server:
 
             def log_message(self, *args: object) -> None:
                 pass
-
-        ThreadingHTTPServer.request_queue_size = 128  # 50 connections at once
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.httpd = _Listener(("127.0.0.1", port), Handler)
         self.httpd.daemon_threads = True
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 

@@ -1,6 +1,7 @@
 """A tiny OpenAI-protocol server for tests and benches: it answers every chat
 completion with `answer: <last user message>` after `delay` seconds, many at once
-(one thread per request), and records when each request started and ended."""
+(one thread per connection), over HTTP/1.1 with keep-alive as real servers do, and
+records when each request started and ended."""
 
 from __future__ import annotations
 
@@ -8,6 +9,10 @@ import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class _Listener(ThreadingHTTPServer):
+    request_queue_size = 1024  # many clients connect at once
 
 
 class FakeOpenAI:
@@ -19,6 +24,8 @@ class FakeOpenAI:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive: a shared client reuses its connections
+
             def do_POST(self) -> None:
                 started = time.monotonic()
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -63,7 +70,7 @@ class FakeOpenAI:
             def log_message(self, *args: object) -> None:
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = _Listener(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
