@@ -34,6 +34,7 @@ from agents.rendering import RenderedPrompt, render_system_prompt
 from agents.runtime.budget import prepare_messages
 from agents.runtime.debug import DebugLogWriter
 from agents.runtime.errors import TurnFailed
+from agents.runtime.prepared import PreparedSelect
 from agents.runtime.providers import complete, get_provider
 from agents.runtime.providers.base import Message, ModelRequest, Provider, ProviderError, ToolCall, Usage
 from agents.runtime.tools import REGISTRY, ToolError, TurnContext, available_tools
@@ -86,7 +87,7 @@ def agent_turn_prepare(
     if not isinstance(message, str) or not message.strip():
         raise ValidationError({"message": "Give a message for the agent."})
     prepared = _prepare(
-        agents=turn_agents().filter(pk=agent.pk),
+        read=lambda: _AGENT_BY_PK.first(pk=agent.pk),
         version=version,
         message=message,
         actor=actor,
@@ -121,9 +122,15 @@ def turn_agents() -> QuerySet:
     workspace, its own preset and the workspace's default (`default_preset`, set only
     when there is one), each with its credential."""
     default = FilteredRelation("workspace__presets", condition=Q(workspace__presets__is_active=True))
-    return Agent.all_objects.annotate(
-        default_preset=default, workspace_ciphertexts=workspace_ciphertexts("workspace_id")
-    ).select_related("live_version", "workspace", "preset__credential", "default_preset__credential")
+    return (
+        Agent.all_objects.annotate(default_preset=default, workspace_ciphertexts=workspace_ciphertexts("workspace_id"))
+        .select_related("live_version", "workspace", "preset__credential", "default_preset__credential")
+        .order_by()  # one row at most: no ORDER BY (the model's ordering joins the workspace)
+    )
+
+
+# Every turn's read, compiled once per process (`agents.runtime.prepared`).
+_AGENT_BY_PK = PreparedSelect(lambda pk: turn_agents().filter(pk=pk), pk=-7_000_001)
 
 
 # --- the turn -------------------------------------------------------------------------
@@ -159,7 +166,7 @@ class PreparedTurn:
 
 def _prepare(
     *,
-    agents: QuerySet,
+    read: Callable[[], Agent | None],
     version: PromptVersion | None,
     message: str,
     actor: Actor,
@@ -170,8 +177,7 @@ def _prepare(
     depth_limit: int,
     deadline: float,
 ) -> PreparedTurn | None:
-    # At most one row (a pk, or a workspace's unique key): no ORDER BY for `first()`.
-    agent = next(iter(agents), None)
+    agent = read()
     if agent is None:
         return None
     version = version or agent.live_version
@@ -229,7 +235,7 @@ def _complete(prepared: PreparedTurn, *, then: Callable[[AgentTurn], None] | Non
 
 
 def _run_turn(*, agents: QuerySet, **options: object) -> AgentTurn | None:
-    prepared = _prepare(agents=agents, **options)
+    prepared = _prepare(read=lambda: next(iter(agents), None), **options)  # one row at most
     return None if prepared is None else _complete(prepared)
 
 
