@@ -4,7 +4,13 @@ from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import SimpleRouter
 
-from agents import api as agents_api
+from agents.api.agents import AgentViewSet
+from agents.api.credentials import CredentialViewSet
+from agents.api.presets import ModelCatalogViewSet, PresetViewSet
+from agents.api.profile import AgentSectionViewSet, AgentSkillViewSet
+from agents.api.skills import SkillViewSet
+from agents.api.turns import AgentTurnViewSet, DebugLogViewSet
+from agents.api.versions import AgentVersionViewSet, PromptVersionViewSet
 from aihummer.api import MeApi, healthz, not_found
 from aihummer.sso.views import OidcCallbackView, OidcLoginView, OidcLogoutView
 from workflows import api as workflows_api
@@ -12,17 +18,17 @@ from workflows import api as workflows_api
 KEY = "(?P<agent_key>[a-z0-9_-]{1,50})"
 
 router = SimpleRouter(trailing_slash=False)
-router.register("admin/agents", agents_api.AgentViewSet, basename="agent")
-router.register(f"admin/agents/{KEY}/sections", agents_api.AgentSectionViewSet, basename="agent-section")
-router.register(f"admin/agents/{KEY}/skills", agents_api.AgentSkillViewSet, basename="agent-skill")
-router.register(f"admin/agents/{KEY}/versions", agents_api.AgentVersionViewSet, basename="agent-version")
-router.register("admin/prompt-versions", agents_api.PromptVersionViewSet, basename="prompt-version")
-router.register("admin/presets", agents_api.PresetViewSet, basename="preset")
-router.register("admin/models", agents_api.ModelCatalogViewSet, basename="model")
-router.register("admin/skills", agents_api.SkillViewSet, basename="skill")
-router.register("admin/credentials", agents_api.CredentialViewSet, basename="credential")
-router.register("admin/turns", agents_api.AgentTurnViewSet, basename="turn")
-router.register("admin/debug-logs", agents_api.DebugLogViewSet, basename="debug-log")
+router.register("admin/agents", AgentViewSet, basename="agent")
+router.register(f"admin/agents/{KEY}/sections", AgentSectionViewSet, basename="agent-section")
+router.register(f"admin/agents/{KEY}/skills", AgentSkillViewSet, basename="agent-skill")
+router.register(f"admin/agents/{KEY}/versions", AgentVersionViewSet, basename="agent-version")
+router.register("admin/prompt-versions", PromptVersionViewSet, basename="prompt-version")
+router.register("admin/presets", PresetViewSet, basename="preset")
+router.register("admin/models", ModelCatalogViewSet, basename="model")
+router.register("admin/skills", SkillViewSet, basename="skill")
+router.register("admin/credentials", CredentialViewSet, basename="credential")
+router.register("admin/turns", AgentTurnViewSet, basename="turn")
+router.register("admin/debug-logs", DebugLogViewSet, basename="debug-log")
 router.register("admin/workflows", workflows_api.WorkflowViewSet, basename="workflow")
 router.register("admin/runs", workflows_api.RunViewSet, basename="run")
 

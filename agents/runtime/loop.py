@@ -28,10 +28,10 @@ from django.utils import timezone
 
 from agents import catalog
 from agents.models import Agent, AgentTurn, Preset, PromptVersion
-from agents.policy import RuntimePolicy, parse_runtime_policy
+from agents.policy import DirectCompletionPolicy, RuntimePolicy, parse_runtime_policy
 from agents.redaction import Redactor, redact_response, workspace_ciphertexts
 from agents.rendering import RenderedPrompt, render_system_prompt
-from agents.runtime.budget import prepare_messages
+from agents.runtime.context import prepare_messages
 from agents.runtime.debug import DebugLogWriter
 from agents.runtime.errors import TurnFailed
 from agents.runtime.prepared import PreparedSelect
@@ -280,8 +280,15 @@ def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
         raise TurnFailed(setup.failure)
     preset, policy, rendered = setup.preset, setup.policy, setup.rendered
     model_info = catalog.get_model(preset.provider_name, preset.model)
-    tools = available_tools(version.snapshot["allowed_tool_names"])
+    # A direct completion (`app.direct_completion.mode = always`): one call, no tool,
+    # within the direct completion's output and time bounds.
+    direct = policy.app.direct_completion if policy.app.direct_completion.mode == "always" else None
+    tools = [] if direct else available_tools(version.snapshot["allowed_tool_names"])
     specs = tuple(tool.spec() for tool in tools)
+    max_output_tokens, call_timeout = preset.max_output_tokens, float(preset.timeout_seconds)
+    if direct:
+        max_output_tokens = min(max_output_tokens or direct.max_tokens, direct.max_tokens)
+        call_timeout = min(call_timeout, direct.timeout_ms / 1000)
     tool_context = TurnContext(
         agent=agent,
         version=version,
@@ -295,7 +302,7 @@ def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
         delegate=delegate_to,
     )
     messages: list[Message] = [Message(role="user", content=message)]
-    for sequence in range(1, policy.max_iterations + 1):
+    for sequence in range(1, (1 if direct else policy.max_iterations) + 1):
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise TurnFailed(TURN_OUT_OF_TIME)
@@ -311,8 +318,8 @@ def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
             tools=specs,
             temperature=preset.temperature,
             top_p=preset.top_p,
-            max_output_tokens=preset.max_output_tokens,
-            timeout_seconds=min(preset.timeout_seconds, remaining),
+            max_output_tokens=max_output_tokens,
+            timeout_seconds=min(call_timeout, remaining),
             reasoning_effort=policy.app.reasoning_effort,
             service_tier=policy.app.service_tier,
             base_url=preset.base_url,
@@ -325,7 +332,7 @@ def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
             # Redacted before anything uses it: text, tool-call arguments, raw body.
             response, error = redact_response(complete(setup.provider, request), log.secrets), ""
         except ProviderError as exc:
-            response, error = None, _call_error(exc, request, preset)
+            response, error = None, _call_error(exc, request, call_timeout, direct)
         usage = response.usage if response else Usage()
         cost = _cost(model_info, usage)
         _add_totals(turn, usage, cost)
@@ -351,16 +358,28 @@ def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
         results = _run_tools(tool_context, response.tool_calls, {tool.name for tool in tools})
         messages.extend(result for result, _ in results)
         log.tools_ran([outcome for _, outcome in results])
+    if direct:
+        raise TurnFailed(
+            "The model asked for tools in a direct completion, which offers none "
+            "(runtime_policy.app.direct_completion.mode = always)."
+        )
     raise TurnFailed(
         f"Stopped after {policy.max_iterations} model calls without a final answer "
         f"(runtime_policy.max_iterations = {policy.max_iterations})."
     )
 
 
-def _call_error(exc: ProviderError, request: ModelRequest, preset: Preset) -> str:
-    if exc.kind == ProviderError.TIMEOUT and request.timeout_seconds < preset.timeout_seconds:
+def _call_error(
+    exc: ProviderError, request: ModelRequest, call_timeout: float, direct: DirectCompletionPolicy | None
+) -> str:
+    if exc.kind == ProviderError.TIMEOUT and request.timeout_seconds < call_timeout:
         # The turn's time, not the preset's, bounded this call.
         return TURN_OUT_OF_TIME
+    if exc.kind == ProviderError.TIMEOUT and direct and call_timeout == direct.timeout_ms / 1000:
+        return (
+            f"The direct completion took longer than runtime_policy.app.direct_completion.timeout_ms "
+            f"({direct.timeout_ms} ms)."
+        )
     return f"Provider error ({exc.kind}): {exc.message}"
 
 

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('agents', '0006_versions_belong_to_their_agent'),
+        ('agents', '0007_runtime_policy_in_the_documents_names'),
     ]
 
     operations = [

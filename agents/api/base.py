@@ -1,0 +1,63 @@
+"""What the agents' resources share: path patterns, text bounds, fields, the `ETag` of
+an agent's live version, and the base of the resources under one agent.
+"""
+
+from __future__ import annotations
+
+import math
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+from rest_framework.response import Response
+
+from agents.selectors import agent_get_by_key
+from agents.snapshot import KEY_PATTERN
+from aihummer.api import AdminViewSet
+
+KEY_REGEX = "[a-z0-9_-]{1,50}"
+NUMBER_REGEX = r"\d{1,9}"
+ID_REGEX = r"\d{1,18}"
+MAX_TEXT = 20_000
+
+
+class KeyField(serializers.RegexField):
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(KEY_PATTERN, max_length=50, **kwargs)
+
+
+class FiniteFloatField(serializers.FloatField):
+    def to_internal_value(self, data: object) -> float:
+        value = super().to_internal_value(data)
+        if not math.isfinite(value):
+            raise serializers.ValidationError("Give a finite number.")
+        return value
+
+
+@extend_schema_field({"type": "object", "additionalProperties": True})
+class JsonObjectField(serializers.JSONField):
+    def to_internal_value(self, data: object) -> dict:
+        if not isinstance(data, dict):
+            raise serializers.ValidationError("Must be a JSON object.")
+        return data
+
+
+def username(user: object) -> str | None:
+    return user.get_username() if user is not None else None
+
+
+def with_etag(response: Response, agent: object) -> Response:
+    response["ETag"] = f'"{agent.live_version.number}"'
+    return response
+
+
+class ForceSerializer(serializers.Serializer):
+    force = serializers.BooleanField(required=False, default=False)
+
+
+class AgentChildViewSet(AdminViewSet):
+    """Base of the resources under one agent: `/v1/admin/agents/{agent_key}/...`."""
+
+    if_match_actions = frozenset({"create", "partial_update", "destroy", "reorder", "restore"})
+
+    def get_agent(self) -> object:
+        return agent_get_by_key(actor=self.actor, workspace=self.workspace, key=self.kwargs["agent_key"])
