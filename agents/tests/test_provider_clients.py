@@ -109,6 +109,7 @@ class Server:
 
             def log_message(self, *args: object) -> None:
                 pass
+
         self.httpd = _Listener(("127.0.0.1", port), Handler)
         self.httpd.daemon_threads = True
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
