@@ -13,6 +13,7 @@ from django.db import models
 from django.db.models import DurationField, ExpressionWrapper, F, OuterRef, Q, Subquery, Value
 from django.db.models.fields.json import KeyTextTransform, KeyTransform
 from django.db.models.functions import Cast, Coalesce, JSONObject, Now
+from django.utils import timezone
 
 from agents.evidence import ASSERTION_FIELDS, Assertions, parse_assertions
 from agents.policy import ChildrenPolicy
@@ -380,7 +381,9 @@ class AgentTurn(SandboxedModel):
     cached_input_tokens = models.PositiveIntegerField(default=0)
     cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)
     prefix_hash = models.CharField(max_length=64, blank=True)
-    started_at = models.DateTimeField(auto_now_add=True)
+    # When the turn began (not when its row was written: a plain turn's row is written
+    # once, with its outcome).
+    started_at = models.DateTimeField(default=timezone.now)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     objects = VisibleManager.from_queryset(AgentTurnQuerySet)()

@@ -5,8 +5,9 @@ $AIHUMMER_METRICS_TOKEN`; 404 while no token is set):
 
 - **Counted where they happen**, in each process: requests by route and status (the
   request middleware), agent turns with their tokens, cost and duration by provider and
-  model (the runtime, one call at the end of a turn), Celery tasks by name and state,
-  workflow steps and evidence runs by how they ended (Celery's signals). Web processes
+  model (the runtime, one call at the end of a turn), workflow steps by how they ended
+  (the engine, one call), Celery tasks by name and state and evidence runs by how they
+  ended (Celery's signals). Web processes
   under gunicorn share them through `PROMETHEUS_MULTIPROC_DIR` (`deploy/bin/web`);
   each worker serves its own on `AIHUMMER_WORKER_METRICS_PORT`, bound to
   `AIHUMMER_WORKER_METRICS_ADDR` (an internal address: that port has no token).
@@ -81,7 +82,6 @@ STEPS = Counter(
 )
 EVIDENCE_RUNS = Counter("aihummer_evidence_runs", "Evidence runs finished, by status (done, failed).", ["status"])
 
-STEP_TASK = "workflows.workflow_step_run"
 EVIDENCE_TASK = "agents.evidence_run_execute"
 
 
@@ -132,18 +132,19 @@ def observe_turn(turn: object) -> None:
         duration.observe((turn.finished_at - turn.started_at).total_seconds())
 
 
+def observe_step(status: str) -> None:
+    """A step attempt was recorded (the engine; a task may run several steps)."""
+    _step_child(status).inc()
+
+
 def observe_task(name: str, state: str, seconds: float | None, result: object) -> None:
-    """A Celery task ended (task_postrun); a step's and an evidence run's task return
-    the status they ended with."""
+    """A Celery task ended (task_postrun); an evidence run's task returns the status it
+    ended with."""
     count, duration = _task_children(name, state)
     count.inc()
     if seconds is not None:
         duration.observe(seconds)
-    if state != "SUCCESS" or not isinstance(result, str):
-        return
-    if name == STEP_TASK:
-        _step_child(result).inc()
-    elif name == EVIDENCE_TASK and result in ("done", "failed"):
+    if state == "SUCCESS" and name == EVIDENCE_TASK and result in ("done", "failed"):
         EVIDENCE_RUNS.labels(result).inc()
 
 

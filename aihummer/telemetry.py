@@ -210,10 +210,17 @@ def step_span(*, run_id: Any, step: str, agent_key: str, attempt: int) -> Any:
 
 
 def run_finished(run_id: Any) -> None:
-    """The run ended (completed, failed, cancelled): its span, from creation to end, with
-    the ids its steps used as their parent. One query, only when tracing is on."""
+    """The run ended (completed, failed, cancelled): once that commits, its span, from
+    creation to end, with the ids its steps used as their parent. One query, only when
+    tracing is on."""
     if _tracer is None:
         return
+    from django.db import transaction
+
+    transaction.on_commit(lambda: _emit_run_span(run_id))
+
+
+def _emit_run_span(run_id: Any) -> None:
     from opentelemetry.trace import Status, StatusCode
 
     from workflows.models import WorkflowRun

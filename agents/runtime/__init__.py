@@ -4,11 +4,14 @@ request building under the runtime policy (context.py), debug-log writing (debug
 
 from agents.runtime.context import estimate_tokens, prepare_messages, prune_tool_results
 from agents.runtime.errors import TurnFailed
-from agents.runtime.loop import agent_run_test, agent_turn_run
+from agents.runtime.loop import PreparedTurn, agent_run_test, agent_turn_complete, agent_turn_prepare, agent_turn_run
 
 __all__ = [
+    "PreparedTurn",
     "TurnFailed",
     "agent_run_test",
+    "agent_turn_complete",
+    "agent_turn_prepare",
     "agent_turn_run",
     "estimate_tokens",
     "prepare_messages",

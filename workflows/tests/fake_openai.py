@@ -1,6 +1,7 @@
 """A tiny OpenAI-protocol server for tests and benches: it answers every chat
-completion after `delay` seconds, many at once (one thread per request), and records
-when each request started and ended, and each request's body.
+completion after `delay` seconds, many at once (one thread per connection), over
+HTTP/1.1 with keep-alive as real servers do, and records when each request started and
+ended, and each request's body.
 
 By default the answer is `answer: <last user message>`; `reply(body)` may give another
 text, or a whole assistant message (a dict, e.g. with `tool_calls`). A request with
@@ -17,6 +18,10 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 USAGE = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+
+
+class _Listener(ThreadingHTTPServer):
+    request_queue_size = 1024  # hundreds of runs connect at once
 
 
 class FakeOpenAI:
@@ -41,6 +46,8 @@ class FakeOpenAI:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive: a shared client reuses its connections
+
             def do_POST(self) -> None:
                 # The client may give up (its timeout, a closed stream): nothing to answer then.
                 with contextlib.suppress(BrokenPipeError, ConnectionResetError):
@@ -79,6 +86,8 @@ class FakeOpenAI:
             def _stream(self, body: dict, assistant: dict) -> None:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")  # no length: the stream ends with the connection
+                self.close_connection = True
                 self.end_headers()
                 text = assistant.get("content") or ""
                 pieces = [text[i : i + server.chunk_chars] for i in range(0, len(text), server.chunk_chars)]
@@ -100,7 +109,7 @@ class FakeOpenAI:
             def log_message(self, *args: object) -> None:
                 pass
 
-        self.httpd = ThreadingHTTPServer((host, 0), Handler)
+        self.httpd = _Listener((host, 0), Handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
