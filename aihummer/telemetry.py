@@ -221,6 +221,7 @@ def run_finished(run_id: Any) -> None:
 
 
 def _emit_run_span(run_id: Any) -> None:
+    from opentelemetry.context import Context
     from opentelemetry.trace import Status, StatusCode
 
     from workflows.models import WorkflowRun
@@ -232,7 +233,7 @@ def _emit_run_span(run_id: Any) -> None:
     try:
         span = _tracer.start_span(
             f"run {run.workflow_key}",
-            context=None,
+            context=Context(),  # a root, whatever span is current where the run ended
             start_time=_ns(run.created_at),
             attributes={
                 "aihummer.run.id": str(run.pk),
