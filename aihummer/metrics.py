@@ -200,12 +200,13 @@ def _broker_families() -> Iterator[GaugeMetricFamily]:
     depth = GaugeMetricFamily("aihummer_celery_queue_length", "Messages waiting in a Celery queue.", labels=["queue"])
     if not settings.CELERY_BROKER_URL:
         return
-    from aihummer.celery import app
+    from kombu import Connection
 
+    queues = [getattr(settings, "CELERY_TASK_DEFAULT_QUEUE", "celery")]
     try:
-        with app.connection_for_read(connect_timeout=2) as connection:
+        with Connection(settings.CELERY_BROKER_URL, connect_timeout=2) as connection:
             connection.ensure_connection(max_retries=0, timeout=2)
-            for queue in app.amqp.queues:
+            for queue in queues:
                 depth.add_metric([queue], _queue_length(connection, queue))
         up.add_metric([], 1)
     except Exception as exc:  # a scrape reports the broker down; it never fails for it

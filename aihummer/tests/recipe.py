@@ -74,11 +74,11 @@ class Recipe:
         command = [str(BIN / role), *args]
         return ["ip", "netns", "exec", netns, *command] if netns else command
 
-    def run(self, role: str, *args: str, timeout: float = 120, netns: str | None = None, **env: str) -> str:
+    def run(self, role: str, *args: str, timeout: float = 300, netns: str | None = None, **env: str) -> str:
         """Run a one-shot command of the recipe (release, worker-ready); its output."""
         return self._run(self.command(role, *args, netns=netns), timeout, env)
 
-    def run_python(self, code: str, *, timeout: float = 120, netns: str | None = None) -> str:
+    def run_python(self, code: str, *, timeout: float = 300, netns: str | None = None) -> str:
         """`python -c code` in the recipe's environment (e.g. rows a test needs); its stdout."""
         command = ["python", "-c", code]
         env = {"DJANGO_SETTINGS_MODULE": "aihummer.settings"}
