@@ -88,7 +88,7 @@ def batch(recipe: Recipe, hosts, workers: int, runs: int, width: int, database_u
 
 
 def hook_cost_ns() -> dict[str, float]:
-    """What each tracing hook costs with tracing off, in ns per call (best of 5)."""
+    """What each tracing hook costs with tracing off: CPU ns per call (best of 5)."""
     assert not telemetry.enabled()
     calls = {
         "model_call (enter/done/exit)": "with model_call(p, r) as c: c.done(r)",
@@ -100,7 +100,7 @@ def hook_cost_ns() -> dict[str, float]:
     scope |= {"p": object(), "r": object()}
     number = 200_000
     return {
-        label: min(timeit.repeat(code, globals=scope, number=number, repeat=5)) / number * 1e9
+        label: min(timeit.repeat(code, globals=scope, number=number, repeat=5, timer=time.process_time)) / number * 1e9
         for label, code in calls.items()
     }
 
@@ -170,7 +170,7 @@ def main() -> None:
                 rate, cpu = figures["runs_per_s"], figures["cpu_ms_per_step"]
                 print(f"{label:>18} {figures['wall']:>8.2f} {rate:>8.1f} {cpu:>12.2f}")
             print(f"spans received with tracing on: {len(collector.spans)}")
-        print("tracing hooks with tracing off (this process), ns per call:")
+        print("tracing hooks with tracing off (this process), CPU ns per call:")
         for label, ns in hook_cost_ns().items():
             print(f"  {label:<32} {ns:>7.0f}")
         load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
