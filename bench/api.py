@@ -106,9 +106,9 @@ def start_server(database_name: str, port: int, server: str, processes: int) -> 
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         try:
-            if requests.get(f"http://127.0.0.1:{port}/healthz", timeout=1).ok:
+            if requests.get(f"http://127.0.0.1:{port}/healthz", timeout=5).ok:
                 return process
-        except requests.ConnectionError:
+        except requests.RequestException:  # not listening yet, or still importing
             time.sleep(0.2)
     os.killpg(process.pid, signal.SIGKILL)
     raise SystemExit(f"{server} did not answer within 120 s")

@@ -30,6 +30,7 @@ worker_tmp_dir = os.environ.get("WEB_WORKER_TMP_DIR") or (_SHM if os.path.isdir(
 # line per request, with its id.
 accesslog = None
 errorlog = "-"
+loglevel = os.environ.get("LOG_LEVEL", "INFO").lower()
 logconfig_dict = logging_config(
     json=os.environ.get("AIHUMMER_LOG_JSON", "").strip().lower() in {"1", "true", "yes", "on"},
     level=os.environ.get("LOG_LEVEL", "INFO").upper(),
