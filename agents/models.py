@@ -12,6 +12,7 @@ from django.db import models
 from django.db.models import F, OuterRef, Q, Subquery
 from django.db.models.functions import JSONObject
 
+from agents.destinations import destination_host, host_matches, validate_host_patterns
 from agents.evidence import ASSERTION_FIELDS, Assertions, parse_assertions
 from aihummer.history import ConfigurationHistory
 from aihummer.models import KEY_VALIDATOR, TimeStampedModel, Workspace
@@ -26,6 +27,15 @@ class Credential(TimeStampedModel):
     name = models.CharField(max_length=200, blank=True)
     ciphertext = models.TextField(editable=False)
     fingerprint = models.CharField(max_length=8, editable=False)
+    # Where the secret may be sent: host names, `*.example.com` for its subdomains;
+    # empty: any host. Checked when a preset points the credential somewhere and again
+    # on every call that sends it (`preset_api_key`).
+    allowed_hosts = models.JSONField(
+        default=list,
+        blank=True,
+        validators=[validate_host_patterns],
+        help_text="Hosts this secret may be sent to (api.openai.com, *.openai.azure.com); empty: any host.",
+    )
 
     # The ciphertext stays out of history: old ciphertexts would outlive key rotation.
     history = ConfigurationHistory(excluded_fields=["ciphertext"])
@@ -41,6 +51,9 @@ class Credential(TimeStampedModel):
 
     def __repr__(self) -> str:
         return f"<Credential {self.key}: set, fingerprint {self.fingerprint}>"
+
+    def may_be_sent_to(self, host: str) -> bool:
+        return not self.allowed_hosts or host_matches(host, self.allowed_hosts)
 
 
 class PresetQuerySet(SandboxQuerySet):
@@ -108,6 +121,11 @@ class Preset(SandboxedModel, TimeStampedModel):
 
     def __str__(self) -> str:
         return f"{self.key} ({self.provider_name}:{self.model})"
+
+    @property
+    def destination_host(self) -> str:
+        """The host a call through this preset goes to (and its credential with it)."""
+        return destination_host(self.provider_name, self.base_url)
 
     def clean(self) -> None:
         from agents.catalog import validate_model

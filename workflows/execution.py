@@ -189,7 +189,10 @@ def _run_step(claim: Claim, plan: Plan) -> Outcome:
     workspace = Workspace(pk=claim.workspace_id)
     agent = Agent(pk=claim.agent_id, key=claim.agent_key, workspace=workspace, is_sandbox=claim.is_sandbox)
     actor = Actor.for_workflow_run(
-        workspace_id=claim.workspace_id, source=claim.actor_source, person_id=claim.started_by_id
+        workspace_id=claim.workspace_id,
+        source=claim.actor_source,
+        person_id=claim.started_by_id,
+        identity=claim.actor_identity,
     )
     try:
         turn = _turn_within(plan.by_name[claim.name].timeout_seconds, agent, message, actor)

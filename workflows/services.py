@@ -219,6 +219,7 @@ def workflow_run_start(
         context={"inputs": run_inputs, "steps": {}},
         started_by=actor.person,
         actor_source=actor.source,
+        actor_identity=actor.identity_label,
         surface=actor.surface,
         is_sandbox=workflow.is_sandbox,
         deadline_at=now + timedelta(seconds=settings.AIHUMMER_RUN_TIMEOUT_SEC),

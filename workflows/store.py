@@ -47,6 +47,7 @@ class Claim:
     actor_source: str
     started_by_id: int | None
     deadline_at: datetime | None
+    actor_identity: str
 
     @classmethod
     def of(cls, step: StepRun, run: WorkflowRun) -> Claim:
@@ -66,6 +67,7 @@ class Claim:
             run.actor_source,
             run.started_by_id,
             run.deadline_at,
+            run.actor_identity,
         )
 
 
@@ -115,7 +117,7 @@ UPDATE {StepRun._meta.db_table} AS s
  WHERE s.run_id = %(run)s AND s.name = %(name)s AND s.status = 'pending'
    AND r.id = s.run_id AND r.status IN ('pending', 'running')
 RETURNING s.id, s.attempts, s.agent_id, s.agent_key, r.status, r.definition, r.context, r.workspace_id,
-          r.is_sandbox, r.actor_source, r.started_by_id, r.deadline_at
+          r.is_sandbox, r.actor_source, r.started_by_id, r.deadline_at, r.actor_identity
 """  # noqa: S608
 
 

@@ -15,12 +15,15 @@ class FakeOpenAI:
         self.delay = delay
         self.fail_first = fail_first  # answer this many requests with a 503 first
         self.calls: list[tuple[float, float, str]] = []  # (started, finished, message)
+        self.authorizations: list[str] = []  # the Authorization header of every request
         self._lock = threading.Lock()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 started = time.monotonic()
+                with server._lock:
+                    server.authorizations.append(self.headers.get("Authorization", ""))
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 message = next((m["content"] for m in reversed(body["messages"]) if m["role"] == "user"), "")
                 if isinstance(message, list):
