@@ -4,16 +4,20 @@ their G3 profile projection, and the immutable prompt versions behind it."""
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
-from django.db.models import F, OuterRef, Q, Subquery
-from django.db.models.functions import JSONObject
+from django.db.models import DurationField, ExpressionWrapper, F, OuterRef, Q, Subquery, Value
+from django.db.models.fields.json import KeyTextTransform, KeyTransform
+from django.db.models.functions import Cast, Coalesce, JSONObject, Now
+from django.utils import timezone
 
 from agents.destinations import destination_host, host_matches, validate_host_patterns
 from agents.evidence import ASSERTION_FIELDS, Assertions, parse_assertions
+from agents.policy import ChildrenPolicy
 from aihummer.history import ConfigurationHistory
 from aihummer.models import KEY_VALIDATOR, TimeStampedModel, Workspace
 from sandbox.models import SandboxedModel, SandboxQuerySet, VisibleManager
@@ -199,7 +203,7 @@ class Agent(SandboxedModel, TimeStampedModel):
         default=dict,
         blank=True,
         editable=False,
-        help_text="session, memory_flush and interaction are stored and validated only, until conversations exist.",
+        help_text="The live version's runtime policy, in the product document's names (agents.policy).",
     )
 
     objects = VisibleManager.from_queryset(SandboxQuerySet)()
@@ -339,6 +343,29 @@ class PromptVersion(SandboxedModel, TimeStampedModel):
         return self.is_pending and self.agent.live_version_id != self.base_version_id
 
 
+DEFAULT_ARCHIVE_AFTER_MINUTES = ChildrenPolicy().archive_after_minutes
+
+
+class AgentTurnQuerySet(SandboxQuerySet):
+    def listed(self) -> AgentTurnQuerySet:
+        """The default list: every turn but the finished child turns older than their
+        parent agent's `runtime_policy.children.archive_after_minutes` (kept, only not
+        listed). Worked out in the query, so a policy change applies at once."""
+        minutes = Coalesce(
+            Cast(
+                KeyTextTransform("archive_after_minutes", KeyTransform("children", "parent__agent__runtime_policy")),
+                models.IntegerField(),
+            ),
+            Value(DEFAULT_ARCHIVE_AFTER_MINUTES),
+        )
+        listed_until = ExpressionWrapper(
+            F("finished_at") + ExpressionWrapper(Value(timedelta(minutes=1)) * minutes, output_field=DurationField()),
+            output_field=models.DateTimeField(),
+        )
+        archived = Q(parent__isnull=False, finished_at__isnull=False, listed_until__lte=Now())
+        return self.alias(listed_until=listed_until).exclude(archived)
+
+
 class AgentTurn(SandboxedModel):
     """One agent turn: a message in, tool calls, an answer out. An execution record:
     no history, and it outlives the agent it describes (nullable link, copied keys)."""
@@ -372,11 +399,13 @@ class AgentTurn(SandboxedModel):
     cached_input_tokens = models.PositiveIntegerField(default=0)
     cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)
     prefix_hash = models.CharField(max_length=64, blank=True)
-    started_at = models.DateTimeField(auto_now_add=True)
+    # When the turn began (not when its row was written: a plain turn's row is written
+    # once, with its outcome).
+    started_at = models.DateTimeField(default=timezone.now)
     finished_at = models.DateTimeField(null=True, blank=True)
 
-    objects = VisibleManager.from_queryset(SandboxQuerySet)()
-    all_objects = models.Manager.from_queryset(SandboxQuerySet)()
+    objects = VisibleManager.from_queryset(AgentTurnQuerySet)()
+    all_objects = models.Manager.from_queryset(AgentTurnQuerySet)()
 
     class Meta:
         ordering = ["-started_at"]

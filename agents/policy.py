@@ -1,4 +1,7 @@
-"""An agent's runtime policy: a strict, versioned JSON document stored in its snapshot.
+"""An agent's runtime policy: a strict, versioned JSON document stored in its snapshot,
+field for field the product document's ("Politique d'exécution": context, pruning,
+memory_flush, session, children, max_iterations, app, interaction). Fields of
+AiHummer's own say so in their description (`OWN_FIELD`).
 
 Every field has a default, so `{}` is the default policy, and validation always returns
 the full normalised document. Problems come back as one Django `ValidationError` with
@@ -17,17 +20,13 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 from pydantic import ValidationError as PydanticValidationError
 from pydantic_core import ErrorDetails, PydanticCustomError
 
+from agents.policy_upgrades import from_first_release, is_first_release
 from aihummer.jsonsafe import require_storable
 
-NOT_ENFORCED_YET = "Stored and validated; enforced once conversations exist."
 AGENT_KEY_PATTERN = r"^[a-z0-9_-]{1,50}$"
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-def _no_wildcards(value: str) -> str:
-    if "*" in value or "?" in value:
-        raise ValueError("wildcards are not allowed")
-    return value
+# Said in the description of every field the product document does not name.
+OWN_FIELD = "AiHummer's own field, not in the product document."
 
 
 def _unique(values: list[str]) -> list[str]:
@@ -40,8 +39,6 @@ def _unique(values: list[str]) -> list[str]:
 
 
 AgentKey = Annotated[str, StringConstraints(pattern=AGENT_KEY_PATTERN)]
-# A literal channel or user id: patterns would widen who may talk to an agent unseen.
-ExactName = Annotated[str, StringConstraints(min_length=1, max_length=100), AfterValidator(_no_wildcards)]
 
 
 class StrictModel(BaseModel):
@@ -49,18 +46,31 @@ class StrictModel(BaseModel):
 
 
 class ContextPolicy(StrictModel):
-    """How much of the model's context window a request may use."""
+    """The history budget: how much of a conversation enters a request."""
 
-    max_tokens: int = Field(128_000, ge=1_000, le=2_000_000, description="Request budget in tokens, input and output.")
-    reserve_tokens: int = Field(4_096, ge=0, le=200_000, description="Tokens kept free for the answer.")
-    history_share: float = Field(0.5, ge=0.05, le=0.95, description="Share of the budget the history may use.")
+    max_tokens: int | None = Field(
+        None,
+        ge=1_000,
+        le=2_000_000,
+        description="Budget of one request in tokens, input and output. null: the model's context window "
+        "(from the catalog; 128000 for a model it does not know). A number makes the context explicit: "
+        "older messages that no longer fit are then compacted into a summary, in batches, before the "
+        "request is built, instead of leaving the window.",
+    )
+    reserve_tokens: int = Field(4_096, ge=0, le=200_000, description="Tokens of the budget kept free for the answer.")
+    history_share: float = Field(
+        0.5, ge=0.05, le=0.95, description="Share of the budget (less reserve_tokens) the history may use."
+    )
+    max_history_messages: int = Field(
+        200, ge=1, le=5_000, description="Most messages of the conversation's history a request carries."
+    )
     bootstrap_max_chars: int = Field(
         20_000, ge=500, le=200_000, description="Cap in characters on the rendered profile block."
     )
 
     @model_validator(mode="after")
     def _reserve_fits_the_budget(self) -> ContextPolicy:
-        if self.reserve_tokens >= self.max_tokens:
+        if self.max_tokens is not None and self.reserve_tokens >= self.max_tokens:
             raise ValueError(
                 f"reserve_tokens must be less than max_tokens (got {self.reserve_tokens} >= {self.max_tokens})"
             )
@@ -68,66 +78,131 @@ class ContextPolicy(StrictModel):
 
 
 class PruningPolicy(StrictModel):
-    """How older tool results are trimmed from the history."""
+    """Stale tool results trimmed from what is sent (never from the database, never the user's text)."""
 
-    enabled: bool = Field(True, description="Whether older tool results are trimmed.")
-    keep_last_tool_results: int = Field(3, ge=0, le=100, description="Newest tool results kept whole.")
-    max_tool_result_chars: int = Field(4_000, ge=100, le=100_000, description="Older tool results are trimmed to this.")
-    placeholder: str = Field(
-        "[older tool result trimmed]", max_length=200, description="Text marking where a result was trimmed."
+    ttl_seconds: int = Field(
+        300, ge=0, le=2_592_000, description="A tool result older than this may be trimmed; newer ones stay whole."
     )
+    keep_last_assistants: int = Field(
+        3,
+        ge=0,
+        le=100,
+        description="Tool results after the last this-many assistant answers stay whole; with fewer answers "
+        "in the history, nothing is pruned.",
+    )
+    soft_trim_ratio: float = Field(
+        0.3,
+        ge=0.0,
+        le=1.0,
+        description="When the request fills more than this share of the budget, stale tool results longer "
+        "than head_chars + tail_chars keep only their head and tail.",
+    )
+    head_chars: int = Field(1_500, ge=0, le=100_000, description="Characters a soft trim keeps from the start.")
+    tail_chars: int = Field(1_500, ge=0, le=100_000, description="Characters a soft trim keeps from the end.")
+    hard_clear_ratio: float = Field(
+        0.5,
+        ge=0.0,
+        le=1.0,
+        description="When the request still fills more than this share of the budget after the soft trim, "
+        "stale tool results are replaced by the placeholder, oldest first, until it no longer does.",
+    )
+    placeholder: str = Field(
+        "[older tool result trimmed]", max_length=200, description="The text a cleared tool result is replaced by."
+    )
+
+    @model_validator(mode="after")
+    def _soft_before_hard(self) -> PruningPolicy:
+        if self.soft_trim_ratio > self.hard_clear_ratio:
+            raise ValueError(
+                "soft_trim_ratio must not exceed hard_clear_ratio "
+                f"(got {self.soft_trim_ratio} > {self.hard_clear_ratio})"
+            )
+        return self
 
 
 class MemoryFlushPolicy(StrictModel):
-    """Asking the agent to note what it must remember before the history is cut.
+    """Before the history is compacted, a tool-less call writes a short note on goals,
+    decisions and open points; the conversation's last three notes go into its requests
+    as an unverified reference."""
 
-    Stored and validated; enforced once conversations exist.
-    """
-
-    enabled: bool = Field(False, description="Whether a memory flush runs before the history is cut.")
-    threshold_share: float = Field(0.8, ge=0.1, le=1.0, description="Share of the history budget that triggers it.")
-    prompt: str = Field(
-        "Summarise what you must remember from this conversation.",
-        max_length=2_000,
-        description="Prompt sent to the agent for the flush.",
+    enabled: bool = Field(True, description=f"Whether notes are written. {OWN_FIELD}")
+    soft_threshold_tokens: int = Field(
+        4_000,
+        ge=0,
+        le=200_000,
+        description="The note is written once the history comes within this many tokens of what the window "
+        "holds, once before each compaction.",
     )
 
 
 class SessionPolicy(StrictModel):
-    """When a conversation session ends.
+    """The conversation's life: which conversation a message lands in, fresh contexts
+    after a pause, and which conversations the default list shows."""
 
-    Stored and validated; enforced once conversations exist.
-    """
-
-    idle_minutes: int = Field(60, ge=1, le=10_080, description="Minutes of silence after which a session ends.")
-    max_turns: int = Field(50, ge=1, le=1_000, description="Turns after which a session ends.")
+    scope: Literal["per-peer", "per-channel-peer"] = Field(
+        "per-channel-peer",
+        description="per-peer: one conversation per verified peer across channels; per-channel-peer: one per "
+        "channel and peer.",
+    )
+    idle_reset_minutes: int | None = Field(
+        None,
+        ge=1,
+        le=525_600,
+        description="After this many minutes without a message, the next one opens a new context (the raw "
+        "history is kept). null: never.",
+    )
+    index_prune_after_days: int | None = Field(
+        None,
+        ge=1,
+        le=3_650,
+        description="Conversations without a message for this many days leave the default list (never "
+        "deleted). null: never.",
+    )
+    index_max_entries: int | None = Field(
+        None,
+        ge=1,
+        le=100_000,
+        description="The default list shows at most this many of the agent's conversations, the most recent "
+        "(the others are kept). null: all.",
+    )
 
 
 class ChildrenPolicy(StrictModel):
-    """Which child agents an agent may start, and how many."""
+    """Child agents: how deep, how many, how long, and how long finished ones stay listed."""
 
     max_depth: int = Field(1, ge=0, le=4, description="How deep children may nest; 0 forbids children.")
     max_concurrent: int = Field(2, ge=1, le=8, description="Children running at once.")
-    max_per_parent: int = Field(3, ge=0, le=5, description="Children one run may start.")
+    max_per_parent: int = Field(3, ge=0, le=5, description="Children one turn may start.")
     timeout_seconds: int = Field(600, ge=1, le=172_800, description="Seconds a child may run, at most 48 hours.")
+    archive_after_minutes: int = Field(
+        60,
+        ge=0,
+        le=43_200,
+        description="Minutes after which this agent's finished child turns leave the default list of turns "
+        "(never deleted).",
+    )
     allowed_agents: Annotated[list[AgentKey], AfterValidator(_unique)] = Field(
         default=[],
         max_length=50,
         json_schema_extra={"uniqueItems": True},
-        description="Agent keys that may be started as children; empty means any agent of the workspace.",
+        description=f"Agent keys that may be started as children; empty means any agent of the workspace. {OWN_FIELD}",
     )
 
 
 class DirectCompletionPolicy(StrictModel):
-    """A short completion answered without the agent loop."""
+    """A short answer in one model call, without the tool loop."""
 
-    enabled: bool = Field(False, description="Whether direct completions are allowed.")
+    mode: Literal["auto", "always"] = Field(
+        "auto",
+        description="auto: AiHummer's own short calls (compaction summaries, memory notes) are direct "
+        "completions, the agent's answers run the tool loop; always: every answer of the agent is one too.",
+    )
     max_tokens: int = Field(1_024, ge=1, le=4_096, description="Output tokens of a direct completion.")
     timeout_ms: int = Field(15_000, ge=100, le=60_000, description="Milliseconds a direct completion may take.")
 
 
 class AppPolicy(StrictModel):
-    """Provider options sent with each model request."""
+    """Options of the AiHummer application: provider options sent with each request, and direct completions."""
 
     reasoning_effort: Literal["minimal", "low", "medium", "high", None] = Field(
         None, description="Reasoning effort asked of the model; null leaves the provider's default."
@@ -136,37 +211,35 @@ class AppPolicy(StrictModel):
         None, description="Provider service tier; null leaves the provider's default."
     )
     direct_completion: DirectCompletionPolicy = Field(
-        DirectCompletionPolicy(), description="Short completions answered without the agent loop."
+        DirectCompletionPolicy(), description="Short answers in one call, without the tool loop."
     )
 
 
 class InteractionPolicy(StrictModel):
-    """Who may talk to the agent, and where it answers.
-
-    Stored and validated; enforced once conversations exist.
-    """
-
-    allowed_channels: list[ExactName] = Field(
-        default=[], max_length=50, description="Channels the agent answers in, exact ids without wildcards."
-    )
-    allowed_users: list[ExactName] = Field(
-        default=[], max_length=50, description="Users the agent answers, exact ids without wildcards."
-    )
-    reply_mode: Literal["direct", "thread"] = Field("direct", description="Whether replies go inline or in a thread.")
+    """Explicit interaction rights, without wildcards or tenant-wide grants. The
+    document's fields (user_ids, spawn_agent_ids, session_visibility, …) are accepted
+    each with its enforcement; none is yet."""
 
 
 class RuntimePolicy(StrictModel):
-    """An agent's runtime policy, as stored in its snapshot."""
+    """An agent's runtime policy, as stored in its snapshot: budgets and delays only,
+    it grants no tool and widens no right."""
 
     version: Literal[1] = Field(1, description="Format version of this policy.")
-    context: ContextPolicy = Field(ContextPolicy(), description="How much of the context window a request may use.")
-    pruning: PruningPolicy = Field(PruningPolicy(), description="How older tool results are trimmed.")
-    memory_flush: MemoryFlushPolicy = Field(MemoryFlushPolicy(), description=NOT_ENFORCED_YET)
-    session: SessionPolicy = Field(SessionPolicy(), description=NOT_ENFORCED_YET)
-    children: ChildrenPolicy = Field(ChildrenPolicy(), description="Which child agents may be started, and how many.")
-    max_iterations: int = Field(16, ge=1, le=256, description="Model calls one run may make.")
-    app: AppPolicy = Field(AppPolicy(), description="Provider options passed with each request.")
-    interaction: InteractionPolicy = Field(InteractionPolicy(), description=NOT_ENFORCED_YET)
+    context: ContextPolicy = Field(ContextPolicy(), description="The history budget of each request.")
+    pruning: PruningPolicy = Field(PruningPolicy(), description="Stale tool results trimmed from what is sent.")
+    memory_flush: MemoryFlushPolicy = Field(
+        MemoryFlushPolicy(), description="Notes written before the history is compacted."
+    )
+    session: SessionPolicy = Field(
+        SessionPolicy(), description="The conversation's life: routing, fresh contexts, the default list."
+    )
+    children: ChildrenPolicy = Field(ChildrenPolicy(), description="Child agents: depth, number, time, listing.")
+    max_iterations: int = Field(16, ge=1, le=256, description="Model calls one turn's tool loop may make.")
+    app: AppPolicy = Field(AppPolicy(), description="Options of the AiHummer application.")
+    interaction: InteractionPolicy = Field(
+        InteractionPolicy(), description="Explicit interaction rights; none is accepted yet."
+    )
 
     @field_validator("version", mode="before")
     @classmethod
@@ -204,8 +277,16 @@ def default_runtime_policy() -> dict:
 
 
 def parse_runtime_policy(data: dict) -> RuntimePolicy:
-    """A typed policy for the runtime from a stored dict; raises `ValidationError` if it is not valid."""
-    return _validate(data, field="runtime_policy")
+    """A typed policy for the runtime from a stored dict (an old version's format is
+    upgraded first); raises `ValidationError` if it is not valid."""
+    return _validate(upgrade_stored_policy(data), field="runtime_policy")
+
+
+def upgrade_stored_policy(data: object) -> object:
+    """A stored policy in the current format: a version recorded in an earlier format
+    keeps it in the database (history is never rewritten) and is upgraded when read, to
+    run, restore or clone it. Anything else is returned as it is."""
+    return from_first_release(data) if is_first_release(data) else data
 
 
 def runtime_policy_json_schema() -> dict:

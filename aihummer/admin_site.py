@@ -304,3 +304,29 @@ class AgeFilter(admin.SimpleListFilter):
         if self.value() == "old":
             return queryset.filter(created_at__lt=now - self.AGES["7d"])
         return queryset
+
+
+class ListedFilter(admin.SimpleListFilter):
+    """The default list (the queryset's `listed()`: what the runtime policy has not
+    archived) or every row. Archived rows are kept, only not listed by default."""
+
+    title = "listed"
+    parameter_name = "listed"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+        return [("all", "All, archived included")]
+
+    def queryset(self, request: HttpRequest, queryset: models.QuerySet) -> models.QuerySet:
+        return queryset if self.value() == "all" else queryset.listed()
+
+    def choices(self, changelist: object) -> object:
+        yield {
+            "selected": self.value() != "all",
+            "query_string": changelist.get_query_string(remove=[self.parameter_name]),
+            "display": "Listed",
+        }
+        yield {
+            "selected": self.value() == "all",
+            "query_string": changelist.get_query_string({self.parameter_name: "all"}),
+            "display": "All, archived included",
+        }

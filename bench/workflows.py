@@ -1,30 +1,42 @@
 """The workflow engine's cost against LangGraph's (PostgreSQL checkpointer), same run.
 
-A 3-step linear workflow whose steps call a local OpenAI-protocol server (each step
-reads the previous step's answer), on real Celery workers (threads pool) over Redis:
+Linear workflows whose steps each call a model (every step reads the previous step's
+answer), on real Celery workers (threads pool) over Redis, the model being either a
+local OpenAI-protocol server reached through the OpenAI SDK ("SDK") or the offline
+echo provider ("echo"):
 
-- A. engine overhead: the server answers at once; --runs runs one after another;
-  ms per step (run wall time / 3, from the run's own timestamps) p50 and p95, and SQL
-  statements per step (every statement of one run, start included, / 3, counted in
-  this process on an inline run);
-- B. concurrency: the server answers after --delay s; each of --concurrency runs
-  started at once (from 8 threads); wall time (first start to last finish) and its
-  ratio to the ideal 3 x delay;
+- A. engine overhead: the model answers at once; --runs runs one after another;
+  ms per step (run wall time / steps, from the run's own timestamps) p50 and p95, and
+  the CPU the worker processes (and, apart, their PostgreSQL backends) spent per step;
+- B. concurrency: the server answers after --delay s; --concurrency runs started at
+  once; wall time (first start to last finish), its ratio to the ideal steps x delay,
+  steps per second and worker CPU per step;
+- the same A and B with --long-steps-step runs (--long-runs of them in B);
+- statements and commits per step, counted in this process on an inline run (start
+  included, / steps).
 
-each for every number of worker processes in --workers. With --peer PYTHON it also
-runs ../shared/peers/langgraph_bench.py (same workloads, LangGraph + PostgreSQL
-checkpointer, durability "async", its default) with that interpreter and prints both
-side by side with the ratios. Machines are noisy: compare ratios from one invocation.
+Each for every number of worker processes in --workers. With --peer PYTHON it also runs
+../shared/peers/langgraph_bench.py (same workloads, LangGraph + PostgreSQL
+checkpointer, durability "async", its default) with that interpreter. The two systems
+run in turn, --repeat times (interleaved: ours, the peer, ours, the peer…), and the
+table gives the median and [range] of the repetitions, with the machine's load
+average before each. Machines are noisy: compare ratios from one invocation, and
+prefer CPU ms per step to wall time.
 
 `DATABASE_URL=postgres://postgres@127.0.0.1:5432/aihummer .venv/bin/python bench/workflows.py \\
-    --peer /work/peer-venv/bin/python`
+    --peer ~/.cache/aihummer-peer/bin/python`
+
+`--profile DIR` records a py-spy flame graph (SVG) of each worker process during the
+first repetition's phase B (needs `py-spy` on the PATH or in --py-spy).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
+import shutil
 import signal
 import statistics
 import subprocess
@@ -34,25 +46,38 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from _django import throwaway_database
+from _django import StatementCounter, throwaway_database
 
 ROOT = Path(__file__).resolve().parent.parent
 PEER_SCRIPT = ROOT.parent / "shared" / "peers" / "langgraph_bench.py"
+# The peer's graph length is a module constant: this runs its main() with another.
+PEER_WITH_STEPS = (
+    "import sys; sys.path.insert(0, sys.argv[1]); import langgraph_bench as bench; "
+    "bench.STEPS = int(sys.argv[2]); sys.exit(bench.main(sys.argv[3:]))"
+)
 STEPS = 3
+CLOCK_TICK = os.sysconf("SC_CLK_TCK")
 
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=int, default=200, help="phase A: sequential runs (default 200)")
+    parser.add_argument("--runs", type=int, default=100, help="phase A: sequential runs (default 100)")
     parser.add_argument("--concurrency", default="100,400", help="phase B: runs started at once (default 100,400)")
     parser.add_argument("--delay", type=float, default=0.2, help="phase B: server latency in s (default 0.2)")
     parser.add_argument("--workers", default="1,2", help="numbers of worker processes (default 1,2)")
     parser.add_argument("--threads", type=int, default=200, help="threads per worker process (default 200)")
     parser.add_argument("--pool", type=int, default=20, help="database connections per worker process (default 20)")
+    parser.add_argument("--long-steps", type=int, default=30, help="steps of the long runs (default 30; 0: none)")
+    parser.add_argument("--long-runs", type=int, default=40, help="phase B with long runs: runs at once (default 40)")
+    parser.add_argument("--repeat", type=int, default=3, help="interleaved repetitions of both systems (default 3)")
     parser.add_argument("--redis", default=os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/14"))
     parser.add_argument("--peer", help="a Python with LangGraph (see ../shared/peers/README.md)")
     parser.add_argument("--peer-dsn", default="postgresql://postgres@127.0.0.1:5432/langgraph_peer_bench")
     parser.add_argument("--phases", default="A,B")
+    parser.add_argument("--profile", help="a folder for py-spy flame graphs of the workers in phase B")
+    parser.add_argument(
+        "--py-spy", default=shutil.which("py-spy") or os.path.expanduser("~/.cache/aihummer-tools/bin/py-spy")
+    )
     args = parser.parse_args()
     args.concurrency = [int(x) for x in args.concurrency.split(",") if x]
     args.workers = [int(x) for x in args.workers.split(",") if x]
@@ -63,6 +88,23 @@ def parse_args() -> argparse.Namespace:
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU of these processes (all their threads), from /proc."""
+    total = 0.0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # a backend that ended meanwhile
+        total += (int(fields[11]) + int(fields[12])) / CLOCK_TICK
+    return total
+
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 # --- our side -----------------------------------------------------------------------
@@ -81,60 +123,64 @@ class Bench:
         credential = credential_create(
             workspace=workspace, actor=self.operator, key="fake", secret="sk-bench-0123456789"
         )
-        preset = preset_create(
-            workspace=workspace,
-            actor=self.operator,
-            key="fake",
-            name="Fake",
-            provider_name="openai",
-            base_url=self.server.base_url,
-            model="fake-model",
-            credential=credential,
-        )
-        echo = preset_create(
-            workspace=workspace, actor=self.operator, key="echo", name="Echo", provider_name="echo", model="echo-1"
-        )
+        presets = {
+            "sdk": preset_create(
+                workspace=workspace,
+                actor=self.operator,
+                key="fake",
+                name="Fake",
+                provider_name="openai",
+                base_url=self.server.base_url,
+                model="fake-model",
+                credential=credential,
+            ),
+            "echo": preset_create(
+                workspace=workspace, actor=self.operator, key="echo", name="Echo", provider_name="echo", model="echo-1"
+            ),
+        }
         self.workflows = {}
-        for key, step_preset in (("linear", preset), ("linear-echo", echo)):
-            agent = f"{key}-step"
+        for model, preset in presets.items():
+            agent = f"{model}-step"
             agent_create(
                 workspace=workspace,
                 actor=self.operator,
                 key=agent,
                 name="Step",
-                preset=step_preset,
+                preset=preset,
                 snapshot={"system_prompt": "Go."},
             )
-            steps = [{"name": "s1", "agent_name": agent}]
-            steps += [
-                {"name": f"s{i}", "agent_name": agent, "input_mapping": {"text": f"$.steps.s{i - 1}.output.answer"}}
-                for i in (2, 3)
-            ]
-            definition = {"version": 1, "steps": steps}
-            self.workflows[key] = workflow_create(
-                workspace=workspace, actor=self.operator, key=key, name=key, definition=definition
-            )
-        self.workflow = self.workflows["linear"]
+            for steps in {STEPS, args.long_steps} - {0}:
+                chain = [{"name": "s1", "agent_name": agent}]
+                chain += [
+                    {"name": f"s{i}", "agent_name": agent, "input_mapping": {"text": f"$.steps.s{i - 1}.output.answer"}}
+                    for i in range(2, steps + 1)
+                ]
+                self.workflows[(model, steps)] = workflow_create(
+                    workspace=workspace,
+                    actor=self.operator,
+                    key=f"linear-{model}-{steps}",
+                    name=f"{steps} steps ({model})",
+                    definition={"version": 1, "steps": chain},
+                )
         self.processes: list[subprocess.Popen] = []
 
-    def sql_per_step(self) -> float:
-        """Every statement of one inline run (start included) / 3, on this process."""
+    def statements_per_step(self, model: str) -> dict:
+        """Statements and commits of one inline run (start included) / steps, here."""
         from django.conf import settings
-        from django.db import connection
-        from django.test.utils import CaptureQueriesContext
 
         from workflows.services import workflow_run_start
 
+        workflow = self.workflows[(model, STEPS)]
         broker, settings.CELERY_BROKER_URL = settings.CELERY_BROKER_URL, ""
         try:
-            workflow_run_start(workflow=self.workflow, actor=self.operator, message="warm")
-            with CaptureQueriesContext(connection) as queries:
-                run = workflow_run_start(workflow=self.workflow, actor=self.operator, message="count")
+            workflow_run_start(workflow=workflow, actor=self.operator, message="warm")
+            with StatementCounter() as counter:
+                run = workflow_run_start(workflow=workflow, actor=self.operator, message="count")
             run.refresh_from_db()
             assert run.status == "completed", run.error
         finally:
             settings.CELERY_BROKER_URL = broker
-        return len(queries) / STEPS
+        return {"statements": counter.statements / STEPS, "commits": counter.commits / STEPS}
 
     def start_workers(self, count: int) -> None:
         import redis
@@ -169,7 +215,8 @@ class Bench:
                     start_new_session=True,
                 )
             )
-        self.wait_all(self.start_many(4 * count, "warm-up"), timeout=60)
+        for model in ("sdk", "echo"):
+            self.wait_all(self.start_many(4 * count, "warm-up", self.workflows[(model, STEPS)]), timeout=60)
 
     def stop_workers(self) -> None:
         for process in self.processes:
@@ -181,14 +228,27 @@ class Bench:
                 os.killpg(process.pid, signal.SIGKILL)
         self.processes = []
 
-    def start_many(self, count: int, message: str) -> list:
+    def backends(self) -> list[int]:
+        from django.db import connection
+
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+            return [row[0] for row in cursor.fetchall()]
+
+    def cpu(self) -> tuple[float, float]:
+        """CPU seconds so far of the worker processes and of the database's backends."""
+        return cpu_seconds([p.pid for p in self.processes]), cpu_seconds(self.backends())
+
+    def start_many(self, count: int, message: str, workflow: object) -> list:
         from django.db import connection
 
         from workflows.services import workflow_run_start
 
         def start(_: int) -> object:
             try:
-                return workflow_run_start(workflow=self.workflow, actor=self.operator, message=message).pk
+                return workflow_run_start(workflow=workflow, actor=self.operator, message=message).pk
             finally:
                 connection.close()
 
@@ -209,120 +269,206 @@ class Bench:
             raise SystemExit(f"{len(failed)} run(s) did not complete, e.g. {failed[0].pk}: {failed[0].error}")
         return runs
 
-    def phase_a(self, key: str = "linear") -> dict:
+    def phase_a(self, model: str, steps: int, runs: int) -> dict:
         from workflows.models import WorkflowRun
         from workflows.services import workflow_run_start
 
         self.server.delay = 0.0
         per_step = []
-        for _ in range(self.args.runs):
-            run = workflow_run_start(workflow=self.workflows[key], actor=self.operator, message="a")
+        cpu0, pg0 = self.cpu()
+        for _ in range(runs):
+            run = workflow_run_start(workflow=self.workflows[(model, steps)], actor=self.operator, message="a")
             while not WorkflowRun.objects.filter(pk=run.pk, status__in=WorkflowRun.FINISHED).exists():
                 time.sleep(0.001)
             run.refresh_from_db()
             assert run.status == "completed", run.error
-            per_step.append((run.finished_at - run.created_at).total_seconds() * 1000 / STEPS)
-        return {"step_ms_p50": statistics.median(per_step), "step_ms_p95": percentile(per_step, 0.95)}
+            per_step.append((run.finished_at - run.created_at).total_seconds() * 1000 / steps)
+        cpu1, pg1 = self.cpu()
+        return {
+            "step_ms_p50": statistics.median(per_step),
+            "step_ms_p95": percentile(per_step, 0.95),
+            "cpu_ms_per_step": (cpu1 - cpu0) * 1000 / (runs * steps),
+            "pg_cpu_ms_per_step": (pg1 - pg0) * 1000 / (runs * steps),
+        }
 
-    def phase_b(self, runs: int) -> dict:
+    def phase_b(self, runs: int, steps: int, profile: str | None = None) -> dict:
         self.server.delay = self.args.delay
-        finished = self.wait_all(self.start_many(runs, "b"), timeout=300)
+        spies = self.spy(profile, f"B-{len(self.processes)}w-{runs}x{steps}") if profile else []
+        cpu0, pg0 = self.cpu()
+        finished = self.wait_all(self.start_many(runs, "b", self.workflows[("sdk", steps)]), timeout=900)
+        cpu1, pg1 = self.cpu()
+        for spy in spies:
+            spy.send_signal(signal.SIGINT)
+            spy.wait(timeout=60)
         wall = (max(r.finished_at for r in finished) - min(r.created_at for r in finished)).total_seconds()
-        return {"wall_s": wall, "ratio": wall / (STEPS * self.args.delay)}
+        return {
+            "wall_s": wall,
+            "ratio": wall / (steps * self.args.delay),
+            "steps_per_s": runs * steps / wall,
+            "cpu_ms_per_step": (cpu1 - cpu0) * 1000 / (runs * steps),
+            "pg_cpu_ms_per_step": (pg1 - pg0) * 1000 / (runs * steps),
+        }
+
+    def spy(self, folder: str, name: str) -> list[subprocess.Popen]:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        return [
+            subprocess.Popen(
+                [self.args.py_spy, "record", "--pid", str(p.pid), "--rate", "200", "-o", f"{folder}/{name}-{i}.svg"],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            for i, p in enumerate(self.processes)
+        ]
 
 
-def run_ours(args: argparse.Namespace) -> dict:
-    bench = Bench(args)
-    results = {"sql_per_step": bench.sql_per_step()}
-    try:
-        for workers in args.workers:
-            bench.start_workers(workers)
-            try:
-                if "A" in args.phases:
-                    results[("A", workers)] = bench.phase_a()
-                    print(f"A, {workers} worker(s): {results[('A', workers)]}", flush=True)
-                    results[("A-echo", workers)] = bench.phase_a("linear-echo")
-                    print(f"A (echo), {workers} worker(s): {results[('A-echo', workers)]}", flush=True)
-                if "B" in args.phases:
-                    for runs in args.concurrency:
-                        results[("B", workers, runs)] = bench.phase_b(runs)
-                        print(f"B, {workers} worker(s), {runs} runs: {results[('B', workers, runs)]}", flush=True)
-            finally:
-                bench.stop_workers()
-    finally:
-        bench.server.__exit__(None, None, None)
+def run_ours(bench: Bench, args: argparse.Namespace, rep: int) -> dict:
+    results = {"load": load(), **{("sql", m): bench.statements_per_step(m) for m in ("echo", "sdk")}}
+    long = args.long_steps
+    for workers in args.workers:
+        bench.start_workers(workers)
+        try:
+            if "A" in args.phases:
+                for model in ("sdk", "echo"):
+                    results[("A", model, STEPS, workers)] = bench.phase_a(model, STEPS, args.runs)
+                    if long:
+                        results[("A", model, long, workers)] = bench.phase_a(model, long, max(args.runs // 10, 3))
+            if "B" in args.phases:
+                profile = args.profile if rep == 0 else None
+                for runs in args.concurrency:
+                    results[("B", runs, STEPS, workers)] = bench.phase_b(runs, STEPS, profile)
+                if long:
+                    results[("B", args.long_runs, long, workers)] = bench.phase_b(args.long_runs, long)
+        finally:
+            bench.stop_workers()
+    print(f"[rep {rep + 1}] AiHummer: {results}", flush=True)
     return results
 
 
 # --- the peer -----------------------------------------------------------------------
-def run_peer(args: argparse.Namespace) -> dict:
-    with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        command = [args.peer, str(PEER_SCRIPT), "--repeat", "1", "--backends", "postgres", "--durability", "async"]
-        command += ["--runs", str(args.runs), "--delay", str(args.delay), "--dsn", args.peer_dsn, "--json", out.name]
-        command += ["--concurrency", ",".join(map(str, args.concurrency)), "--phases", ",".join(args.phases)]
-        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-        raw = json.load(open(out.name))  # noqa: SIM115 (read once, closed with the temp file)
-    peer = {}
-    for item in raw["results"]:
-        rep = item["reps"][0]
-        # Phase A: the synchronous PostgresSaver, as a sequential caller would use it.
-        if item["phase"] == "A" and item["api"] == "sync":
-            peer["A"] = {k: rep[k] for k in ("step_ms_p50", "step_ms_p95", "sql_per_step")}
-        elif item["phase"] == "B" and item["backend"] == "postgres":
-            peer[("B", item["concurrency"])] = {"wall_s": rep["wall_s"], "ratio": rep["ratio"]}
+def run_peer(args: argparse.Namespace, rep: int) -> dict:
+    peer = {"load": load()}
+    lengths = [(STEPS, args.runs, args.concurrency)]
+    if args.long_steps:
+        lengths.append((args.long_steps, max(args.runs // 10, 3), [args.long_runs]))
+    for steps, runs, concurrency in lengths:
+        with tempfile.NamedTemporaryFile(suffix=".json") as out:
+            command = [args.peer, "-c", PEER_WITH_STEPS, str(PEER_SCRIPT.parent), str(steps)]
+            command += ["--repeat", "1", "--backends", "postgres", "--durability", "async"]
+            command += ["--runs", str(runs), "--delay", str(args.delay), "--dsn", args.peer_dsn, "--json", out.name]
+            command += ["--concurrency", ",".join(map(str, concurrency)), "--phases", ",".join(args.phases)]
+            subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+            raw = json.load(open(out.name))  # noqa: SIM115 (read once, closed with the temp file)
+        for item in raw["results"]:
+            r = item["reps"][0]
+            # Phase A: the synchronous PostgresSaver, as a sequential caller would use it.
+            if item["phase"] == "A" and item["api"] == "sync":
+                peer[("A", steps)] = {
+                    "step_ms_p50": r["step_ms_p50"],
+                    "step_ms_p95": r["step_ms_p95"],
+                    "cpu_ms_per_step": r["cpu_ms_per_step"],
+                    "pg_cpu_ms_per_step": r.get("pg_cpu_ms_per_step", float("nan")),
+                    "statements": r["sql_per_step"],
+                    "commits": r.get("xact_per_step", float("nan")),
+                }
+            elif item["phase"] == "B" and item["backend"] == "postgres":
+                n = item["concurrency"] * steps
+                peer[("B", item["concurrency"], steps)] = {
+                    "wall_s": r["wall_s"],
+                    "ratio": r["ratio"],
+                    "steps_per_s": r["steps_per_s"],
+                    "cpu_ms_per_step": r["cpu_s"] * 1000 / n,
+                    "pg_cpu_ms_per_step": r.get("pg_cpu_s", float("nan")) * 1000 / n,
+                }
+    print(f"[rep {rep + 1}] LangGraph: {peer}", flush=True)
     return peer
 
 
 # --- the table ----------------------------------------------------------------------
-def print_table(args: argparse.Namespace, ours: dict, peer: dict) -> None:
-    print()
+def spread(reps: list[dict], key: object, field: str) -> tuple[float, float, float] | None:
+    values = [rep[key][field] for rep in reps if key in rep and field in rep[key]]
+    if not values:
+        return None
+    return statistics.median(values), min(values), max(values)
+
+
+def cell(value: tuple[float, float, float] | None, digits: int = 1) -> str:
+    if value is None:
+        return "-"
+    median, low, high = value
+    return f"{median:.{digits}f} [{low:.{digits}f}-{high:.{digits}f}]"
+
+
+def ratio(ours: tuple | None, theirs: tuple | None) -> str:
+    return f"{ours[0] / theirs[0]:.2f}x" if ours and theirs and theirs[0] else "-"
+
+
+def print_table(args: argparse.Namespace, ours: list[dict], peer: list[dict]) -> None:
     print(
-        f"3-step linear workflow; Celery threads pool ({args.threads} threads, {args.pool} DB connections per process)"
+        f"\nLinear workflows; Celery threads pool ({args.threads} threads, {args.pool} DB connections per process);"
+        f" median [range] of {len(ours)} interleaved repetitions"
     )
+    print("load average (1, 5, 15 min) before each repetition: ours " + "; ".join(r["load"] for r in ours))
+    if peer:
+        print("                                               peer " + "; ".join(r["load"] for r in peer))
+    row = "{:<44}{:>22}{:>22}{:>10}"
+    print("\n" + row.format("statements / commits per step (inline run)", "AiHummer", "LangGraph", ""))
+    for model in ("echo", "sdk"):
+        for field in ("statements", "commits"):
+            theirs = spread(peer, ("A", STEPS), field)
+            print(row.format(f"  {field}, {model}", cell(spread(ours, ("sql", model), field), 2), cell(theirs, 2), ""))
+    lengths = [STEPS] + ([args.long_steps] if args.long_steps else [])
     if "A" in args.phases:
-        print(f"\nA  engine overhead: server answers at once, {args.runs} sequential runs; step = run wall time / 3")
-        header = f"{'system':<40}{'step p50 ms':>12}{'step p95 ms':>12}{'SQL/step':>10}{'p50 vs peer':>12}"
-        print(header)
-        print("-" * len(header))
-        rows = [(kind, workers) for kind in ("A", "A-echo") for workers in args.workers]
-        for kind, workers in rows:
-            a = ours[(kind, workers)]
-            versus = f"{a['step_ms_p50'] / peer['A']['step_ms_p50']:.2f}x" if "A" in peer else "-"
-            label = f"AiHummer, {workers} worker(s)" + (", echo (no HTTP)" if kind == "A-echo" else "")
-            print(
-                f"{label:<40}{a['step_ms_p50']:>12.2f}{a['step_ms_p95']:>12.2f}{ours['sql_per_step']:>10.2f}{versus:>12}"
-            )
-        if "A" in peer:
-            a = peer["A"]
-            label = "LangGraph + PostgresSaver (async)"
-            print(
-                f"{label:<40}{a['step_ms_p50']:>12.2f}{a['step_ms_p95']:>12.2f}{a['sql_per_step']:>10.2f}{'1.00x':>12}"
-            )
-    if "B" in args.phases:
-        ideal = STEPS * args.delay
-        print(f"\nB  concurrency: server answers after {args.delay:g} s; runs started at once; ideal {ideal:g} s")
-        header = f"{'system':<40}{'runs':>6}{'wall s':>9}{'wall/ideal':>12}{'vs peer':>10}"
-        print(header)
-        print("-" * len(header))
-        for runs in args.concurrency:
+        print(f"\nA  engine overhead: the model answers at once, {args.runs} sequential runs ({args.runs // 10} long)")
+        print(row.format("", "AiHummer", "LangGraph", "ratio"))
+        for steps in lengths:
             for workers in args.workers:
-                b = ours[("B", workers, runs)]
-                other = peer.get(("B", runs))
-                versus = f"{b['wall_s'] / other['wall_s']:.2f}x" if other else "-"
-                label = f"AiHummer, {workers} worker process(es)"
-                print(f"{label:<40}{runs:>6}{b['wall_s']:>9.2f}{b['ratio']:>12.2f}{versus:>10}")
-            if ("B", runs) in peer:
-                b = peer[("B", runs)]
-                label = "LangGraph + AsyncPostgresSaver"
-                print(f"{label:<40}{runs:>6}{b['wall_s']:>9.2f}{b['ratio']:>12.2f}{'1.00x':>10}")
+                for model in ("sdk", "echo"):
+                    key = ("A", model, steps, workers)
+                    for field, label in (
+                        ("step_ms_p50", "ms/step p50"),
+                        ("step_ms_p95", "ms/step p95"),
+                        ("cpu_ms_per_step", "worker CPU ms/step"),
+                        ("pg_cpu_ms_per_step", "PostgreSQL CPU ms/step"),
+                    ):
+                        mine, theirs = spread(ours, key, field), spread(peer, ("A", steps), field)
+                        name = f"  {steps} steps, {workers}w, {model}: {label}"
+                        print(row.format(name, cell(mine, 2), cell(theirs, 2), ratio(mine, theirs)))
+    if "B" in args.phases:
+        print(f"\nB  concurrency: the server answers after {args.delay:g} s; runs started at once")
+        print(row.format("", "AiHummer", "LangGraph", "ratio"))
+        cases = [(runs, STEPS) for runs in args.concurrency]
+        cases += [(args.long_runs, args.long_steps)] if args.long_steps else []
+        for runs, steps in cases:
+            for workers in args.workers:
+                key = ("B", runs, steps, workers)
+                for field, label, digits in (
+                    ("wall_s", "wall s", 2),
+                    ("ratio", "wall / ideal", 1),
+                    ("steps_per_s", "steps per s", 0),
+                    ("cpu_ms_per_step", "worker CPU ms/step", 2),
+                    ("pg_cpu_ms_per_step", "PostgreSQL CPU ms/step", 2),
+                ):
+                    mine, theirs = spread(ours, key, field), spread(peer, ("B", runs, steps), field)
+                    name = f"  {runs} x {steps} steps, {workers}w: {label}"
+                    versus = ratio(theirs, mine) if field == "steps_per_s" else ratio(mine, theirs)
+                    print(row.format(name, cell(mine, digits), cell(theirs, digits), versus))
+        print("  (ratio: ours / peer; for steps per s: peer / ours, so above 1 is always ours slower)")
 
 
 def main() -> None:
     args = parse_args()
+    logging.getLogger("httpx2").setLevel(logging.WARNING)  # one line per model call otherwise
     started = time.perf_counter()
+    ours, peer = [], []
     with throwaway_database():
-        ours = run_ours(args)
-    peer = run_peer(args) if args.peer else {}
+        bench = Bench(args)
+        try:
+            for rep in range(args.repeat):
+                ours.append(run_ours(bench, args, rep))
+                if args.peer:
+                    peer.append(run_peer(args, rep))
+        finally:
+            bench.server.__exit__(None, None, None)
     print_table(args, ours, peer)
     print(f"\ntotal script time: {time.perf_counter() - started:.1f} s")
 

@@ -144,6 +144,15 @@ class Step:
     def location(self) -> str:
         return f"steps[{self.index}]"
 
+    @property
+    def reads(self) -> tuple[str, ...] | None:
+        """The steps whose context entries this step reads (its dependencies, and the
+        steps its mapping and condition name); None when a path reads every step."""
+        paths = [value for _, value in self.mapping if isinstance(value, Path)] + [self.when] * bool(self.when)
+        if any(path.segments[:1] == ("steps",) and path.step is None for path in paths):
+            return None
+        return tuple(sorted({*self.depends_on, *(path.step for path in paths if path.step)}))
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -159,18 +168,16 @@ class Plan:
     def roots(self) -> list[Step]:
         return [step for step in self.steps if not step.depends_on]
 
-    def ready_after(self, name: str, context: dict) -> list[Step]:
-        """The dependents of `name` whose dependencies are all done (completed or
-        skipped) in `context`, and that have not finished themselves."""
+    def ready(self, context: dict) -> list[Step]:
+        """Steps not yet done whose dependencies all are (completed or skipped), roots
+        included: what a resumed or stalled run sends again."""
         done = context.get("steps", {})
-        return [
-            self.by_name[other]
-            for other in self.dependents.get(name, ())
-            if other not in done
-            and all(
-                done.get(dep, {}).get("status") in ("completed", "skipped") for dep in self.by_name[other].depends_on
-            )
-        ]
+        return [step for step in self.steps if _is_ready(step, done)]
+
+    def ready_after(self, name: str, context: dict) -> list[Step]:
+        """The dependents of `name` that became ready in `context` (see `ready`)."""
+        done = context.get("steps", {})
+        return [self.by_name[other] for other in self.dependents.get(name, ()) if _is_ready(self.by_name[other], done)]
 
     def is_complete(self, context: dict) -> bool:
         done = context.get("steps", {})
@@ -190,6 +197,12 @@ class Plan:
 
 
 # --- what a step receives, whether it runs, what the run returns ----------------------
+def _is_ready(step: Step, done: dict) -> bool:
+    return step.name not in done and all(
+        done.get(dep, {}).get("status") in ("completed", "skipped") for dep in step.depends_on
+    )
+
+
 class MappingError(Exception):
     """A mapped path that resolved to nothing at run time."""
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -26,12 +27,12 @@ from uuid import UUID
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from agents.models import Agent, AgentTurn
-from agents.runtime import agent_turn_run
+from agents.runtime import PreparedTurn, agent_turn_complete, agent_turn_prepare
 from aihummer.actors import Actor
 from aihummer.models import Workspace
 from aihummer.tasks import enqueue, enqueue_in
@@ -46,7 +47,7 @@ from workflows.engine import (
     step_output,
 )
 from workflows.models import RunStatus, StepRun, StepStatus, WorkflowRun
-from workflows.store import Claim, Outcome, step_claim, step_finish, step_release, step_renew_lease
+from workflows.store import Claim, Outcome, step_claim, step_finish, step_release, step_renew_leases
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +56,16 @@ logger = logging.getLogger(__name__)
 _PLANS: OrderedDict[UUID, Plan] = OrderedDict()
 _PLANS_LOCK = threading.Lock()
 PLAN_CACHE_SIZE = 512
+
+
+def cached_plan(run_id: UUID) -> Plan | None:
+    """The run's plan if this process compiled it already (then a claim need not
+    bring the definition)."""
+    with _PLANS_LOCK:
+        plan = _PLANS.get(run_id)
+        if plan is not None:
+            _PLANS.move_to_end(run_id)
+        return plan
 
 
 def plan_for(run_id: UUID, definition: dict) -> Plan:
@@ -96,82 +107,53 @@ def wall_clock_error() -> str:
 def workflow_step_run(*, run_id: UUID | str, step: str) -> str | None:
     """Run step `step` of run `run_id` if it is still to run; returns the status it
     ended with ("pending" when it will be retried), or None when there was nothing to
-    do (taken, done, or run stopped)."""
+    do (taken, done, or run stopped).
+
+    On a worker, a lone step this one made ready runs next in the same task, without
+    a trip through the broker: it is claimed in the database like any step (a crash
+    between the two leaves it pending, and the beat's sweep sends it again)."""
+    status, successor = _step_run_once(run_id, step)
+    while successor is not None:
+        _, successor = _step_run_once(run_id, successor)
+    return status
+
+
+def _step_run_once(run_id: UUID | str, name: str) -> tuple[str | None, str | None]:
+    """One step: claim it and read its agent (one commit), run the turn, record the
+    turn, its debug log, the step and what it made ready (a second commit). Returns its
+    status and the lone successor to run next here, if any."""
     now = timezone.now()
     lease = settings.AIHUMMER_STEP_LEASE_SEC
-    claim = step_claim(run_id=run_id, name=step, now=now, lease_until=now + timedelta(seconds=lease))
-    if claim is None:
-        return None
-    if claim.run_status == RunStatus.PENDING:
-        WorkflowRun.all_objects.filter(pk=claim.run_id, status=RunStatus.PENDING).update(
-            status=RunStatus.RUNNING, started_at=now
+    with transaction.atomic():
+        known = cached_plan(UUID(str(run_id)))
+        claim = step_claim(
+            run_id=run_id,
+            name=name,
+            now=now,
+            lease_until=now + timedelta(seconds=lease),
+            reads=known.by_name[name].reads if known else None,
+            with_definition=known is None,
         )
-    plan = plan_for(claim.run_id, claim.definition)
-    spec = plan.by_name[claim.name]
-    if claim.deadline_at is not None and now >= claim.deadline_at:
-        outcome = Outcome(status=StepStatus.FAILED, error=wall_clock_error())
-    else:
-        with _heartbeat(claim, lease):
-            outcome = _run_step(claim, plan)
-    if outcome.status == StepStatus.FAILED and outcome.transient and claim.attempts < 1 + spec.retries:
-        return _retry_later(claim, outcome)
-    finished = step_finish(claim=claim, outcome=outcome, now=timezone.now())
-    if finished is None:
-        logger.warning("Step %s of run %s lost its claim before finishing; its result is dropped", step, run_id)
-        return None
-    run_status, context = finished
-    _advance(plan, claim, outcome, run_status, context)
-    return outcome.status
+        if claim is None:
+            return None, None
+        if claim.run_status == RunStatus.PENDING:
+            WorkflowRun.all_objects.filter(pk=claim.run_id, status=RunStatus.PENDING).update(
+                status=RunStatus.RUNNING, started_at=now
+            )
+        plan = known or plan_for(claim.run_id, claim.definition)
+        start = _step_start(claim, plan, now)
+    with LEASES.holding(claim):
+        if isinstance(start, Outcome):
+            with transaction.atomic():
+                return _settle(claim, plan, start)
+        return _step_turn(claim, plan, start)
 
 
-def _retry_later(claim: Claim, outcome: Outcome) -> str | None:
-    # Exponential backoff: base, then twice that, and so on, from the first retry.
-    delay = settings.AIHUMMER_STEP_RETRY_BACKOFF_SEC * 2 ** (claim.attempts - 1)
-    error = f"Attempt {claim.attempts} failed ({outcome.error}); retrying in {delay:g} s."
-    if not step_release(claim=claim, error=error, not_before=timezone.now() + timedelta(seconds=delay)):
-        return None
-    dispatch(claim.run_id, [claim.name], delay=delay)
-    return StepStatus.PENDING
-
-
-@contextmanager
-def _heartbeat(claim: Claim, lease_seconds: int) -> Iterator[None]:
-    """Renew the step's lease every third of it while the turn runs, from a thread of
-    its own (own connection), so a live worker's step is never taken for a dead one's.
-    Without a broker nothing could take it over: no heartbeat then."""
-    if not settings.CELERY_BROKER_URL:
-        yield
-        return
-    stop = threading.Event()
-
-    def beat() -> None:
-        while not stop.wait(lease_seconds / 3):
-            try:
-                if not step_renew_lease(claim=claim, until=timezone.now() + timedelta(seconds=lease_seconds)):
-                    return
-            except Exception:  # a missed renewal only risks a duplicate attempt, which claims absorb
-                logger.exception("Heartbeat of step %s failed", claim.step_id)
-            finally:
-                connection.close()  # back to the pool between beats, not held for the whole step
-
-    thread = threading.Thread(target=beat, name=f"heartbeat-{claim.step_id}", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join(timeout=10)
-
-
-def _in_own_connection(function: Callable[[], AgentTurn]) -> AgentTurn:
-    try:
-        return function()
-    finally:
-        connection.close()  # a pool thread's connection must not outlive its task
-
-
-def _run_step(claim: Claim, plan: Plan) -> Outcome:
+def _step_start(claim: Claim, plan: Plan, now: datetime) -> Outcome | PreparedTurn:
+    """How the claimed step ends without a turn (an Outcome), or its turn, prepared."""
     step = plan.by_name[claim.name]
+    if claim.deadline_at is not None and now >= claim.deadline_at:
+        return Outcome(status=StepStatus.FAILED, error=wall_clock_error())
     reason = skip_reason(step, claim.context)
     if reason is not None:
         return Outcome(status=StepStatus.SKIPPED, error=reason)
@@ -179,12 +161,11 @@ def _run_step(claim: Claim, plan: Plan) -> Outcome:
         message = step_message(step, claim.context)
     except MappingError as exc:
         return Outcome(status=StepStatus.FAILED, error=str(exc))
+    deleted = Outcome(
+        status=StepStatus.FAILED, input=message, error=f"Agent '{claim.agent_key}' was deleted after the run started."
+    )
     if claim.agent_id is None:
-        return Outcome(
-            status=StepStatus.FAILED,
-            input=message,
-            error=f"Agent '{claim.agent_key}' was deleted after the run started.",
-        )
+        return deleted
     # Built from the claim, not loaded: the turn reads the agent's row itself.
     workspace = Workspace(pk=claim.workspace_id)
     agent = Agent(pk=claim.agent_id, key=claim.agent_key, workspace=workspace, is_sandbox=claim.is_sandbox)
@@ -194,24 +175,44 @@ def _run_step(claim: Claim, plan: Plan) -> Outcome:
         person_id=claim.started_by_id,
         identity=claim.actor_identity,
     )
-    try:
-        turn = _turn_within(plan.by_name[claim.name].timeout_seconds, agent, message, actor)
-    except FutureTimeout:
-        seconds = plan.by_name[claim.name].timeout_seconds
-        return Outcome(
-            status=StepStatus.FAILED,
-            input=message,
-            error=f"Step '{claim.name}' timed out after {seconds} s (timeout_seconds).",
-            transient=True,
-        )
+    try:  # raised before any write: the claim's transaction stays sound
+        return agent_turn_prepare(agent=agent, message=message, actor=actor)
     except Agent.DoesNotExist:
-        return Outcome(
-            status=StepStatus.FAILED,
-            input=message,
-            error=f"Agent '{claim.agent_key}' was deleted after the run started.",
-        )
+        return deleted
     except (ValidationError, PermissionDenied) as exc:
         return Outcome(status=StepStatus.FAILED, input=message, error="; ".join(getattr(exc, "messages", [str(exc)])))
+
+
+def _step_turn(claim: Claim, plan: Plan, prepared: PreparedTurn) -> tuple[str | None, str | None]:
+    """Run the step's turn; the step is settled in the turn's own last transaction.
+    With a `timeout_seconds`, the turn runs in a pool thread and the step stops waiting
+    at the deadline (the turn ends on its own, bounded by the preset's timeout; settling
+    then finds the step no longer its own and changes nothing)."""
+    settled: list[tuple[str | None, str | None]] = []
+
+    def settle(turn: AgentTurn) -> None:
+        settled.append(_settle(claim, plan, _turn_outcome(prepared.message, turn)))
+
+    timeout = plan.by_name[claim.name].timeout_seconds
+    if timeout is None:
+        agent_turn_complete(prepared, then=settle)
+        return settled[0]
+    future = _TURNS.submit(_in_own_connection, lambda: agent_turn_complete(prepared, then=settle))
+    try:
+        future.result(timeout=timeout)
+        return settled[0]
+    except FutureTimeout:
+        outcome = Outcome(
+            status=StepStatus.FAILED,
+            input=prepared.message,
+            error=f"Step '{claim.name}' timed out after {timeout} s (timeout_seconds).",
+            transient=True,
+        )
+        with transaction.atomic():
+            return _settle(claim, plan, outcome)
+
+
+def _turn_outcome(message: str, turn: AgentTurn) -> Outcome:
     succeeded = turn.status == AgentTurn.Status.SUCCEEDED
     return Outcome(
         transient=not succeeded and bool(TRANSIENT_ERROR.match(turn.error)),
@@ -228,26 +229,115 @@ def _run_step(claim: Claim, plan: Plan) -> Outcome:
     )
 
 
-def _turn_within(timeout: int | None, agent: Agent, message: str, actor: Actor) -> AgentTurn:
-    """The agent's turn, bounded by the step's `timeout_seconds` when it has one: then
-    it runs in a pool thread and the step stops waiting at the deadline (the turn ends
-    on its own, bounded by the preset's timeout; its result is not used)."""
-    if timeout is None:
-        return agent_turn_run(agent=agent, message=message, actor=actor)
-    future = _TURNS.submit(_in_own_connection, lambda: agent_turn_run(agent=agent, message=message, actor=actor))
-    return future.result(timeout=timeout)
+def _settle(claim: Claim, plan: Plan, outcome: Outcome) -> tuple[str | None, str | None]:
+    """Record the step's end (in the caller's transaction): give it back for a retry,
+    or finish it and start what it made ready. Returns its status and a lone successor
+    for this worker to run next."""
+    spec = plan.by_name[claim.name]
+    if outcome.status == StepStatus.FAILED and outcome.transient and claim.attempts < 1 + spec.retries:
+        return _retry_later(claim, outcome), None
+    finished = step_finish(claim=claim, outcome=outcome, now=timezone.now(), steps=len(plan.steps))
+    if finished is None:
+        logger.warning(
+            "Step %s of run %s lost its claim before finishing; its result is dropped", claim.name, claim.run_id
+        )
+        return None, None
+    run_status, context = finished
+    return outcome.status, _advance(plan, claim, outcome, run_status, context)
 
 
-def _advance(plan: Plan, claim: Claim, outcome: Outcome, run_status: str, context: dict) -> None:
-    """After a step: fail the run, complete it, or dispatch the steps now ready."""
+def _retry_later(claim: Claim, outcome: Outcome) -> str | None:
+    # Exponential backoff: base, then twice that, and so on, from the first retry.
+    delay = settings.AIHUMMER_STEP_RETRY_BACKOFF_SEC * 2 ** (claim.attempts - 1)
+    error = f"Attempt {claim.attempts} failed ({outcome.error}); retrying in {delay:g} s."
+    if not step_release(claim=claim, error=error, not_before=timezone.now() + timedelta(seconds=delay)):
+        return None
+    dispatch(claim.run_id, [claim.name], delay=delay)
+    return StepStatus.PENDING
+
+
+class LeaseKeeper:
+    """One heartbeat per worker process: a thread renewing, in one statement, the lease
+    of every step the process runs, a third of a lease before it would pass, so a live
+    worker's step is never taken for a dead one's. Without a broker nothing could take
+    a step over: no heartbeat then."""
+
+    def __init__(self) -> None:
+        self._held: dict[int, tuple[Claim, float]] = {}  # step id → (claim, renew at, monotonic)
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._next = float("inf")  # when the thread means to wake next
+
+    @contextmanager
+    def holding(self, claim: Claim) -> Iterator[None]:
+        if not settings.CELERY_BROKER_URL:
+            yield
+            return
+        renew_at = time.monotonic() + settings.AIHUMMER_STEP_LEASE_SEC / 3
+        with self._lock:
+            self._held[claim.step_id] = (claim, renew_at)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._beat, name="lease-keeper", daemon=True)
+                self._thread.start()
+            if renew_at < self._next:
+                self._wake.set()  # sooner than planned (a shorter lease than the others')
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._held.pop(claim.step_id, None)
+
+    def _beat(self) -> None:
+        while True:
+            with self._lock:
+                self._next = min((at for _, at in self._held.values()), default=time.monotonic() + 60)
+            self._wake.wait(max(self._next - time.monotonic(), 0))
+            self._wake.clear()
+            now = time.monotonic()
+            lease = settings.AIHUMMER_STEP_LEASE_SEC
+            with self._lock:
+                due = [claim for claim, at in self._held.values() if at <= now]
+                for claim in due:
+                    self._held[claim.step_id] = (claim, now + lease / 3)
+            if due:
+                self._renew(due, lease)
+
+    def _renew(self, claims: list[Claim], lease: int) -> None:
+        try:
+            step_renew_leases(claims=claims, until=timezone.now() + timedelta(seconds=lease))
+        except Exception:  # a missed renewal only risks a duplicate attempt, which claims absorb
+            logger.exception("Heartbeat of %d step(s) failed", len(claims))
+        finally:
+            connection.close()  # back to the pool between beats, not held
+
+
+LEASES = LeaseKeeper()
+
+
+def _in_own_connection(function: Callable[[], AgentTurn]) -> AgentTurn:
+    try:
+        return function()
+    finally:
+        connection.close()  # a pool thread's connection must not outlive its task
+
+
+def _advance(plan: Plan, claim: Claim, outcome: Outcome, run_status: str, context: dict) -> str | None:
+    """After a step: fail the run, complete it, or start the steps now ready. On a
+    worker, a lone ready step is returned to run next in this task; otherwise (none,
+    several, or inline) they are dispatched, on commit."""
     if run_status not in (RunStatus.PENDING, RunStatus.RUNNING):
-        return  # cancelled or failed meanwhile: running steps finish, none starts
+        return None  # cancelled or failed meanwhile: running steps finish, none starts
     if outcome.status == StepStatus.FAILED:
         run_fail(run_id=claim.run_id, error=f"Step '{claim.name}' failed: {outcome.error}", context=context, plan=plan)
     elif plan.is_complete(context):
         _run_complete(claim.run_id, plan, context)
     else:
-        dispatch(claim.run_id, [step.name for step in plan.ready_after(claim.name, context)])
+        ready = [step.name for step in plan.ready_after(claim.name, context)]
+        if len(ready) == 1 and settings.CELERY_BROKER_URL:
+            return ready[0]
+        dispatch(claim.run_id, ready)
+    return None
 
 
 def _run_complete(run_id: UUID, plan: Plan, context: dict) -> None:
@@ -339,18 +429,7 @@ def _redispatch_stalled(now: datetime) -> int:
             .filter(Q(retry_at__isnull=True) | Q(retry_at__lte=now))
             .values_list("name", "retry_at")
         )
-        names = [name for name in ready_steps(plan, run.context) if name in pending]
+        names = [step.name for step in plan.ready(run.context) if step.name in pending]
         dispatch(run.pk, names)
         sent += len(names)
     return sent
-
-
-def ready_steps(plan: Plan, context: dict) -> list[str]:
-    """Steps not yet done whose dependencies all are (roots included)."""
-    done = context.get("steps", {})
-    return [
-        step.name
-        for step in plan.steps
-        if step.name not in done
-        and all(done.get(dep, {}).get("status") in ("completed", "skipped") for dep in step.depends_on)
-    ]

@@ -286,7 +286,7 @@ def workflow_run_cancel(*, run: WorkflowRun, actor: Actor) -> WorkflowRun:
 def workflow_run_resume(*, run: WorkflowRun, actor: Actor) -> WorkflowRun:
     """Run a failed run's failed and unstarted steps again, on the same (run, step)
     rows (their attempts go on counting), with a fresh wall-clock limit."""
-    from workflows.execution import dispatch, plan_for, ready_steps
+    from workflows.execution import dispatch, plan_for
 
     _require_run_rights(actor, run)
     now = timezone.now()
@@ -310,5 +310,5 @@ def workflow_run_resume(*, run: WorkflowRun, actor: Actor) -> WorkflowRun:
         run.save(update_fields=["status", "error", "finished_at", "deadline_at", "context"])
         pending = set(StepRun.objects.filter(run=run, status=StepRun.Status.PENDING).values_list("name", flat=True))
         plan = plan_for(run.pk, run.definition)
-        dispatch(run.pk, [name for name in ready_steps(plan, run.context) if name in pending])
+        dispatch(run.pk, [step.name for step in plan.ready(run.context) if step.name in pending])
     return run

@@ -7,26 +7,29 @@ the token and cost roll-up), returning that context so the caller can see which 
 became ready. Concurrent finishers of one run serialise on the run's row, so the last
 of two parallel steps always sees both (the fan-in never stalls).
 
-On PostgreSQL each is a single statement (UPDATE … FROM … RETURNING, and a
-data-modifying CTE). Elsewhere (the embedded SQLite default) the same effects take a
-few ORM statements in a transaction; `PORTABLE_ONLY` forces that path for its tests.
+Each is a single statement: the claim an UPDATE … FROM … RETURNING on every database,
+the finish a data-modifying CTE on PostgreSQL; elsewhere (the embedded SQLite default)
+the finish takes a few ORM statements in a transaction (`PORTABLE_ONLY` forces that
+path for its tests).
 """
 
 from __future__ import annotations
 
 import json
+import operator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
+from functools import reduce
 from uuid import UUID
 
 from django.db import connection, transaction
-from django.db.models import F
+from django.db.models import Q
 
-from workflows.models import RunStatus, StepRun, StepStatus, WorkflowRun
+from workflows.models import StepRun, StepStatus, WorkflowRun
 
 PORTABLE_ONLY = False
-CLAIMABLE_RUN_STATUSES = (RunStatus.PENDING, RunStatus.RUNNING)
 
 
 @dataclass(frozen=True)
@@ -40,7 +43,7 @@ class Claim:
     agent_id: int | None
     agent_key: str
     run_status: str
-    definition: dict
+    definition: dict | None  # None: the claimer had the run's plan already
     context: dict
     workspace_id: int
     is_sandbox: bool
@@ -108,47 +111,82 @@ def _json(value: object) -> object:
 
 
 # --- claim ------------------------------------------------------------------------------
-# Table names are the models' own (never input); every value is a parameter.
-_CLAIM_SQL = f"""
-UPDATE {StepRun._meta.db_table} AS s
+# One statement on every database (SQLite has UPDATE … FROM … RETURNING since 3.35).
+# Table names are the models' own (never input); every value is a parameter. What the
+# step reads of the run's context: on PostgreSQL only the entries of the steps it names
+# (a long run's context is not copied whole on every claim); the definition only when
+# this process has not compiled the run's plan yet.
+_CLAIM_SQL = """
+UPDATE {step} AS s
    SET status = 'running', attempts = s.attempts + 1, started_at = %(now)s, finished_at = NULL,
        lease_expires_at = %(lease)s, error = ''
-  FROM {WorkflowRun._meta.db_table} AS r
+  FROM {run} AS r
  WHERE s.run_id = %(run)s AND s.name = %(name)s AND s.status = 'pending'
    AND r.id = s.run_id AND r.status IN ('pending', 'running')
-RETURNING s.id, s.attempts, s.agent_id, s.agent_key, r.status, r.definition, r.context, r.workspace_id,
-          r.is_sandbox, r.actor_source, r.started_by_id, r.deadline_at, r.actor_identity
-"""  # noqa: S608
+RETURNING s.id, s.attempts, s.agent_id, s.agent_key, r.status, CASE WHEN %(definition)s THEN r.definition END,
+          {context}, r.workspace_id, r.is_sandbox, r.actor_source, r.started_by_id, r.deadline_at,
+          r.actor_identity
+"""
+_CONTEXT_READ = """CASE WHEN %(whole)s THEN r.context ELSE jsonb_build_object(
+    'inputs', r.context -> 'inputs',
+    'steps', (SELECT coalesce(jsonb_object_agg(e.key, e.value), '{}'::jsonb)
+                FROM jsonb_each(r.context -> 'steps') AS e WHERE e.key = ANY(%(reads)s))) END"""
+_CLAIM = {
+    vendor: _CLAIM_SQL.format(step=StepRun._meta.db_table, run=WorkflowRun._meta.db_table, context=context)
+    for vendor, context in (("postgresql", _CONTEXT_READ), ("other", "r.context"))
+}
 
 
-def step_claim(*, run_id: UUID | str, name: str, now: datetime, lease_until: datetime) -> Claim | None:
+def step_claim(
+    *,
+    run_id: UUID | str,
+    name: str,
+    now: datetime,
+    lease_until: datetime,
+    reads: tuple[str, ...] | None = None,
+    with_definition: bool = True,
+) -> Claim | None:
     """Take step `name` of run `run_id` if it is pending and its run goes on; None when
-    another worker has it, it already ran, or the run stopped."""
+    another worker has it, it already ran, or the run stopped. The claim's context holds
+    the run's inputs and the entries of the steps in `reads` (all of them: None), its
+    definition is None unless `with_definition`."""
     run_id = UUID(str(run_id))
-    if _fast():
-        with connection.cursor() as cursor:
-            cursor.execute(_CLAIM_SQL, {"now": now, "lease": lease_until, "run": run_id, "name": name})
-            row = cursor.fetchone()
-        if row is None:
-            return None
-        step_id, attempts, agent_id, agent_key, status, definition, context, *rest = row
-        return Claim(
-            step_id, run_id, name, attempts, agent_id, agent_key, status, _json(definition), _json(context), *rest
-        )
-    claimed = StepRun.objects.filter(
-        run_id=run_id, name=name, status=StepStatus.PENDING, run__status__in=CLAIMABLE_RUN_STATUSES
-    ).update(
-        status=StepStatus.RUNNING,
-        attempts=F("attempts") + 1,
-        started_at=now,
-        finished_at=None,
-        lease_expires_at=lease_until,
-        error="",
-    )
-    if not claimed:
+    field = StepRun._meta.get_field
+    params = {
+        "now": field("started_at").get_db_prep_value(now, connection),
+        "lease": field("lease_expires_at").get_db_prep_value(lease_until, connection),
+        "run": field("run").get_db_prep_value(run_id, connection),
+        "name": name,
+        "definition": with_definition,
+        "whole": reads is None,
+        "reads": list(reads or ()),
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(_CLAIM["postgresql" if connection.vendor == "postgresql" else "other"], params)
+        row = cursor.fetchone()
+    if row is None:
         return None
-    step = StepRun.objects.select_related("run").get(run_id=run_id, name=name)
-    return Claim.of(step, step.run)
+    step_id, attempts, agent_id, agent_key, status, definition, context, workspace_id, is_sandbox, *rest = row
+    actor_source, started_by_id, deadline_at, actor_identity = rest
+    if deadline_at is not None and not isinstance(deadline_at, datetime):  # SQLite: text
+        deadline_at = connection.ops.convert_datetimefield_value(deadline_at, None, connection)
+    return Claim(
+        step_id,
+        run_id,
+        name,
+        attempts,
+        agent_id,
+        agent_key,
+        status,
+        _json(definition) if with_definition else None,
+        _json(context),
+        workspace_id,
+        bool(is_sandbox),
+        actor_source,
+        started_by_id,
+        deadline_at,
+        actor_identity,
+    )
 
 
 # --- finish -----------------------------------------------------------------------------
@@ -169,14 +207,20 @@ UPDATE {WorkflowRun._meta.db_table} AS r
        cost_usd = r.cost_usd + %(cost)s
   FROM step
  WHERE r.id = step.run_id
-RETURNING r.status, r.context
+RETURNING r.status, CASE
+    WHEN %(whole)s OR (SELECT count(*) FROM jsonb_object_keys(r.context -> 'steps')) >= %(steps)s THEN r.context
+    ELSE jsonb_build_object('steps', (SELECT jsonb_object_agg(e.key, jsonb_build_object('status', e.value -> 'status'))
+                                        FROM jsonb_each(r.context -> 'steps') AS e)) END
 """  # noqa: S608
 
 
-def step_finish(*, claim: Claim, outcome: Outcome, now: datetime) -> tuple[str, dict] | None:
+def step_finish(*, claim: Claim, outcome: Outcome, now: datetime, steps: int | None = None) -> tuple[str, dict] | None:
     """Record how the claimed step ended and merge it into the run's context. Returns
     the run's status and context after the merge, or None when this worker no longer
-    holds the step (its lease passed and another attempt took it).
+    holds the step (its lease passed and another attempt took it). Given the run's
+    number of `steps`, the context comes whole only when every step has an entry or
+    this one failed (what outputs are computed from); otherwise it holds each step's
+    status and nothing else (what readiness is decided from), on PostgreSQL.
 
     Lock order, here and in every writer: the step's row, then the run's."""
     if _fast():
@@ -196,6 +240,8 @@ def step_finish(*, claim: Claim, outcome: Outcome, now: datetime) -> tuple[str, 
             "attempts": claim.attempts,
             "name": claim.name,
             "entry": json.dumps(outcome.context_entry()),
+            "whole": steps is None or outcome.status == StepStatus.FAILED,
+            "steps": steps or 0,
         }
         with connection.cursor() as cursor:
             cursor.execute(_FINISH_SQL, params)
@@ -243,10 +289,9 @@ def step_release(*, claim: Claim, error: str, not_before: datetime) -> bool:
     )
 
 
-def step_renew_lease(*, claim: Claim, until: datetime) -> bool:
-    """The heartbeat: push the claimed step's lease to `until` while it runs."""
-    return bool(
-        StepRun.objects.filter(pk=claim.step_id, status=StepStatus.RUNNING, attempts=claim.attempts).update(
-            lease_expires_at=until
-        )
-    )
+def step_renew_leases(*, claims: Iterable[Claim], until: datetime) -> int:
+    """A worker's heartbeat: push the lease of every step it holds to `until`, in one
+    statement, each only while its attempt is still the step's (another worker may
+    have taken over a step whose lease passed). Returns how many were renewed."""
+    held = reduce(operator.or_, (Q(pk=claim.step_id, attempts=claim.attempts) for claim in claims), Q(pk__in=[]))
+    return StepRun.objects.filter(held, status=StepStatus.RUNNING).update(lease_expires_at=until)

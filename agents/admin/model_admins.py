@@ -39,7 +39,7 @@ from agents.services import (
     preset_dependents,
 )
 from aihummer.actors import Actor, Verb
-from aihummer.admin_site import WorkspaceScopedAdmin
+from aihummer.admin_site import ListedFilter, WorkspaceScopedAdmin
 from aihummer.exceptions import ApplicationError
 
 
@@ -273,7 +273,7 @@ class AgentAdmin(AgentDeskMixin, WorkspaceScopedAdmin):
 @admin.register(AgentTurn)
 class AgentTurnAdmin(WorkspaceScopedAdmin):
     list_display = ["__str__", "agent_key", "version_number", "status", "dry_run", "model", "cost_usd", "started_at"]
-    list_filter = ["workspace", "status", "dry_run"]
+    list_filter = ["workspace", "status", "dry_run", ListedFilter]
     list_select_related = ["workspace"]
     search_fields = ["agent_key", "message", "answer", "actor_source"]
     readonly_fields = [

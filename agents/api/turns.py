@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import mixins, serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -65,6 +65,14 @@ class DebugLogSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
+class TurnListQuerySerializer(serializers.Serializer):
+    include_archived = serializers.BooleanField(
+        default=False,
+        help_text="Also list finished child turns past their parent agent's "
+        "runtime_policy.children.archive_after_minutes (left out by default, never deleted).",
+    )
+
+
 class AgentTurnViewSet(mixins.ListModelMixin, AdminViewSet):
     """`/v1/admin/turns`: agent turns, newest first (redacted as stored)."""
 
@@ -73,7 +81,17 @@ class AgentTurnViewSet(mixins.ListModelMixin, AdminViewSet):
     serializer_class = TurnSerializer
 
     def get_queryset(self) -> object:
-        return workspace_rows(AgentTurn, actor=self.actor, workspace=self.workspace).prefetch_related("debug_logs")
+        rows = workspace_rows(AgentTurn, actor=self.actor, workspace=self.workspace).prefetch_related("debug_logs")
+        if self.action != "list":
+            return rows
+        query = TurnListQuerySerializer(data=self.request.query_params)
+        query.is_valid(raise_exception=True)
+        return rows if query.validated_data["include_archived"] else rows.listed()
+
+    @extend_schema(parameters=[TurnListQuerySerializer])
+    def list(self, request: Request, *args: object, **kwargs: object) -> Response:
+        """The workspace's turns, newest first; archived child turns only when asked for."""
+        return super().list(request, *args, **kwargs)
 
     def retrieve(self, request: Request, pk: str) -> Response:
         turn = workspace_row_get(AgentTurn, actor=self.actor, workspace=self.workspace, noun="turn", pk=pk)

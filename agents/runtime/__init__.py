@@ -1,14 +1,17 @@
 """The agent runtime: the turn loop (loop.py), the tools it offers (tools.py), the
-context budget (budget.py), debug-log writing (debug.py), the vendor adapters
+request building under the runtime policy (context.py), debug-log writing (debug.py), the vendor adapters
 (providers/). Other apps and tests import the entry points from here."""
 
-from agents.runtime.budget import estimate_tokens, prepare_messages, prune_tool_results
+from agents.runtime.context import estimate_tokens, prepare_messages, prune_tool_results
 from agents.runtime.errors import TurnFailed
-from agents.runtime.loop import agent_run_test, agent_turn_run
+from agents.runtime.loop import PreparedTurn, agent_run_test, agent_turn_complete, agent_turn_prepare, agent_turn_run
 
 __all__ = [
+    "PreparedTurn",
     "TurnFailed",
     "agent_run_test",
+    "agent_turn_complete",
+    "agent_turn_prepare",
     "agent_turn_run",
     "estimate_tokens",
     "prepare_messages",

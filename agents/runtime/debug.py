@@ -113,8 +113,16 @@ class DebugLogWriter:
             is_sandbox=self.turn.is_sandbox,
         )
 
+    def save_turn(self) -> None:
+        """Insert the turn's row if it is not yet in the database (a plain turn's is
+        written once, with its outcome)."""
+        if self.turn.pk is None:
+            self.turn.save(force_insert=True)
+
     def flush(self) -> None:
         if self._pending is not None:
+            self.save_turn()
+            self._pending.turn = self.turn  # the turn's id, now that it has one
             self._pending.save(force_insert=True)
             self._pending = None
 

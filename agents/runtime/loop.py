@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
@@ -27,12 +28,13 @@ from django.utils import timezone
 
 from agents import catalog
 from agents.models import Agent, AgentTurn, Preset, PromptVersion
-from agents.policy import RuntimePolicy, parse_runtime_policy
+from agents.policy import DirectCompletionPolicy, RuntimePolicy, parse_runtime_policy
 from agents.redaction import Redactor, redact_response, workspace_ciphertexts
 from agents.rendering import RenderedPrompt, render_system_prompt
-from agents.runtime.budget import prepare_messages
+from agents.runtime.context import prepare_messages
 from agents.runtime.debug import DebugLogWriter
 from agents.runtime.errors import TurnFailed
+from agents.runtime.prepared import PreparedSelect
 from agents.runtime.providers import complete, get_provider
 from agents.runtime.providers.base import Message, ModelRequest, Provider, ProviderError, ToolCall, Usage
 from agents.runtime.tools import REGISTRY, ToolError, TurnContext, available_tools
@@ -60,14 +62,32 @@ def agent_turn_run(
     error that says what to fix. Refuses (PermissionDenied) before anything runs when
     the actor may not run agents here. The turn ends within AIHUMMER_TURN_TIMEOUT_SEC.
     """
+    prepared = agent_turn_prepare(
+        agent=agent, message=message, actor=actor, version=version, context=context, dry_run=dry_run
+    )
+    return agent_turn_complete(prepared)
+
+
+def agent_turn_prepare(
+    *,
+    agent: Agent,
+    message: str,
+    actor: Actor,
+    version: PromptVersion | None = None,
+    context: dict | None = None,
+    dry_run: bool = False,
+) -> PreparedTurn:
+    """Everything `agent_turn_run` settles before the first model call, in one query
+    and no write: a caller may read it in the transaction of its own claim (a workflow
+    step does) and run it with `agent_turn_complete` after that commits. Raises as
+    `agent_turn_run` does (PermissionDenied, ValidationError, Agent.DoesNotExist)."""
     actor.require(Verb.SANDBOX if agent.is_sandbox else Verb.RUN, agent.workspace)
     if version is not None and version.agent_id != agent.pk:
         raise ValidationError({"version": f"Version {version.pk} is not a version of agent '{agent.key}'."})
     if not isinstance(message, str) or not message.strip():
         raise ValidationError({"message": "Give a message for the agent."})
-    deadline = time.monotonic() + settings.AIHUMMER_TURN_TIMEOUT_SEC
-    turn = _run_turn(
-        agents=turn_agents().filter(pk=agent.pk),
+    prepared = _prepare(
+        read=lambda: _AGENT_BY_PK.first(pk=agent.pk),
         version=version,
         message=message,
         actor=actor,
@@ -76,11 +96,18 @@ def agent_turn_run(
         parent=None,
         depth=0,
         depth_limit=settings.AIHUMMER_SUBAGENT_MAX_DEPTH,
-        deadline=deadline,
+        deadline=time.monotonic() + settings.AIHUMMER_TURN_TIMEOUT_SEC,
     )
-    if turn is None:
+    if prepared is None:
         raise Agent.DoesNotExist(f"Agent '{agent.key}' no longer exists.")
-    return turn
+    return prepared
+
+
+def agent_turn_complete(prepared: PreparedTurn, *, then: Callable[[AgentTurn], None] | None = None) -> AgentTurn:
+    """Run a prepared turn to its end and record it: the turn row, its last debug log
+    and, when given, `then(turn)` (a step's result) in one transaction. The turn's
+    time started when it was prepared."""
+    return _complete(prepared, then=then)
 
 
 def agent_run_test(*, agent: Agent, message: str, actor: Actor, version: PromptVersion | None = None) -> AgentTurn:
@@ -95,9 +122,15 @@ def turn_agents() -> QuerySet:
     workspace, its own preset and the workspace's default (`default_preset`, set only
     when there is one), each with its credential."""
     default = FilteredRelation("workspace__presets", condition=Q(workspace__presets__is_active=True))
-    return Agent.all_objects.annotate(
-        default_preset=default, workspace_ciphertexts=workspace_ciphertexts("workspace_id")
-    ).select_related("live_version", "workspace", "preset__credential", "default_preset__credential")
+    return (
+        Agent.all_objects.annotate(default_preset=default, workspace_ciphertexts=workspace_ciphertexts("workspace_id"))
+        .select_related("live_version", "workspace", "preset__credential", "default_preset__credential")
+        .order_by()  # one row at most: no ORDER BY (the model's ordering joins the workspace)
+    )
+
+
+# Every turn's read, compiled once per process (`agents.runtime.prepared`).
+_AGENT_BY_PK = PreparedSelect(lambda pk: turn_agents().filter(pk=pk), pk=-7_000_001)
 
 
 # --- the turn -------------------------------------------------------------------------
@@ -113,9 +146,27 @@ class _Setup:
     api_key: str = ""
 
 
-def _run_turn(
+@dataclass
+class PreparedTurn:
+    """A turn read and set up, not yet run: its AgentTurn is unsaved until it is
+    recorded (or until a tool needs it to exist: a child turn points at it)."""
+
+    turn: AgentTurn
+    agent: Agent
+    version: PromptVersion
+    setup: _Setup
+    redactor: Redactor
+    message: str
+    actor: Actor
+    dry_run: bool
+    depth: int
+    depth_limit: int
+    deadline: float
+
+
+def _prepare(
     *,
-    agents: QuerySet,
+    read: Callable[[], Agent | None],
     version: PromptVersion | None,
     message: str,
     actor: Actor,
@@ -125,41 +176,45 @@ def _run_turn(
     depth: int,
     depth_limit: int,
     deadline: float,
-) -> AgentTurn | None:
-    with transaction.atomic():
-        agent = agents.first()
-        if agent is None:
-            return None
-        version = version or agent.live_version
-        if version is None:
-            raise PermissionDenied(
-                f"Agent '{agent.key}' has no approved version yet: a reviewer must approve version 1 before it runs."
-            )
-        setup = _setup(agent, version, context)
-        # Every credential secret of the workspace, replaced by value in all text this
-        # turn stores: a model or a compatible server may echo the key it was called with.
-        redactor = Redactor.from_ciphertexts(agent.workspace_ciphertexts)
-        turn = AgentTurn.all_objects.create(
-            workspace_id=agent.workspace_id,
-            agent=agent,
-            agent_key=agent.key,
-            version=version,
-            version_number=version.number,
-            parent=parent,
-            depth=depth,
-            actor_source=actor.source,
-            started_by=actor.person,
-            dry_run=dry_run,
-            message=redactor.text(message),
-            is_sandbox=agent.is_sandbox,
-            provider_name=setup.preset.provider_name if setup.preset else "",
-            model=setup.preset.model if setup.preset else "",
-            prefix_hash=setup.rendered.prefix_hash if setup.rendered else "",
+) -> PreparedTurn | None:
+    agent = read()
+    if agent is None:
+        return None
+    version = version or agent.live_version
+    if version is None:
+        raise PermissionDenied(
+            f"Agent '{agent.key}' has no approved version yet: a reviewer must approve version 1 before it runs."
         )
+    setup = _setup(agent, version, context)
+    # Every credential secret of the workspace, replaced by value in all text this
+    # turn stores: a model or a compatible server may echo the key it was called with.
+    redactor = Redactor.from_ciphertexts(agent.workspace_ciphertexts)
+    turn = AgentTurn(
+        workspace_id=agent.workspace_id,
+        agent=agent,
+        agent_key=agent.key,
+        version=version,
+        version_number=version.number,
+        parent=parent,
+        depth=depth,
+        actor_source=actor.source,
+        started_by=actor.person,
+        dry_run=dry_run,
+        message=redactor.text(message),
+        is_sandbox=agent.is_sandbox,
+        provider_name=setup.preset.provider_name if setup.preset else "",
+        model=setup.preset.model if setup.preset else "",
+        prefix_hash=setup.rendered.prefix_hash if setup.rendered else "",
+    )
+    return PreparedTurn(turn, agent, version, setup, redactor, message, actor, dry_run, depth, depth_limit, deadline)
+
+
+def _complete(prepared: PreparedTurn, *, then: Callable[[AgentTurn], None] | None = None) -> AgentTurn:
+    turn, agent, redactor = prepared.turn, prepared.agent, prepared.redactor
     log = DebugLogWriter(turn=turn, secrets=redactor.secrets)
     status, answer, error = AgentTurn.Status.FAILED, "", ""
     try:
-        answer = _loop(turn, log, agent, version, setup, message, actor, dry_run, depth, depth_limit, deadline)
+        answer = _loop(log, prepared)
         status = AgentTurn.Status.SUCCEEDED
     except TurnFailed as exc:
         error = str(exc)
@@ -168,10 +223,20 @@ def _run_turn(
         error = f"Internal error ({type(exc).__name__}); it was logged."
     turn.status, turn.finished_at = status, timezone.now()
     turn.answer, turn.error = redactor.text(answer), redactor.text(error)
-    with transaction.atomic():  # the last call's log and the outcome: one commit
+    with transaction.atomic():  # the turn, its last call's log and the caller's result: one commit
+        if turn.pk is None:
+            turn.save(force_insert=True)
+        else:
+            turn.save(update_fields=[*TOTALS, "status", "answer", "error", "finished_at"])
         log.flush()
-        turn.save(update_fields=[*TOTALS, "status", "answer", "error", "finished_at"])
+        if then is not None:
+            then(turn)
     return turn
+
+
+def _run_turn(*, agents: QuerySet, **options: object) -> AgentTurn | None:
+    prepared = _prepare(read=lambda: next(iter(agents), None), **options)  # one row at most
+    return None if prepared is None else _complete(prepared)
 
 
 TOTALS = ("model_calls", "input_tokens", "output_tokens", "cached_input_tokens", "cost_usd")
@@ -202,19 +267,9 @@ def _setup(agent: Agent, version: PromptVersion, context: dict | None) -> _Setup
     return setup
 
 
-def _loop(
-    turn: AgentTurn,
-    log: DebugLogWriter,
-    agent: Agent,
-    version: PromptVersion,
-    setup: _Setup,
-    message: str,
-    actor: Actor,
-    dry_run: bool,
-    depth: int,
-    depth_limit: int,
-    deadline: float,
-) -> str:
+def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
+    turn, agent, version, setup = prepared.turn, prepared.agent, prepared.version, prepared.setup
+    message, actor, dry_run, deadline = prepared.message, prepared.actor, prepared.dry_run, prepared.deadline
     if setup.preset is None:
         log.failed(sequence=1, provider_name="", model="", error=setup.failure)
         raise TurnFailed(setup.failure)
@@ -225,22 +280,29 @@ def _loop(
         raise TurnFailed(setup.failure)
     preset, policy, rendered = setup.preset, setup.policy, setup.rendered
     model_info = catalog.get_model(preset.provider_name, preset.model)
-    tools = available_tools(version.snapshot["allowed_tool_names"])
+    # A direct completion (`app.direct_completion.mode = always`): one call, no tool,
+    # within the direct completion's output and time bounds.
+    direct = policy.app.direct_completion if policy.app.direct_completion.mode == "always" else None
+    tools = [] if direct else available_tools(version.snapshot["allowed_tool_names"])
     specs = tuple(tool.spec() for tool in tools)
+    max_output_tokens, call_timeout = preset.max_output_tokens, float(preset.timeout_seconds)
+    if direct:
+        max_output_tokens = min(max_output_tokens or direct.max_tokens, direct.max_tokens)
+        call_timeout = min(call_timeout, direct.timeout_ms / 1000)
     tool_context = TurnContext(
         agent=agent,
         version=version,
         actor=actor,
         turn=turn,
         policy=policy,
-        depth=depth,
+        depth=prepared.depth,
         deadline=deadline,
         dry_run=dry_run,
-        depth_limit=min(depth_limit, policy.children.max_depth),
+        depth_limit=min(prepared.depth_limit, policy.children.max_depth),
         delegate=delegate_to,
     )
     messages: list[Message] = [Message(role="user", content=message)]
-    for sequence in range(1, policy.max_iterations + 1):
+    for sequence in range(1, (1 if direct else policy.max_iterations) + 1):
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise TurnFailed(TURN_OUT_OF_TIME)
@@ -256,8 +318,8 @@ def _loop(
             tools=specs,
             temperature=preset.temperature,
             top_p=preset.top_p,
-            max_output_tokens=preset.max_output_tokens,
-            timeout_seconds=min(preset.timeout_seconds, remaining),
+            max_output_tokens=max_output_tokens,
+            timeout_seconds=min(call_timeout, remaining),
             reasoning_effort=policy.app.reasoning_effort,
             service_tier=policy.app.service_tier,
             base_url=preset.base_url,
@@ -270,7 +332,7 @@ def _loop(
             # Redacted before anything uses it: text, tool-call arguments, raw body.
             response, error = redact_response(complete(setup.provider, request), log.secrets), ""
         except ProviderError as exc:
-            response, error = None, _call_error(exc, request, preset)
+            response, error = None, _call_error(exc, request, call_timeout, direct)
         usage = response.usage if response else Usage()
         cost = _cost(model_info, usage)
         _add_totals(turn, usage, cost)
@@ -292,19 +354,32 @@ def _loop(
         if not response.tool_calls:
             return response.text
         messages.append(Message(role="assistant", content=response.text, tool_calls=response.tool_calls))
+        log.save_turn()  # a tool may need the turn's row: a child turn points at it
         results = _run_tools(tool_context, response.tool_calls, {tool.name for tool in tools})
         messages.extend(result for result, _ in results)
         log.tools_ran([outcome for _, outcome in results])
+    if direct:
+        raise TurnFailed(
+            "The model asked for tools in a direct completion, which offers none "
+            "(runtime_policy.app.direct_completion.mode = always)."
+        )
     raise TurnFailed(
         f"Stopped after {policy.max_iterations} model calls without a final answer "
         f"(runtime_policy.max_iterations = {policy.max_iterations})."
     )
 
 
-def _call_error(exc: ProviderError, request: ModelRequest, preset: Preset) -> str:
-    if exc.kind == ProviderError.TIMEOUT and request.timeout_seconds < preset.timeout_seconds:
+def _call_error(
+    exc: ProviderError, request: ModelRequest, call_timeout: float, direct: DirectCompletionPolicy | None
+) -> str:
+    if exc.kind == ProviderError.TIMEOUT and request.timeout_seconds < call_timeout:
         # The turn's time, not the preset's, bounded this call.
         return TURN_OUT_OF_TIME
+    if exc.kind == ProviderError.TIMEOUT and direct and call_timeout == direct.timeout_ms / 1000:
+        return (
+            f"The direct completion took longer than runtime_policy.app.direct_completion.timeout_ms "
+            f"({direct.timeout_ms} ms)."
+        )
     return f"Provider error ({exc.kind}): {exc.message}"
 
 

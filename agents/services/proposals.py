@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from agents.diff import diff_stats
 from agents.models import Agent, EvidenceRun, PromptVersion
+from agents.policy import upgrade_stored_policy
 from agents.services.agents import agent_create, agent_update
 from agents.services.common import identity_label, require_visible
 from agents.services.evidence import evidence_request, evidence_require_confirmed
@@ -289,6 +290,7 @@ def prompt_version_restore(
     History is never rewritten: the old version stays as it was."""
     require_visible(actor, version.workspace, "version")
     changes = {key: version.snapshot[key] for key in SNAPSHOT_KEYS}
+    changes["runtime_policy"] = upgrade_stored_policy(changes["runtime_policy"])  # an old version's names
     label = f"restore of v{version.number}"
     return prompt_version_propose(
         agent=version.agent, changes=changes, actor=actor, reason=f"{label}: {reason}" if reason else label, mode=mode
@@ -339,7 +341,7 @@ def agent_clone(*, version: PromptVersion, actor: Actor, key: str, name: str, de
         name=name,
         description=description or source.description,
         preset=source.preset,
-        snapshot=version.snapshot,
+        snapshot={**version.snapshot, "runtime_policy": upgrade_stored_policy(version.snapshot["runtime_policy"])},
         is_sandbox=source.is_sandbox,
         reason=f"clone of {source.key} v{version.number}",
     )

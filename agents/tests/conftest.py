@@ -110,3 +110,34 @@ def api_as():
 def alice_api(api_as, make_key, alice):
     """alice's read,write key (an editor's script)."""
     return api_as(make_key("read,write", owner=alice))
+
+
+# --- a local OpenAI-protocol server ----------------------------------------------------
+@pytest.fixture
+def openai_server():
+    """A local OpenAI-protocol server that records every request's body
+    (`workflows.tests.fake_openai`); tests set `reply`, `delay` or `chunk_delay` on it."""
+    from workflows.tests.fake_openai import FakeOpenAI
+
+    with FakeOpenAI() as server:
+        yield server
+
+
+@pytest.fixture
+def local_preset(workspace: Workspace, ada: User, openai_server) -> Preset:
+    """The workspace's default preset: `gpt-4.1` on the local server, its key in the vault."""
+    from agents.services import credential_create
+
+    actor = Actor.for_user(ada)
+    credential = credential_create(workspace=workspace, key="local-key", secret="sk-local-0123456789", actor=actor)
+    return preset_create(
+        workspace=workspace,
+        actor=actor,
+        key="local",
+        name="Local",
+        provider_name="openai",
+        model="gpt-4.1",
+        base_url=openai_server.base_url,
+        credential=credential,
+        is_active=True,
+    )

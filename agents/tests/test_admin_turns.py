@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import timedelta
 
 import pytest
 from django.db import connection
@@ -13,6 +14,7 @@ from django.http import HttpResponse
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.html import escape
 
 from agents.models import Agent, AgentTurn, Preset
@@ -258,3 +260,29 @@ def test_a_long_turn_is_paged_and_its_logs_grow_with_its_calls(
     sent = escape(logs[0].system_prompt)
     assert second.count(f"<pre>{sent}</pre>") == 5
     assert "as in the call before" in second
+
+
+def test_archived_child_turns_leave_the_changelist_until_all_are_asked_for(
+    client: Client, workspace: Workspace, ada: User, alice: User, writer: Agent
+) -> None:
+    boss = agent_create(
+        workspace=workspace,
+        actor=Actor.for_user(ada),
+        key="boss",
+        name="Boss",
+        preset=writer.preset,
+        snapshot={**PROFILE, "allowed_tool_names": ["delegate"], "runtime_policy": {"children": {"max_depth": 1}}},
+    )
+    parent = agent_turn_run(
+        agent=boss, message='@call delegate {"agent": "writer", "message": "hi"}', actor=Actor.for_user(alice)
+    )
+    child = AgentTurn.objects.get(parent=parent)
+    AgentTurn.objects.filter(pk=child.pk).update(finished_at=timezone.now() - timedelta(minutes=61))
+    url = reverse("admin:agents_agentturn_changelist")
+
+    listed = page(client, ada, url)
+    everything = page(client, ada, f"{url}?listed=all")
+
+    assert change_url(parent) in listed
+    assert change_url(child) not in listed
+    assert change_url(child) in everything

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from agents.models import AgentTurn, Credential, DebugLog, Preset, PromptVersion
-from agents.runtime import agent_run_test
-from agents.services import credential_create, prompt_version_propose, skill_create
+from agents.runtime import agent_run_test, agent_turn_run
+from agents.services import agent_create, credential_create, prompt_version_propose, skill_create
 from aihummer.actors import Actor
 
 SECRET = "sk-live-0123456789abcdef"
@@ -166,6 +169,35 @@ def test_a_turn_and_its_debug_log_read_back(api_agent, alice, alice_api):
     assert (one["status"], one["debug_logs"]) == ("succeeded", [log.pk])
     assert (debug["turn"], debug["sequence"], debug["provider_name"]) == (turn.pk, 1, "echo")
     assert debug["messages"][-1]["content"] == "Bonjour"
+
+
+def test_archived_child_turns_are_listed_only_when_asked_for(api_agent, workspace, ada, alice, alice_api):
+    boss = agent_create(
+        workspace=workspace,
+        actor=Actor.for_user(ada),
+        key="boss",
+        name="Boss",
+        snapshot={
+            "identity": {"name": "Boss"},
+            "allowed_tool_names": ["delegate"],
+            "runtime_policy": {"children": {"archive_after_minutes": 5}},
+        },
+    )
+    parent = agent_turn_run(
+        agent=boss, message='@call delegate {"agent": "redacteur", "message": "hi"}', actor=Actor.for_user(alice)
+    )
+    child = AgentTurn.objects.get(parent=parent)
+    AgentTurn.objects.filter(pk=child.pk).update(finished_at=timezone.now() - timedelta(minutes=6))
+
+    listed = alice_api.get("/v1/admin/turns").json()["results"]
+    everything = alice_api.get("/v1/admin/turns?include_archived=true").json()["results"]
+    bad = alice_api.get("/v1/admin/turns?include_archived=maybe")
+
+    assert [t["id"] for t in listed] == [parent.pk]
+    assert [t["id"] for t in everything] == [child.pk, parent.pk]
+    assert alice_api.get(f"/v1/admin/turns/{child.pk}").status_code == 200
+    assert bad.status_code == 400
+    assert error(bad)["fields"] == {"include_archived": ["Must be a valid boolean."]}
 
 
 def test_another_workspaces_turns_are_404(api_agent, alice, api_as, charlie):

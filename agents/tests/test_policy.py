@@ -5,17 +5,22 @@ from django.core.exceptions import ValidationError
 from django.core.management import call_command
 
 from agents.policy import (
+    OWN_FIELD,
     RuntimePolicy,
     default_runtime_policy,
     parse_runtime_policy,
     resolve_runtime_policy,
     runtime_policy_json_schema,
+    upgrade_stored_policy,
     validate_runtime_policy,
 )
 
-# Room in the budget so every context bound can be tried alone, without tripping
-# the reserve_tokens < max_tokens rule.
-ROOMY_CONTEXT = {"context": {"max_tokens": 1_000_000, "reserve_tokens": 500}}
+# Room so every bound can be tried alone, without tripping reserve_tokens < max_tokens
+# or soft_trim_ratio <= hard_clear_ratio.
+ROOMY_CONTEXT = {
+    "context": {"max_tokens": 1_000_000, "reserve_tokens": 500},
+    "pruning": {"soft_trim_ratio": 0.0, "hard_clear_ratio": 1.0},
+}
 
 
 def refusal(data: object) -> list[str]:
@@ -41,44 +46,153 @@ def value_at(policy: dict, path: str) -> object:
     return policy
 
 
+# Every field the product document names ("Politique d'exécution"), by its path.
+DOCUMENT_FIELDS = [
+    "context.max_tokens",
+    "context.reserve_tokens",
+    "context.history_share",
+    "context.max_history_messages",
+    "context.bootstrap_max_chars",
+    "pruning.ttl_seconds",
+    "pruning.keep_last_assistants",
+    "pruning.soft_trim_ratio",
+    "pruning.head_chars",
+    "pruning.tail_chars",
+    "pruning.hard_clear_ratio",
+    "pruning.placeholder",
+    "memory_flush.soft_threshold_tokens",
+    "session.idle_reset_minutes",
+    "session.index_prune_after_days",
+    "session.index_max_entries",
+    "session.scope",
+    "children.max_depth",
+    "children.max_concurrent",
+    "children.max_per_parent",
+    "children.timeout_seconds",
+    "children.archive_after_minutes",
+    "max_iterations",
+    "app.reasoning_effort",
+    "app.service_tier",
+    "app.direct_completion.mode",
+    "app.direct_completion.max_tokens",
+    "app.direct_completion.timeout_ms",
+]
+# Ours, kept because they contradict nothing in the document (their descriptions say so).
+OWN_FIELDS = ["memory_flush.enabled", "children.allowed_agents"]
+
+# Every bound: (path, value just inside, value just outside, the refusal).
+BOUNDS = [
+    ("context.max_tokens", 1_000, 999, "must be at least 1000 (got 999)"),
+    ("context.max_tokens", 2_000_000, 2_000_001, "must be at most 2000000 (got 2000001)"),
+    ("context.reserve_tokens", 0, -1, "must be at least 0 (got -1)"),
+    ("context.reserve_tokens", 200_000, 200_001, "must be at most 200000 (got 200001)"),
+    ("context.history_share", 0.05, 0.04, "must be at least 0.05 (got 0.04)"),
+    ("context.history_share", 0.95, 0.96, "must be at most 0.95 (got 0.96)"),
+    ("context.max_history_messages", 1, 0, "must be at least 1 (got 0)"),
+    ("context.max_history_messages", 5_000, 5_001, "must be at most 5000 (got 5001)"),
+    ("context.bootstrap_max_chars", 500, 499, "must be at least 500 (got 499)"),
+    ("context.bootstrap_max_chars", 200_000, 200_001, "must be at most 200000 (got 200001)"),
+    ("pruning.ttl_seconds", 0, -1, "must be at least 0 (got -1)"),
+    ("pruning.ttl_seconds", 2_592_000, 2_592_001, "must be at most 2592000 (got 2592001)"),
+    ("pruning.keep_last_assistants", 0, -1, "must be at least 0 (got -1)"),
+    ("pruning.keep_last_assistants", 100, 101, "must be at most 100 (got 101)"),
+    ("pruning.soft_trim_ratio", 0.0, -0.01, "must be at least 0.0 (got -0.01)"),
+    ("pruning.hard_clear_ratio", 1.0, 1.01, "must be at most 1.0 (got 1.01)"),
+    ("pruning.head_chars", 0, -1, "must be at least 0 (got -1)"),
+    ("pruning.head_chars", 100_000, 100_001, "must be at most 100000 (got 100001)"),
+    ("pruning.tail_chars", 0, -1, "must be at least 0 (got -1)"),
+    ("pruning.tail_chars", 100_000, 100_001, "must be at most 100000 (got 100001)"),
+    ("memory_flush.soft_threshold_tokens", 0, -1, "must be at least 0 (got -1)"),
+    ("memory_flush.soft_threshold_tokens", 200_000, 200_001, "must be at most 200000 (got 200001)"),
+    ("session.idle_reset_minutes", 1, 0, "must be at least 1 (got 0)"),
+    ("session.idle_reset_minutes", 525_600, 525_601, "must be at most 525600 (got 525601)"),
+    ("session.index_prune_after_days", 1, 0, "must be at least 1 (got 0)"),
+    ("session.index_prune_after_days", 3_650, 3_651, "must be at most 3650 (got 3651)"),
+    ("session.index_max_entries", 1, 0, "must be at least 1 (got 0)"),
+    ("session.index_max_entries", 100_000, 100_001, "must be at most 100000 (got 100001)"),
+    ("children.max_depth", 0, -1, "must be at least 0 (got -1)"),
+    ("children.max_depth", 4, 5, "must be at most 4 (got 5)"),
+    ("children.max_concurrent", 1, 0, "must be at least 1 (got 0)"),
+    ("children.max_concurrent", 8, 9, "must be at most 8 (got 9)"),
+    ("children.max_per_parent", 0, -1, "must be at least 0 (got -1)"),
+    ("children.max_per_parent", 5, 6, "must be at most 5 (got 6)"),
+    ("children.timeout_seconds", 1, 0, "must be at least 1 (got 0)"),
+    ("children.timeout_seconds", 172_800, 172_801, "must be at most 172800 (got 172801)"),
+    ("children.archive_after_minutes", 0, -1, "must be at least 0 (got -1)"),
+    ("children.archive_after_minutes", 43_200, 43_201, "must be at most 43200 (got 43201)"),
+    ("max_iterations", 1, 0, "must be at least 1 (got 0)"),
+    ("max_iterations", 256, 257, "must be at most 256 (got 257)"),
+    ("app.direct_completion.max_tokens", 1, 0, "must be at least 1 (got 0)"),
+    ("app.direct_completion.max_tokens", 4_096, 4_097, "must be at most 4096 (got 4097)"),
+    ("app.direct_completion.timeout_ms", 100, 99, "must be at least 100 (got 99)"),
+    ("app.direct_completion.timeout_ms", 60_000, 60_001, "must be at most 60000 (got 60001)"),
+    ("session.scope", "per-peer", "per-user", "must be one of: per-peer, per-channel-peer"),
+    ("app.direct_completion.mode", "always", "never", "must be one of: auto, always"),
+    ("pruning.placeholder", "x" * 200, "x" * 201, "must have at most 200 characters (got 201)"),
+    (
+        "children.allowed_agents",
+        [f"agent-{n}" for n in range(50)],
+        [f"agent-{n}" for n in range(51)],
+        "must have at most 50 items (got 51)",
+    ),
+]
+
+
 def test_an_empty_policy_is_the_documented_defaults():
     policy = validate_runtime_policy({})
 
-    assert set(policy) == {
-        "version",
-        "context",
-        "pruning",
-        "memory_flush",
-        "session",
-        "children",
-        "max_iterations",
-        "app",
-        "interaction",
+    assert policy == {
+        "version": 1,
+        "context": {
+            "max_tokens": None,
+            "reserve_tokens": 4_096,
+            "history_share": 0.5,
+            "max_history_messages": 200,
+            "bootstrap_max_chars": 20_000,
+        },
+        "pruning": {
+            "ttl_seconds": 300,
+            "keep_last_assistants": 3,
+            "soft_trim_ratio": 0.3,
+            "head_chars": 1_500,
+            "tail_chars": 1_500,
+            "hard_clear_ratio": 0.5,
+            "placeholder": "[older tool result trimmed]",
+        },
+        "memory_flush": {"enabled": True, "soft_threshold_tokens": 4_000},
+        "session": {
+            "scope": "per-channel-peer",
+            "idle_reset_minutes": None,
+            "index_prune_after_days": None,
+            "index_max_entries": None,
+        },
+        "children": {
+            "max_depth": 1,
+            "max_concurrent": 2,
+            "max_per_parent": 3,
+            "timeout_seconds": 600,
+            "archive_after_minutes": 60,
+            "allowed_agents": [],
+        },
+        "max_iterations": 16,
+        "app": {
+            "reasoning_effort": None,
+            "service_tier": None,
+            "direct_completion": {"mode": "auto", "max_tokens": 1_024, "timeout_ms": 15_000},
+        },
+        "interaction": {},
     }
-    assert policy["version"] == 1
-    assert policy["context"] == {
-        "max_tokens": 128_000,
-        "reserve_tokens": 4_096,
-        "history_share": 0.5,
-        "bootstrap_max_chars": 20_000,
-    }
-    assert policy["pruning"]["placeholder"] == "[older tool result trimmed]"
-    assert policy["memory_flush"]["enabled"] is False
-    assert policy["session"] == {"idle_minutes": 60, "max_turns": 50}
-    assert policy["children"] == {
-        "max_depth": 1,
-        "max_concurrent": 2,
-        "max_per_parent": 3,
-        "timeout_seconds": 600,
-        "allowed_agents": [],
-    }
-    assert policy["max_iterations"] == 16
-    assert policy["app"] == {
-        "reasoning_effort": None,
-        "service_tier": None,
-        "direct_completion": {"enabled": False, "max_tokens": 1_024, "timeout_ms": 15_000},
-    }
-    assert policy["interaction"] == {"allowed_channels": [], "allowed_users": [], "reply_mode": "direct"}
+
+
+def test_every_field_of_the_document_and_no_other_is_there_by_its_name():
+    def paths(node: dict, prefix: str = "") -> list[str]:
+        found = []
+        for name, value in node.items():
+            path = f"{prefix}{name}"
+            found += paths(value, f"{path}.") if isinstance(value, dict) else [path]
+        return found
+
+    assert sorted(paths(default_runtime_policy())) == sorted(["version", *DOCUMENT_FIELDS, *OWN_FIELDS])
 
 
 def test_the_default_policy_is_a_fresh_copy_each_time():
@@ -89,43 +203,7 @@ def test_the_default_policy_is_a_fresh_copy_each_time():
     assert default_runtime_policy()["children"]["allowed_agents"] == []
 
 
-@pytest.mark.parametrize(
-    ("path", "edge", "past", "message"),
-    [
-        ("context.max_tokens", 1_000, 999, "must be at least 1000 (got 999)"),
-        ("context.max_tokens", 2_000_000, 2_000_001, "must be at most 2000000 (got 2000001)"),
-        ("context.reserve_tokens", 0, -1, "must be at least 0 (got -1)"),
-        ("context.reserve_tokens", 200_000, 200_001, "must be at most 200000 (got 200001)"),
-        ("context.history_share", 0.05, 0.04, "must be at least 0.05 (got 0.04)"),
-        ("context.history_share", 0.95, 0.96, "must be at most 0.95 (got 0.96)"),
-        ("context.bootstrap_max_chars", 500, 499, "must be at least 500 (got 499)"),
-        ("context.bootstrap_max_chars", 200_000, 200_001, "must be at most 200000 (got 200001)"),
-        ("pruning.keep_last_tool_results", 0, -1, "must be at least 0 (got -1)"),
-        ("pruning.keep_last_tool_results", 100, 101, "must be at most 100 (got 101)"),
-        ("pruning.max_tool_result_chars", 100, 99, "must be at least 100 (got 99)"),
-        ("pruning.max_tool_result_chars", 100_000, 100_001, "must be at most 100000 (got 100001)"),
-        ("memory_flush.threshold_share", 0.1, 0.09, "must be at least 0.1 (got 0.09)"),
-        ("memory_flush.threshold_share", 1.0, 1.01, "must be at most 1.0 (got 1.01)"),
-        ("session.idle_minutes", 1, 0, "must be at least 1 (got 0)"),
-        ("session.idle_minutes", 10_080, 10_081, "must be at most 10080 (got 10081)"),
-        ("session.max_turns", 1, 0, "must be at least 1 (got 0)"),
-        ("session.max_turns", 1_000, 1_001, "must be at most 1000 (got 1001)"),
-        ("children.max_depth", 0, -1, "must be at least 0 (got -1)"),
-        ("children.max_depth", 4, 5, "must be at most 4 (got 5)"),
-        ("children.max_concurrent", 1, 0, "must be at least 1 (got 0)"),
-        ("children.max_concurrent", 8, 9, "must be at most 8 (got 9)"),
-        ("children.max_per_parent", 0, -1, "must be at least 0 (got -1)"),
-        ("children.max_per_parent", 5, 6, "must be at most 5 (got 6)"),
-        ("children.timeout_seconds", 1, 0, "must be at least 1 (got 0)"),
-        ("children.timeout_seconds", 172_800, 172_801, "must be at most 172800 (got 172801)"),
-        ("max_iterations", 1, 0, "must be at least 1 (got 0)"),
-        ("max_iterations", 256, 257, "must be at most 256 (got 257)"),
-        ("app.direct_completion.max_tokens", 1, 0, "must be at least 1 (got 0)"),
-        ("app.direct_completion.max_tokens", 4_096, 4_097, "must be at most 4096 (got 4097)"),
-        ("app.direct_completion.timeout_ms", 100, 99, "must be at least 100 (got 99)"),
-        ("app.direct_completion.timeout_ms", 60_000, 60_001, "must be at most 60000 (got 60001)"),
-    ],
-)
+@pytest.mark.parametrize(("path", "edge", "past", "message"), BOUNDS)
 def test_each_bound_is_accepted_at_its_edge_and_refused_just_past_it(path, edge, past, message):
     accepted = validate_runtime_policy(policy_with(path, edge, ROOMY_CONTEXT))
     problems = refusal(policy_with(path, past, ROOMY_CONTEXT))
@@ -135,38 +213,18 @@ def test_each_bound_is_accepted_at_its_edge_and_refused_just_past_it(path, edge,
 
 
 @pytest.mark.parametrize(
-    ("path", "edge", "past", "message"),
+    "path",
     [
-        ("pruning.placeholder", "x" * 200, "x" * 201, "must have at most 200 characters (got 201)"),
-        ("memory_flush.prompt", "x" * 2_000, "x" * 2_001, "must have at most 2000 characters (got 2001)"),
-        (
-            "children.allowed_agents",
-            [f"agent-{n}" for n in range(50)],
-            [f"agent-{n}" for n in range(51)],
-            "must have at most 50 items (got 51)",
-        ),
-        ("interaction.allowed_channels", ["c"] * 50, ["c"] * 51, "must have at most 50 items (got 51)"),
-        ("interaction.allowed_users", ["u"] * 50, ["u"] * 51, "must have at most 50 items (got 51)"),
+        "context.max_tokens",
+        "session.idle_reset_minutes",
+        "session.index_prune_after_days",
+        "session.index_max_entries",
+        "app.reasoning_effort",
+        "app.service_tier",
     ],
 )
-def test_each_length_is_accepted_at_its_edge_and_refused_just_past_it(path, edge, past, message):
-    accepted = validate_runtime_policy(policy_with(path, edge))
-    problems = refusal(policy_with(path, past))
-
-    assert value_at(accepted, path) == edge
-    assert problems == [f"$.{path}: {message}"]
-
-
-@pytest.mark.parametrize("block", ["allowed_channels", "allowed_users"])
-def test_interaction_names_must_be_1_to_100_characters(block):
-    accepted = validate_runtime_policy({"interaction": {block: ["x" * 100]}})
-    problems = refusal({"interaction": {block: ["ok", "", "x" * 101]}})
-
-    assert accepted["interaction"][block] == ["x" * 100]
-    assert problems == [
-        f"$.interaction.{block}[1]: must have at least 1 character",
-        f"$.interaction.{block}[2]: must have at most 100 characters (got 101)",
-    ]
+def test_null_is_accepted_where_the_document_means_none(path):
+    assert value_at(validate_runtime_policy(policy_with(path, None)), path) is None
 
 
 @pytest.mark.parametrize(
@@ -176,6 +234,11 @@ def test_interaction_names_must_be_1_to_100_characters(block):
         ({"children": {"foo": 1}}, "$.children.foo"),
         ({"app": {"direct_completion": {"stream": True}}}, "$.app.direct_completion.stream"),
         ({"allowed agents": []}, "$['allowed agents']"),
+        # The first release's names are gone: a client uses the document's.
+        ({"session": {"idle_minutes": 5}}, "$.session.idle_minutes"),
+        ({"pruning": {"keep_last_tool_results": 1}}, "$.pruning.keep_last_tool_results"),
+        ({"app": {"direct_completion": {"enabled": True}}}, "$.app.direct_completion.enabled"),
+        ({"interaction": {"allowed_users": ["u1"]}}, "$.interaction.allowed_users"),
     ],
 )
 def test_an_unknown_field_is_refused_with_its_path(policy, path):
@@ -187,16 +250,16 @@ def test_every_problem_is_reported_at_once():
         {
             "children": {"max_depth": 9, "foo": 1},
             "max_iterations": "3",
-            "interaction": {"allowed_users": ["*"]},
+            "session": {"scope": "everyone"},
             "colour": "blue",
         }
     )
 
     assert problems == [
+        "$.session.scope: must be one of: per-peer, per-channel-peer",
         "$.children.max_depth: must be at most 4 (got 9)",
         "$.children.foo: unknown field",
         "$.max_iterations: must be an integer",
-        "$.interaction.allowed_users[0]: wildcards are not allowed",
         "$.colour: unknown field",
     ]
 
@@ -207,17 +270,18 @@ def test_every_problem_is_reported_at_once():
         ({"max_iterations": "3"}, "$.max_iterations: must be an integer"),
         ({"max_iterations": 3.0}, "$.max_iterations: must be an integer"),
         ({"max_iterations": True}, "$.max_iterations: must be an integer"),
-        ({"pruning": {"enabled": 1}}, "$.pruning.enabled: must be a boolean"),
-        ({"pruning": {"enabled": "true"}}, "$.pruning.enabled: must be a boolean"),
+        ({"memory_flush": {"enabled": 1}}, "$.memory_flush.enabled: must be a boolean"),
+        ({"memory_flush": {"enabled": "true"}}, "$.memory_flush.enabled: must be a boolean"),
         ({"pruning": {"placeholder": 5}}, "$.pruning.placeholder: must be a string"),
         ({"context": {"history_share": "0.5"}}, "$.context.history_share: must be a number"),
         ({"context": {"history_share": True}}, "$.context.history_share: must be a number"),
+        ({"context": {"max_tokens": "8000"}}, "$.context.max_tokens: must be an integer"),
+        ({"session": {"idle_reset_minutes": 1.5}}, "$.session.idle_reset_minutes: must be an integer"),
         ({"children": "none"}, "$.children: must be a JSON object"),
         ({"children": {"allowed_agents": "writer"}}, "$.children.allowed_agents: must be a JSON array"),
         ({"children": {"allowed_agents": [7]}}, "$.children.allowed_agents[0]: must be a string"),
         ({"version": 2}, "$.version: must be 1"),
         ({"version": True}, "$.version: must be 1"),
-        ({"interaction": {"reply_mode": "dm"}}, "$.interaction.reply_mode: must be one of: direct, thread"),
         (
             {"app": {"reasoning_effort": "max"}},
             "$.app.reasoning_effort: must be one of: minimal, low, medium, high, null",
@@ -233,44 +297,44 @@ def test_a_wrong_type_is_refused_by_name(policy, message):
 
 
 def test_an_integer_is_accepted_where_a_number_is_expected():
-    policy = validate_runtime_policy({"memory_flush": {"threshold_share": 1}})
+    policy = validate_runtime_policy({"pruning": {"soft_trim_ratio": 0, "hard_clear_ratio": 1}})
 
-    assert policy["memory_flush"]["threshold_share"] == 1.0
-    assert isinstance(policy["memory_flush"]["threshold_share"], float)
-
-
-@pytest.mark.parametrize("block", ["allowed_channels", "allowed_users"])
-@pytest.mark.parametrize("name", ["*", "team-*", "dev?", "*@example.com"])
-def test_wildcards_in_interaction_are_refused(block, name):
-    problems = refusal({"interaction": {block: ["general", name]}})
-
-    assert problems == [f"$.interaction.{block}[1]: wildcards are not allowed"]
-
-
-def test_exact_interaction_names_are_kept():
-    policy = validate_runtime_policy(
-        {"interaction": {"allowed_channels": ["C0123", "#general"], "reply_mode": "thread"}}
-    )
-
-    assert policy["interaction"] == {
-        "allowed_channels": ["C0123", "#general"],
-        "allowed_users": [],
-        "reply_mode": "thread",
-    }
+    assert policy["pruning"]["hard_clear_ratio"] == 1.0
+    assert isinstance(policy["pruning"]["hard_clear_ratio"], float)
 
 
 @pytest.mark.parametrize(
     ("context", "message"),
     [
-        ({"reserve_tokens": 128_000}, "reserve_tokens must be less than max_tokens (got 128000 >= 128000)"),
+        ({"max_tokens": 4_096}, "reserve_tokens must be less than max_tokens (got 4096 >= 4096)"),
         (
             {"max_tokens": 1_000, "reserve_tokens": 4_000},
             "reserve_tokens must be less than max_tokens (got 4000 >= 1000)",
         ),
     ],
 )
-def test_reserve_tokens_must_leave_room_in_the_budget(context, message):
+def test_reserve_tokens_must_leave_room_in_an_explicit_budget(context, message):
     assert refusal({"context": context}) == [f"$.context: {message}"]
+
+
+def test_a_large_reserve_is_accepted_while_the_budget_is_the_models():
+    assert validate_runtime_policy({"context": {"reserve_tokens": 200_000}})["context"]["max_tokens"] is None
+
+
+def test_the_soft_trim_never_starts_after_the_hard_clear():
+    accepted = validate_runtime_policy({"pruning": {"soft_trim_ratio": 0.6, "hard_clear_ratio": 0.6}})
+
+    assert accepted["pruning"]["soft_trim_ratio"] == 0.6
+    assert refusal({"pruning": {"soft_trim_ratio": 0.7, "hard_clear_ratio": 0.6}}) == [
+        "$.pruning: soft_trim_ratio must not exceed hard_clear_ratio (got 0.7 > 0.6)"
+    ]
+
+
+@pytest.mark.parametrize(
+    "field", ["user_ids", "session_agent_ids", "spawn_agent_ids", "session_visibility", "session_send"]
+)
+def test_interaction_rights_are_refused_until_they_are_enforced(field):
+    assert refusal({"interaction": {field: []}}) == [f"$.interaction.{field}: unknown field"]
 
 
 def test_allowed_agents_must_be_distinct_agent_keys():
@@ -365,7 +429,7 @@ def test_a_corrupt_stored_policy_raises_a_django_validation_error():
 def test_the_json_schema_has_a_default_and_a_description_for_every_field():
     schema = runtime_policy_json_schema()
     models = [schema, *schema["$defs"].values()]
-    fields = [(model["title"], name, spec) for model in models for name, spec in model["properties"].items()]
+    fields = [(model["title"], name, spec) for model in models for name, spec in model.get("properties", {}).items()]
 
     assert {model["title"] for model in models} == {
         "RuntimePolicy",
@@ -389,13 +453,20 @@ def test_the_json_schema_has_a_default_and_a_description_for_every_field():
         "title": "Max Depth",
         "type": "integer",
     }
+    assert schema["$defs"]["SessionPolicy"]["properties"]["scope"]["enum"] == ["per-peer", "per-channel-peer"]
 
 
-@pytest.mark.parametrize("block", ["session", "memory_flush", "interaction"])
-def test_the_schema_says_which_blocks_are_not_enforced_yet(block):
+def test_the_schema_says_which_fields_are_aihummers_own_and_promises_nothing():
     schema = runtime_policy_json_schema()
+    block_of = {"memory_flush": "MemoryFlushPolicy", "children": "ChildrenPolicy"}
+    descriptions = json.dumps(schema)
 
-    assert schema["properties"][block]["description"] == "Stored and validated; enforced once conversations exist."
+    for path in OWN_FIELDS:
+        block, name = path.split(".")
+        assert OWN_FIELD in schema["$defs"][block_of[block]]["properties"][name]["description"]
+    assert descriptions.count(OWN_FIELD) == len(OWN_FIELDS)
+    assert "enforced once" not in descriptions
+    assert "conversations exist" not in descriptions
 
 
 def test_the_schema_command_prints_the_schema(capsys):
@@ -404,3 +475,105 @@ def test_the_schema_command_prints_the_schema(capsys):
     printed = capsys.readouterr().out
     assert json.loads(printed) == runtime_policy_json_schema()
     assert printed.startswith('{\n  "$defs": {\n')
+
+
+# --- stored policies of the first release ---------------------------------------------
+FIRST_RELEASE_DEFAULTS = {
+    "version": 1,
+    "context": {"max_tokens": 128_000, "reserve_tokens": 4_096, "history_share": 0.5, "bootstrap_max_chars": 20_000},
+    "pruning": {
+        "enabled": True,
+        "keep_last_tool_results": 3,
+        "max_tool_result_chars": 4_000,
+        "placeholder": "[older tool result trimmed]",
+    },
+    "memory_flush": {
+        "enabled": False,
+        "threshold_share": 0.8,
+        "prompt": "Summarise what you must remember from this conversation.",
+    },
+    "session": {"idle_minutes": 60, "max_turns": 50},
+    "children": {
+        "max_depth": 1,
+        "max_concurrent": 2,
+        "max_per_parent": 3,
+        "timeout_seconds": 600,
+        "allowed_agents": [],
+    },
+    "max_iterations": 16,
+    "app": {
+        "reasoning_effort": None,
+        "service_tier": None,
+        "direct_completion": {"enabled": False, "max_tokens": 1_024, "timeout_ms": 15_000},
+    },
+    "interaction": {"allowed_channels": [], "allowed_users": [], "reply_mode": "direct"},
+}
+
+
+def first_release(**changes: dict) -> dict:
+    policy = json.loads(json.dumps(FIRST_RELEASE_DEFAULTS))
+    for block, fields in changes.items():
+        if isinstance(fields, dict):
+            policy[block].update(fields)
+        else:
+            policy[block] = fields
+    return policy
+
+
+def test_the_first_releases_defaults_become_the_documents_defaults():
+    assert upgrade_stored_policy(first_release()) == default_runtime_policy()
+
+
+def test_values_chosen_in_the_first_release_keep_their_meaning():
+    upgraded = upgrade_stored_policy(
+        first_release(
+            context={"max_tokens": 64_000, "history_share": 0.3},
+            pruning={"keep_last_tool_results": 5, "max_tool_result_chars": 800, "placeholder": "[cut]"},
+            session={"idle_minutes": 30, "max_turns": 9},
+            children={"max_depth": 3, "allowed_agents": ["writer"]},
+            max_iterations=40,
+            app={
+                "reasoning_effort": "low",
+                "direct_completion": {"enabled": True, "max_tokens": 512, "timeout_ms": 900},
+            },
+            interaction={"allowed_channels": ["C1"], "allowed_users": ["U1"], "reply_mode": "thread"},
+        )
+    )
+
+    assert validate_runtime_policy(upgraded) == upgraded
+    assert upgraded["context"] | {} == default_runtime_policy()["context"] | {
+        "max_tokens": 64_000,
+        "history_share": 0.3,
+    }
+    assert upgraded["pruning"] == default_runtime_policy()["pruning"] | {
+        "keep_last_assistants": 5,
+        "head_chars": 800,
+        "tail_chars": 0,
+        "placeholder": "[cut]",
+    }
+    assert upgraded["session"]["idle_reset_minutes"] == 30
+    assert upgraded["children"]["max_depth"] == 3
+    assert upgraded["children"]["allowed_agents"] == ["writer"]
+    assert upgraded["max_iterations"] == 40
+    assert upgraded["app"]["reasoning_effort"] == "low"
+    assert upgraded["app"]["direct_completion"] == {"mode": "auto", "max_tokens": 512, "timeout_ms": 900}
+    assert upgraded["interaction"] == {}
+
+
+def test_disabled_pruning_becomes_ratios_that_trim_only_a_full_request():
+    upgraded = upgrade_stored_policy(first_release(pruning={"enabled": False}))
+
+    assert (upgraded["pruning"]["soft_trim_ratio"], upgraded["pruning"]["hard_clear_ratio"]) == (1.0, 1.0)
+
+
+def test_a_policy_in_the_documents_names_is_not_upgraded():
+    policy = validate_runtime_policy({"session": {"idle_reset_minutes": 5}})
+
+    assert upgrade_stored_policy(policy) is policy
+    assert upgrade_stored_policy({}) == {}
+
+
+def test_an_old_versions_policy_parses_for_the_runtime():
+    policy = parse_runtime_policy(first_release(session={"idle_minutes": 15}))
+
+    assert policy.session.idle_reset_minutes == 15

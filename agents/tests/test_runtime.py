@@ -1,6 +1,6 @@
 """The agent runtime, end to end on the offline `echo` provider: one turn renders the
 snapshot, calls the model, runs the tools it asks for and records every call as a
-DebugLog. Plus the pure parts (pruning, the context budget, redaction) as unit tests.
+DebugLog. Plus redaction as unit tests (request building: test_context.py).
 
 The echo provider answers `[echo <model>] <message> #sp=<8 hex of the system prompt>`
 and is scripted through the message (`@call`, `@loop`, `@error`, `@garbage`), so these
@@ -22,12 +22,11 @@ from pytest_httpserver import HTTPServer
 
 from agents import catalog
 from agents.models import Agent, AgentTurn, DebugLog, Preset, PromptVersion
-from agents.policy import RuntimePolicy, parse_runtime_policy
 from agents.rendering import render_prefix, render_system_prompt
-from agents.runtime import TurnFailed, agent_run_test, agent_turn_run, prepare_messages, prune_tool_results
+from agents.runtime import agent_run_test, agent_turn_run
 from agents.runtime.debug import REDACTED, redact_text
 from agents.runtime.providers import get_provider
-from agents.runtime.providers.base import Message, ProviderError, ToolCall
+from agents.runtime.providers.base import ProviderError
 from agents.runtime.tools import QUEUED
 from agents.services import (
     agent_create,
@@ -337,7 +336,7 @@ def test_a_prompt_bigger_than_the_context_budget_fails_before_any_model_call(
     assert turn.status == AgentTurn.Status.FAILED
     assert turn.error == (
         f"The system prompt and message need about {needed} tokens, but runtime_policy.context allows "
-        "800 (max_tokens 1000 minus reserve_tokens 200)."
+        "800 (a budget of 1000 tokens minus reserve_tokens 200)."
     )
     assert turn.debug_logs.count() == 0
 
@@ -410,144 +409,6 @@ def test_a_try_it_turn_runs_a_pending_version_and_shows_its_hash(writer: Agent, 
     assert turn.version_number == 2
     assert turn.answer == f"[echo echo-1] Hi #sp={expected_sp(pending)}"
     assert expected_sp(pending) != expected_sp(writer.live_version)
-
-
-# --- pruning and the context budget (pure) ---------------------------------------------
-def exchange(number: int, result: str) -> list[Message]:
-    """An assistant tool call and the tool result that answers it."""
-    call = ToolCall(id=f"call-{number}", name="lookup", arguments={}, raw_arguments="{}")
-    return [
-        Message(role="assistant", tool_calls=(call,)),
-        Message(role="tool", content=result, tool_call_id=f"call-{number}", tool_name="lookup"),
-    ]
-
-
-def test_pruning_trims_older_tool_results_and_keeps_the_last_ones_whole() -> None:
-    policy = parse_runtime_policy({"pruning": {"keep_last_tool_results": 1, "max_tool_result_chars": 100}})
-    user = Message(role="user", content="u" * 500)
-    messages = [user, *exchange(1, "a" * 300), *exchange(2, "b" * 50), *exchange(3, "c" * 300)]
-
-    pruned = prune_tool_results(messages, policy)
-
-    assert [m.content for m in pruned] == [
-        "u" * 500,
-        "",
-        "a" * 100 + "\n[older tool result trimmed]",
-        "",
-        "b" * 50,  # short enough already
-        "",
-        "c" * 300,
-    ]
-    assert pruned[0] is user
-    assert pruned[2].tool_call_id == "call-1"
-    assert messages[2].content == "a" * 300  # the input is not changed
-
-
-def test_pruning_with_no_result_to_keep_trims_every_long_one() -> None:
-    policy = parse_runtime_policy(
-        {"pruning": {"keep_last_tool_results": 0, "max_tool_result_chars": 100, "placeholder": "[cut]"}}
-    )
-    messages = [Message(role="user", content="hi"), *exchange(1, "a" * 300), *exchange(2, "b" * 300)]
-
-    pruned = prune_tool_results(messages, policy)
-
-    assert [m.content for m in pruned if m.role == "tool"] == ["a" * 100 + "\n[cut]", "b" * 100 + "\n[cut]"]
-
-
-def test_disabled_pruning_leaves_every_result_whole() -> None:
-    policy = parse_runtime_policy({"pruning": {"enabled": False, "keep_last_tool_results": 0}})
-    messages = [Message(role="user", content="hi"), *exchange(1, "a" * 30_000), *exchange(2, "b" * 30_000)]
-
-    pruned = prune_tool_results(messages, policy)
-
-    assert pruned == messages
-    assert pruned is not messages
-
-
-def budget_policy(**context: object) -> RuntimePolicy:
-    return parse_runtime_policy({"context": {"reserve_tokens": 0, **context}, "pruning": {"enabled": False}})
-
-
-def test_the_history_fits_its_share_of_the_budget_by_dropping_the_oldest_exchanges() -> None:
-    # Budget 1000, history 500; each exchange costs (0 + 8) + (200 + 8) = 216 tokens.
-    policy = budget_policy(max_tokens=1000, history_share=0.5)
-    user = Message(role="user", content="u" * 400)
-    first, second, third = exchange(1, "a" * 800), exchange(2, "b" * 800), exchange(3, "c" * 800)
-
-    prepared, dropped = prepare_messages([user, *first, *second, *third], policy, "s" * 400, None)
-
-    assert dropped == 1
-    assert prepared == [user, *second, *third]
-
-
-def test_a_history_within_the_budget_is_sent_as_it_is() -> None:
-    policy = budget_policy(max_tokens=1000, history_share=0.5)
-    messages = [Message(role="user", content="u" * 400), *exchange(1, "a" * 800), *exchange(2, "b" * 800)]
-
-    prepared, dropped = prepare_messages(messages, policy, "s" * 400, None)
-
-    assert (prepared, dropped) == (messages, 0)
-
-
-def test_the_first_user_message_is_always_kept() -> None:
-    # History budget 250: only the newest exchange (216) fits.
-    policy = budget_policy(max_tokens=1000, history_share=0.25)
-    user = Message(role="user", content="u" * 2000)
-    first, second, third = exchange(1, "a" * 800), exchange(2, "b" * 800), exchange(3, "c" * 800)
-
-    prepared, dropped = prepare_messages([user, *first, *second, *third], policy, "s" * 400, None)
-
-    assert dropped == 2
-    assert prepared == [user, *third]
-
-
-def test_the_history_never_takes_what_the_prompt_and_message_need() -> None:
-    # Share 0.9 would allow 900 tokens, but the prompt and message already need 800.
-    policy = budget_policy(max_tokens=1000, history_share=0.9)
-    user = Message(role="user", content="u" * 1600)
-    first, second = exchange(1, "a" * 400), exchange(2, "b" * 400)  # 116 tokens each
-
-    prepared, dropped = prepare_messages([user, *first, *second], policy, "s" * 1600, None)
-
-    assert dropped == 1
-    assert prepared == [user, *second]
-
-
-def test_a_prompt_and_message_bigger_than_the_budget_fail_the_turn() -> None:
-    policy = parse_runtime_policy({"context": {"max_tokens": 1000, "reserve_tokens": 100}})
-
-    with pytest.raises(TurnFailed) as failed:
-        prepare_messages([Message(role="user", content="u" * 401)], policy, "s" * 3200, None)
-
-    assert str(failed.value) == (
-        "The system prompt and message need about 901 tokens, but runtime_policy.context allows "
-        "900 (max_tokens 1000 minus reserve_tokens 100)."
-    )
-
-
-def test_the_models_context_window_caps_the_policy_budget() -> None:
-    policy = parse_runtime_policy({"context": {"max_tokens": 128_000, "reserve_tokens": 500}})
-    small = catalog.ModelInfo(
-        provider="echo",
-        name="tiny",
-        label="Tiny",
-        context_window=2_000,
-        max_output_tokens=500,
-        streaming=False,
-        tools=True,
-        vision=False,
-        input_per_mtok=Decimal(0),
-        output_per_mtok=Decimal(0),
-        cached_input_per_mtok=Decimal(0),
-    )
-
-    with pytest.raises(TurnFailed) as failed:
-        prepare_messages([Message(role="user", content="u" * 8000)], policy, "sys", small)
-
-    assert str(failed.value) == (
-        "The system prompt and message need about 2001 tokens, but runtime_policy.context allows "
-        "1500 (max_tokens 2000 minus reserve_tokens 500)."
-    )
 
 
 # --- secrets and bounds in debug logs --------------------------------------------------
@@ -656,3 +517,64 @@ def test_a_disabled_agent_does_not_run(writer: Agent, ada: User, alice: User) ->
 
     assert (turn.status, turn.error) == (AgentTurn.Status.FAILED, "Agent 'writer' is disabled: enable it to run it.")
     assert turn.debug_logs.count() == 0
+
+
+# --- app.direct_completion.mode = always ------------------------------------------------
+def direct_agent(workspace: Workspace, ada: User, **direct: object) -> Agent:
+    return agent_create(
+        workspace=workspace,
+        actor=Actor.for_user(ada),
+        key="quick",
+        name="Quick",
+        snapshot={
+            **PROFILE,
+            "allowed_tool_names": ["propose_persona_edit"],
+            "runtime_policy": {"app": {"direct_completion": {"mode": "always", **direct}}},
+        },
+    )
+
+
+def test_an_always_direct_agent_answers_in_one_call_without_tools_within_its_bounds(
+    workspace: Workspace, ada: User, alice: User, local_preset: Preset, openai_server
+) -> None:
+    agent = direct_agent(workspace, ada, max_tokens=300, timeout_ms=20_000)
+
+    turn = agent_turn_run(agent=agent, message="Hi", actor=Actor.for_user(alice))
+
+    [sent] = openai_server.bodies
+    assert (turn.status, turn.answer, turn.model_calls) == ("succeeded", "answer: Hi", 1)
+    assert "tools" not in sent
+    assert sent["max_tokens"] == 300
+
+
+def test_an_auto_agent_keeps_its_tools_and_the_presets_bounds(
+    workspace: Workspace, ada: User, alice: User, local_preset: Preset, openai_server
+) -> None:
+    agent = direct_agent(workspace, ada)
+    prompt_version_propose(
+        agent=agent,
+        changes={"runtime_policy": {"app": {"direct_completion": {"mode": "auto", "max_tokens": 300}}}},
+        actor=Actor.for_user(ada),
+        mode="live",
+    )
+
+    agent_turn_run(agent=agent, message="Hi", actor=Actor.for_user(alice))
+
+    [sent] = openai_server.bodies
+    assert [tool["function"]["name"] for tool in sent["tools"]] == ["propose_persona_edit"]
+    assert "max_tokens" not in sent
+
+
+def test_a_direct_completion_slower_than_its_timeout_fails_saying_so(
+    workspace: Workspace, ada: User, alice: User, local_preset: Preset, openai_server, settings: Settings
+) -> None:
+    settings.AIHUMMER_PROVIDER_MAX_RETRIES = 0
+    openai_server.delay = 1.0
+    agent = direct_agent(workspace, ada, timeout_ms=200)
+
+    turn = agent_turn_run(agent=agent, message="Hi", actor=Actor.for_user(alice))
+
+    assert turn.status == "failed"
+    assert (
+        turn.error == "The direct completion took longer than runtime_policy.app.direct_completion.timeout_ms (200 ms)."
+    )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from datetime import timedelta
 
 import pytest
 from django.core.exceptions import PermissionDenied
@@ -20,7 +21,7 @@ from agents.models import Agent, AgentSection, AgentTurn, DebugLog, Preset, Prom
 from agents.rendering import render_system_prompt
 from agents.runtime import agent_run_test, agent_turn_run
 from agents.runtime.tools import QUEUED, REGISTRY, available_tools
-from agents.services import agent_create, agent_update, prompt_version_approve
+from agents.services import agent_create, agent_update, prompt_version_approve, prompt_version_propose
 from aihummer.actors import Actor
 from aihummer.models import User, Workspace
 
@@ -656,3 +657,44 @@ def test_two_section_edits_of_a_sandbox_agent_in_one_turn_both_stay(
         ("method", "Plan, then write."),
         ("tone", "Be kind."),
     ]
+
+
+# --- children.archive_after_minutes ----------------------------------------------------
+def finished_minutes_ago(turn: AgentTurn, minutes: int) -> None:
+    AgentTurn.objects.filter(pk=turn.pk).update(finished_at=timezone.now() - timedelta(minutes=minutes))
+
+
+def test_finished_children_leave_the_default_list_after_the_parents_archive_delay(
+    workspace: Workspace, ada: User, alice: User, helper: Agent
+) -> None:
+    boss = make_boss(workspace, ada, archive_after_minutes=30)
+    turn = agent_turn_run(agent=boss, message=delegate_line("helper", "hi"), actor=Actor.for_user(alice))
+    child = AgentTurn.objects.get(parent=turn)
+
+    finished_minutes_ago(child, 29)
+    listed_before = set(AgentTurn.objects.listed())
+    finished_minutes_ago(child, 31)
+    listed_after = set(AgentTurn.objects.listed())
+    prompt_version_propose(
+        agent=boss,
+        changes={"runtime_policy": {"children": {"max_depth": 1, "archive_after_minutes": 60}}},
+        actor=Actor.for_user(ada),
+        mode="live",
+    )
+
+    assert listed_before == {turn, child}
+    assert listed_after == {turn}
+    assert set(AgentTurn.objects.all()) == {turn, child}  # kept, only not listed
+    assert set(AgentTurn.objects.listed()) == {turn, child}  # the new policy applies at once
+
+
+def test_top_level_and_running_turns_are_always_listed(
+    workspace: Workspace, ada: User, alice: User, helper: Agent
+) -> None:
+    boss = make_boss(workspace, ada, archive_after_minutes=0)
+    turn = agent_turn_run(agent=boss, message=delegate_line("helper", "hi"), actor=Actor.for_user(alice))
+    child = AgentTurn.objects.get(parent=turn)
+    finished_minutes_ago(turn, 10_000)
+    AgentTurn.objects.filter(pk=child.pk).update(finished_at=None, status=AgentTurn.Status.RUNNING)
+
+    assert set(AgentTurn.objects.listed()) == {turn, child}

@@ -37,15 +37,16 @@ def kinds(captured) -> list[str]:
     return [query["sql"].split(maxsplit=1)[0] for query in captured.captured_queries]
 
 
-def test_a_plain_echo_turn_costs_four_statements_and_two_commits(agent, alice, django_assert_num_queries):
+def test_a_plain_echo_turn_costs_three_statements_and_two_commits(agent, alice, django_assert_num_queries):
     actor = Actor.for_user(alice)
     agent_turn_run(agent=agent, message="Warm up", actor=actor)  # the actor's roles are read once, here
 
-    # Read the agent with its presets and record the turn; then its log and its outcome.
-    with django_assert_num_queries(4 + 4) as captured:
+    # Read the agent with its presets (autocommit); then the turn, written once with its
+    # outcome, and its log.
+    with django_assert_num_queries(1 + 4) as captured:
         turn = agent_turn_run(agent=agent, message="Bonjour", actor=actor)
 
-    assert kinds(captured) == ["BEGIN", "SELECT", "INSERT", "COMMIT", "BEGIN", "INSERT", "UPDATE", "COMMIT"]
+    assert kinds(captured) == ["SELECT", "BEGIN", "INSERT", "INSERT", "COMMIT"]
     assert (turn.status, turn.model_calls) == ("succeeded", 1)
     stored = AgentTurn.objects.get(pk=turn.pk)
     assert (stored.status, stored.model_calls, stored.input_tokens) == ("succeeded", 1, turn.input_tokens)
@@ -57,16 +58,18 @@ def test_a_tool_calling_turn_costs_its_tools_writes_and_little_more(agent, alice
     agent_turn_run(agent=agent, message=f"@call propose_persona_edit {arguments}", actor=actor)  # the proposal
 
     # Again: a duplicate of the open proposal, which the service finds (lock, look-up).
-    # The turn's own: read and record, the first call's log, the last call's log and the
-    # outcome: 5 statements for 2 model calls.
-    with django_assert_num_queries(13) as captured:
+    # The turn's own: read, the turn's row before its tools run (a tool may need it),
+    # the first call's log, the outcome and the last call's log: 5 statements for 2
+    # model calls.
+    with django_assert_num_queries(11) as captured:
         turn = agent_turn_run(agent=agent, message=f"@call propose_persona_edit {arguments}", actor=actor)
 
     assert kinds(captured) == [
-        *("BEGIN", "SELECT", "INSERT", "COMMIT"),
+        "SELECT",
+        "INSERT",  # the turn
         *("BEGIN", "SELECT", "SELECT", "COMMIT"),  # the tool: prompt_version_propose
         "INSERT",  # the first call's log, with what its tool did (autocommit)
-        *("BEGIN", "INSERT", "UPDATE", "COMMIT"),
+        *("BEGIN", "UPDATE", "INSERT", "COMMIT"),
     ]
 
     assert (turn.status, turn.model_calls) == ("succeeded", 2)

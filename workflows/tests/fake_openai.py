@@ -1,33 +1,66 @@
 """A tiny OpenAI-protocol server for tests and benches: it answers every chat
-completion with `answer: <last user message>` after `delay` seconds, many at once
-(one thread per request), and records when each request started and ended."""
+completion after `delay` seconds, many at once (one thread per connection), over
+HTTP/1.1 with keep-alive as real servers do, and records when each request started and
+ended, and each request's body.
+
+By default the answer is `answer: <last user message>`; `reply(body)` may give another
+text, or a whole assistant message (a dict, e.g. with `tool_calls`). A request with
+`"stream": true` is answered as Server-Sent Events, the text in `chunk_chars` pieces
+`chunk_delay` seconds apart, then the usage chunk and `[DONE]`, as OpenAI streams."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+USAGE = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+
+
+class _Listener(ThreadingHTTPServer):
+    request_queue_size = 1024  # hundreds of runs connect at once
 
 
 class FakeOpenAI:
-    def __init__(self, delay: float = 0.0, *, fail_first: int = 0) -> None:
+    def __init__(
+        self,
+        delay: float = 0.0,
+        *,
+        fail_first: int = 0,
+        reply: Callable[[dict], str | dict] | None = None,
+        chunk_chars: int = 4,
+        chunk_delay: float = 0.0,
+    ) -> None:
         self.delay = delay
         self.fail_first = fail_first  # answer this many requests with a 503 first
+        self.reply = reply
+        self.chunk_chars = chunk_chars
+        self.chunk_delay = chunk_delay
         self.calls: list[tuple[float, float, str]] = []  # (started, finished, message)
         self.authorizations: list[str] = []  # the Authorization header of every request
+        self.bodies: list[dict] = []  # every request's JSON body, in arrival order
         self._lock = threading.Lock()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive: a shared client reuses its connections
+
             def do_POST(self) -> None:
+                # The client may give up (its timeout, a closed stream): nothing to answer then.
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    self._handle()
+
+            def _handle(self) -> None:
                 started = time.monotonic()
                 with server._lock:
                     server.authorizations.append(self.headers.get("Authorization", ""))
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                message = next((m["content"] for m in reversed(body["messages"]) if m["role"] == "user"), "")
-                if isinstance(message, list):
-                    message = "".join(part.get("text", "") for part in message)
+                with server._lock:
+                    server.bodies.append(body)
+                message = last_user_text(body)
                 time.sleep(server.delay)
                 with server._lock:
                     failing = server.fail_first > 0
@@ -36,23 +69,12 @@ class FakeOpenAI:
                     error = {"error": {"message": "Overloaded", "type": "server_error", "code": None}}
                     self._answer(503, json.dumps(error).encode())
                     return
-                payload = json.dumps(
-                    {
-                        "id": "chatcmpl-fake",
-                        "object": "chat.completion",
-                        "created": 1764480000,
-                        "model": body["model"],
-                        "choices": [
-                            {
-                                "index": 0,
-                                "message": {"role": "assistant", "content": f"answer: {message}"},
-                                "finish_reason": "stop",
-                            }
-                        ],
-                        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-                    }
-                ).encode()
-                self._answer(200, payload)
+                answer = server.reply(body) if server.reply else f"answer: {message}"
+                assistant = answer if isinstance(answer, dict) else {"role": "assistant", "content": answer}
+                if body.get("stream"):
+                    self._stream(body, assistant)
+                else:
+                    self._answer(200, json.dumps(completion(body, assistant)).encode())
                 with server._lock:
                     server.calls.append((started, time.monotonic(), message))
 
@@ -63,10 +85,33 @@ class FakeOpenAI:
                 self.end_headers()
                 self.wfile.write(payload)
 
+            def _stream(self, body: dict, assistant: dict) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")  # no length: the stream ends with the connection
+                self.close_connection = True
+                self.end_headers()
+                text = assistant.get("content") or ""
+                pieces = [text[i : i + server.chunk_chars] for i in range(0, len(text), server.chunk_chars)]
+                for index, piece in enumerate(pieces):
+                    delta = {"role": "assistant", "content": piece} if index == 0 else {"content": piece}
+                    self._event(chunk(body, delta))
+                    time.sleep(server.chunk_delay)
+                for index, call in enumerate(assistant.get("tool_calls") or ()):
+                    self._event(chunk(body, {"tool_calls": [{"index": index, **call}]}))
+                finish = "tool_calls" if assistant.get("tool_calls") else "stop"
+                self._event(chunk(body, {}, finish_reason=finish))
+                self._event({**chunk(body, None), "choices": [], "usage": USAGE})
+                self.wfile.write(b"data: [DONE]\n\n")
+
+            def _event(self, data: dict) -> None:
+                self.wfile.write(f"data: {json.dumps(data)}\n\n".encode())
+                self.wfile.flush()
+
             def log_message(self, *args: object) -> None:
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = _Listener(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
@@ -81,3 +126,33 @@ class FakeOpenAI:
     def __exit__(self, *exc: object) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def last_user_text(body: dict) -> str:
+    message = next((m["content"] for m in reversed(body["messages"]) if m["role"] == "user"), "")
+    if isinstance(message, list):
+        message = "".join(part.get("text", "") for part in message)
+    return message
+
+
+def completion(body: dict, assistant: dict) -> dict:
+    finish = "tool_calls" if assistant.get("tool_calls") else "stop"
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 1764480000,
+        "model": body["model"],
+        "choices": [{"index": 0, "message": assistant, "finish_reason": finish}],
+        "usage": USAGE,
+    }
+
+
+def chunk(body: dict, delta: dict | None, finish_reason: str | None = None) -> dict:
+    choices = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish_reason}]
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion.chunk",
+        "created": 1764480000,
+        "model": body["model"],
+        "choices": choices,
+    }

@@ -156,8 +156,10 @@ def test_a_run_that_changed_workflow_keeps_its_own_definition(pipeline, operator
 
 
 # --- what a step costs ----------------------------------------------------------------
-TURN_STATEMENTS = 8  # agent_turn_run on echo: issue 11's four statements, each of its two commits a savepoint pair here
-STEP_OVERHEAD = 2  # claim + finish
+# Inside the test's transaction each of a step's transactions shows as a savepoint pair:
+# one pair = one commit on a worker.
+CLAIM = ["SAVEPOINT", "UPDATE", "SELECT", "RELEASE"]  # the claim, the turn's agent read
+RESULT = ["SAVEPOINT", "INSERT", "INSERT", "WITH", "RELEASE"]  # turn, debug log, finish
 
 
 @pytest.fixture
@@ -167,28 +169,50 @@ def three_steps(workspace, echo_preset, operator):
     return agent, workflow_create(workspace=workspace, actor=operator, key="three", name="Three", definition=definition)
 
 
+def kinds(captured) -> list[str]:
+    return [query["sql"].split(maxsplit=1)[0] for query in captured.captured_queries]
+
+
+def statements(kinds: list[str]) -> int:
+    return sum(kind not in ("SAVEPOINT", "RELEASE") for kind in kinds)
+
+
 @pytest.mark.django_db(transaction=False)
-def test_statements_of_one_echo_turn(three_steps, operator, django_assert_num_queries) -> None:
+def test_one_echo_turn_reads_once_and_writes_once(three_steps, operator, django_assert_num_queries) -> None:
     agent, _ = three_steps
-    with django_assert_num_queries(TURN_STATEMENTS):
+    with django_assert_num_queries(5) as captured:
         agent_turn_run(
             agent=agent,
             message="Bonjour",
             actor=Actor.for_workflow_run(workspace_id=agent.workspace_id, source="cli:tests", person_id=None),
         )
+    assert kinds(captured) == ["SELECT", "SAVEPOINT", "INSERT", "INSERT", "RELEASE"]
 
 
 @pytest.mark.django_db(transaction=False)
-def test_statements_of_one_echo_step(
+def test_an_echo_step_costs_two_commits_and_at_most_six_statements(
     three_steps, operator, django_assert_num_queries, django_capture_on_commit_callbacks
 ) -> None:
     _, workflow = three_steps
     with django_capture_on_commit_callbacks() as dispatched:
         run = workflow_run_start(workflow=workflow, actor=operator, message="Bonjour")
     assert len(dispatched) == 1  # the first step, enqueued on commit (not run: no commit in this test)
-    workflow_step_run(run_id=run.pk, step="one")
-    # A middle step: claim, the turn, finish; its dispatch sends a task, not a statement.
-    with django_capture_on_commit_callbacks() as dispatched, django_assert_num_queries(TURN_STATEMENTS + STEP_OVERHEAD):
+
+    # The first step also marks its run running, in its claim's transaction.
+    with django_capture_on_commit_callbacks() as dispatched, django_assert_num_queries(10) as first:
+        assert workflow_step_run(run_id=run.pk, step="one") == "completed"
+    # A middle step: its dispatch sends a task, not a statement.
+    with django_capture_on_commit_callbacks() as dispatched, django_assert_num_queries(9) as middle:
         assert workflow_step_run(run_id=run.pk, step="two") == "completed"
     assert len(dispatched) == 1
+    # The last one completes its run in its result's transaction.
+    with django_assert_num_queries(10) as last:
+        assert workflow_step_run(run_id=run.pk, step="three") == "completed"
+
+    assert kinds(first) == ["SAVEPOINT", "UPDATE", "UPDATE", "SELECT", "RELEASE", *RESULT]
+    assert kinds(middle) == CLAIM + RESULT
+    assert kinds(last) == CLAIM + RESULT[:-1] + ["UPDATE", "RELEASE"]
+    assert [statements(kinds(step)) for step in (first, middle, last)] == [6, 5, 6]
+    run.refresh_from_db()
+    assert (run.status, run.answer) == ("completed", steps_of(run)["three"].output["answer"])
     assert connection.vendor == "postgresql"

@@ -91,3 +91,76 @@ def test_the_heartbeat_keeps_a_long_step_leased(worker_on_redis, workspace, oper
     assert run.status == "completed"
     assert step.attempts == 1 and step.duration_ms >= 2000
     assert len(swept) >= 6 and set(swept) == {0}
+
+
+@pytest.fixture
+def step_tasks():
+    """The workflow-step tasks the worker (in this process) starts, by step name."""
+    from celery.signals import task_prerun
+
+    started: list[str] = []
+
+    def record(sender=None, args=(), **_: object) -> None:
+        if sender is not None and sender.name == "workflows.workflow_step_run":
+            started.append(args[1])
+
+    task_prerun.connect(record, weak=False)
+    yield started
+    task_prerun.disconnect(record)
+
+
+def test_a_lone_successor_runs_in_the_same_task_and_a_fan_out_goes_through_the_broker(
+    worker_on_redis, workspace, operator, echo_preset, step_tasks
+) -> None:
+    make_agent(workspace, "echo", "Repeat.", preset=echo_preset)
+    definition = {
+        "version": 1,
+        "steps": [
+            {"name": "first", "agent_name": "echo"},
+            {"name": "second", "agent_name": "echo"},  # the lone successor of first
+            {"name": "left", "agent_name": "echo", "depends_on": ["second"]},
+            {"name": "right", "agent_name": "echo", "depends_on": ["second"]},
+        ],
+    }
+    workflow = workflow_create(workspace=workspace, actor=operator, key="chain", name="Chain", definition=definition)
+
+    run = workflow_run_wait(run=workflow_run_start(workflow=workflow, actor=operator, message="go"), timeout=WAIT)
+
+    assert run.status == "completed", run.error
+    # first's task ran second too; second made two steps ready: one task each.
+    assert sorted(step_tasks) == ["first", "left", "right"]
+    assert {step.name: step.attempts for step in steps_of(run).values()} == {
+        "first": 1,
+        "second": 1,
+        "left": 1,
+        "right": 1,
+    }
+
+
+def test_one_heartbeat_keeps_every_step_of_a_worker_leased(worker_on_redis, workspace, operator, settings) -> None:
+    import threading
+
+    from workflows.execution import workflow_runs_revive
+    from workflows.tests.conftest import fake_preset
+    from workflows.tests.fake_openai import FakeOpenAI
+
+    settings.AIHUMMER_STEP_LEASE_SEC = 1  # renewed every 1/3 s; the model takes 2 s
+    with FakeOpenAI(delay=2.0) as server:
+        make_agent(workspace, "long", "Long.", preset=fake_preset(workspace, operator, server))
+        steps = [{"name": name, "agent_name": "long", "depends_on": []} for name in ("a", "b")]
+        workflow = workflow_create(
+            workspace=workspace, actor=operator, key="two", name="Two", definition={"version": 1, "steps": steps}
+        )
+        run = workflow_run_start(workflow=workflow, actor=operator, message="go")
+        swept, keepers = [], set()
+        while not run.is_finished:
+            keepers.add(sum(thread.name == "lease-keeper" for thread in threading.enumerate()))
+            swept.append(workflow_runs_revive()["steps_recovered"])
+            time.sleep(0.25)
+            run.refresh_from_db()
+    steps = steps_of(run)
+    assert run.status == "completed"
+    assert [steps["a"].attempts, steps["b"].attempts] == [1, 1]
+    assert steps["a"].started_at < steps["b"].finished_at and steps["b"].started_at < steps["a"].finished_at
+    assert len(swept) >= 6 and set(swept) == {0}
+    assert keepers == {1}  # one thread for both leases, not one per step

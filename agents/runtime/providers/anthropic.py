@@ -44,7 +44,8 @@ from anthropic.types import Message as AnthropicMessage
 from agents import catalog
 from agents.runtime.providers import kind_for_status, max_retries, provider_error, require_api_key, timeout_error
 from agents.runtime.providers.base import Message, ModelRequest, ModelResponse, ProviderError, ToolCall, Usage
-from agents.runtime.providers.deadline import Deadline, DeadlineClient, DeadlineExceeded
+from agents.runtime.providers.clients import ClientCache
+from agents.runtime.providers.deadline import Deadline, DeadlineClient, DeadlineExceeded, bounded_by
 
 DEFAULT_MAX_TOKENS = 4096
 API_DEFAULT_TEMPERATURE = 1.0
@@ -59,6 +60,12 @@ class _Client(DeadlineClient, anthropic.Anthropic):
     """The SDK's client, its attempts and retries bounded by the call's deadline."""
 
 
+# One per configuration (see agents.runtime.providers.clients); timeouts come per call.
+CLIENTS: ClientCache[_Client] = ClientCache(
+    lambda base_url, api_key, max_retries: _Client(base_url=base_url, api_key=api_key, max_retries=max_retries)
+)
+
+
 class AnthropicProvider:
     name = "anthropic"
 
@@ -66,15 +73,13 @@ class AnthropicProvider:
         """One Messages API call; `on_delta` (if given) receives the whole text once.
         Answers or fails within `request.timeout_seconds`, retries included."""
         require_api_key(request)
+        deadline = Deadline(request.timeout_seconds)  # building a first client counts against it
+        client = CLIENTS.get(base_url=request.base_url or None, api_key=request.api_key, max_retries=max_retries())
         try:
-            with _Client(
-                api_key=request.api_key,
-                base_url=request.base_url or None,
-                timeout=request.timeout_seconds,
-                max_retries=max_retries(),
-            ) as client:
-                client.deadline = Deadline(request.timeout_seconds)
-                message = client.messages.create(**_params(request))
+            with bounded_by(deadline):
+                # A timeout given (each attempt's is then the time left): else the SDK
+                # refuses a large max_tokens without streaming.
+                message = client.messages.create(**_params(request), timeout=request.timeout_seconds)
         except DeadlineExceeded as exc:
             raise timeout_error(request, exc.after) from None
         except anthropic.AnthropicError as exc:

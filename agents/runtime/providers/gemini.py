@@ -45,6 +45,7 @@ from google.genai import types
 
 from agents.runtime.providers import kind_for_status, max_retries, provider_error, require_api_key, timeout_error
 from agents.runtime.providers.base import Message, ModelRequest, ModelResponse, ProviderError, ToolCall, Usage
+from agents.runtime.providers.clients import ClientCache
 from agents.runtime.providers.deadline import Deadline, DeadlineExceeded, backoff, retry_until
 
 GENERATED_ID_PREFIX = "gemini-call-"
@@ -66,6 +67,18 @@ THINKING_BUDGETS = {"minimal": 0, "low": 1024, "medium": 8192, "high": 24576}
 NOT_PARAMETERS = {"system_instruction", "tools", "automatic_function_calling", "http_options"}
 
 
+def _client(base_url: str | None, api_key: str) -> genai.Client:
+    # One attempt per SDK call: `retry_until` retries, against the call's deadline.
+    return genai.Client(
+        api_key=api_key, vertexai=False, http_options=types.HttpOptions(base_url=base_url, retry_options=None)
+    )
+
+
+# One per configuration (see agents.runtime.providers.clients); each attempt's timeout
+# is in its request's config.
+CLIENTS: ClientCache[genai.Client] = ClientCache(_client)
+
+
 class GeminiProvider:
     name = "gemini"
 
@@ -74,19 +87,19 @@ class GeminiProvider:
         Answers or fails within `request.timeout_seconds`, retries included."""
         require_api_key(request)
         deadline = Deadline(request.timeout_seconds)
+        client = CLIENTS.get(base_url=request.base_url or None, api_key=request.api_key)
         try:
-            with genai.Client(api_key=request.api_key, vertexai=False, http_options=_http_options(request)) as client:
-                result = retry_until(
-                    deadline,
-                    lambda seconds: client.models.generate_content(
-                        model=request.model, contents=_contents(request.messages), config=_config(request, seconds)
-                    ),
-                    retries=max_retries(),
-                    retriable=_retriable,
-                    wait=lambda retry: backoff(
-                        retry, initial=RETRY_INITIAL_DELAY, maximum=RETRY_MAX_DELAY, jitter=RETRY_JITTER
-                    ),
-                )
+            result = retry_until(
+                deadline,
+                lambda seconds: client.models.generate_content(
+                    model=request.model, contents=_contents(request.messages), config=_config(request, seconds)
+                ),
+                retries=max_retries(),
+                retriable=_retriable,
+                wait=lambda retry: backoff(
+                    retry, initial=RETRY_INITIAL_DELAY, maximum=RETRY_MAX_DELAY, jitter=RETRY_JITTER
+                ),
+            )
         except DeadlineExceeded as exc:
             raise timeout_error(request, exc.after) from None
         except genai_errors.APIError as exc:
@@ -126,11 +139,6 @@ def _retriable(exc: Exception) -> str | None:
 
 
 # --- request ----------------------------------------------------------------------------
-def _http_options(request: ModelRequest) -> types.HttpOptions:
-    # One attempt per SDK call: `retry_until` retries, against the call's deadline.
-    return types.HttpOptions(base_url=request.base_url or None, retry_options=None)
-
-
 def _timeout_ms(seconds: float) -> int:
     return max(1, round(seconds * 1000))
 

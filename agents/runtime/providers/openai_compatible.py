@@ -41,7 +41,8 @@ from openai.types.chat import ChatCompletion
 
 from agents.runtime.providers import kind_for_status, max_retries, provider_error, require_api_key, timeout_error
 from agents.runtime.providers.base import Message, ModelRequest, ModelResponse, ProviderError, ToolCall, Usage
-from agents.runtime.providers.deadline import Deadline, DeadlineClient, DeadlineExceeded
+from agents.runtime.providers.clients import ClientCache
+from agents.runtime.providers.deadline import Deadline, DeadlineClient, DeadlineExceeded, bounded_by
 
 # o1, o3, o4-mini, gpt-5, gpt-5-mini… but not gpt-5-chat-latest, a plain chat model.
 REASONING_MODEL = re.compile(r"^(o\d|gpt-5)(?!.*-chat)")
@@ -49,6 +50,12 @@ REASONING_MODEL = re.compile(r"^(o\d|gpt-5)(?!.*-chat)")
 
 class _Client(DeadlineClient, openai.OpenAI):
     """The SDK's client, its attempts and retries bounded by the call's deadline."""
+
+
+# The per-attempt timeout comes from each call's deadline: not part of the configuration.
+CLIENTS: ClientCache[_Client] = ClientCache(
+    lambda base_url, api_key, max_retries: _Client(base_url=base_url, api_key=api_key, max_retries=max_retries)
+)
 
 
 class OpenAICompatibleProvider:
@@ -59,15 +66,10 @@ class OpenAICompatibleProvider:
         the answer's text as it arrives: delta by delta when streaming, whole otherwise.
         Answers or fails within `request.timeout_seconds`, retries included."""
         require_api_key(request)
-        deadline = Deadline(request.timeout_seconds)
+        deadline = Deadline(request.timeout_seconds)  # building a first client counts against it
+        client = CLIENTS.get(base_url=request.base_url or None, api_key=request.api_key, max_retries=max_retries())
         try:
-            with _Client(
-                api_key=request.api_key,
-                base_url=request.base_url or None,
-                timeout=request.timeout_seconds,
-                max_retries=max_retries(),
-            ) as client:
-                client.deadline = deadline
+            with bounded_by(deadline):
                 if request.stream:
                     return _streamed(client, request, on_delta, deadline)
                 completion = client.chat.completions.create(**_params(request))

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('agents', '0006_versions_belong_to_their_agent'),
+        ('agents', '0008_turn_started_when_prepared'),
     ]
 
     operations = [
