@@ -128,7 +128,7 @@ def test_json_looking_strings_are_kept_as_the_strings_they_are(world):
     assert Agent.objects.get(key="writer").description == "null"
     ok(proposed)
     assert PromptVersion.objects.get(status="pending").reason == "null"
-    assert ok(tested)["output"].startswith('[echo echo-1] {"x": 1} #sp=')
+    assert ok(tested)["answer"].startswith('[echo echo-1] {"x": 1} #sp=')
     ok(ran)
     assert WorkflowRun.objects.latest("created_at").inputs == {"message": "null"}
 
