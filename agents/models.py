@@ -15,6 +15,7 @@ from django.db.models.fields.json import KeyTextTransform, KeyTransform
 from django.db.models.functions import Cast, Coalesce, JSONObject, Now
 from django.utils import timezone
 
+from agents.destinations import destination_host, host_matches, validate_host_patterns
 from agents.evidence import ASSERTION_FIELDS, Assertions, parse_assertions
 from agents.policy import ChildrenPolicy
 from aihummer.history import ConfigurationHistory
@@ -30,6 +31,15 @@ class Credential(TimeStampedModel):
     name = models.CharField(max_length=200, blank=True)
     ciphertext = models.TextField(editable=False)
     fingerprint = models.CharField(max_length=8, editable=False)
+    # Where the secret may be sent: host names, `*.example.com` for its subdomains;
+    # empty: any host. Checked when a preset points the credential somewhere and again
+    # on every call that sends it (`preset_api_key`).
+    allowed_hosts = models.JSONField(
+        default=list,
+        blank=True,
+        validators=[validate_host_patterns],
+        help_text="Hosts this secret may be sent to (api.openai.com, *.openai.azure.com); empty: any host.",
+    )
 
     # The ciphertext stays out of history: old ciphertexts would outlive key rotation.
     history = ConfigurationHistory(excluded_fields=["ciphertext"])
@@ -45,6 +55,9 @@ class Credential(TimeStampedModel):
 
     def __repr__(self) -> str:
         return f"<Credential {self.key}: set, fingerprint {self.fingerprint}>"
+
+    def may_be_sent_to(self, host: str) -> bool:
+        return not self.allowed_hosts or host_matches(host, self.allowed_hosts)
 
 
 class PresetQuerySet(SandboxQuerySet):
@@ -112,6 +125,11 @@ class Preset(SandboxedModel, TimeStampedModel):
 
     def __str__(self) -> str:
         return f"{self.key} ({self.provider_name}:{self.model})"
+
+    @property
+    def destination_host(self) -> str:
+        """The host a call through this preset goes to (and its credential with it)."""
+        return destination_host(self.provider_name, self.base_url)
 
     def clean(self) -> None:
         from agents.catalog import validate_model

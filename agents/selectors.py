@@ -11,6 +11,7 @@ from agents.judge import band
 from agents.models import Agent, AgentTurn, CaseResult, DebugLog, EvidenceRun, Preset, PromptVersion
 from aihummer.actors import Actor, Verb
 from aihummer.exceptions import NotFound
+from aihummer.ids import canonical_id
 from aihummer.models import Workspace
 
 
@@ -74,7 +75,7 @@ def agent_version_get(*, agent: Agent, number: int | str) -> PromptVersion:
         PromptVersion.objects.filter(agent=agent, number=number)
         .select_related("proposed_by", "reviewed_by", "base_version", "agent__live_version")
         .first()
-        if str(number).isdigit()
+        if canonical_id(str(number))
         else None
     )
     if version is None:

@@ -113,6 +113,7 @@ class Actor:
         self.workspace_id = workspace_id
         self.person_id = person_id
         self._roles: dict[int, str] | None = None
+        self._run_identities: tuple[tuple[str, int | str], ...] = ()
 
     # --- constructors -----------------------------------------------------------------
     @classmethod
@@ -150,12 +151,17 @@ class Actor:
         return cls(kind=cls.OPERATOR, surface="sso", client_name="oidc")
 
     @classmethod
-    def for_workflow_run(cls, *, workspace_id: int, source: str, person_id: int | None) -> Actor:
+    def for_workflow_run(cls, *, workspace_id: int, source: str, person_id: int | None, identity: str = "") -> Actor:
         """The authority a workflow run's steps act with, in a worker: its starter's, as
         checked when the run started (`workflow_run_start`), confined to the run's
         workspace and to reading, running and proposing. Rebuilt from the run's row
-        with no query, so a step pays nothing for it."""
-        return cls(kind=cls.RUN, surface="workflow", client_name=source, workspace_id=workspace_id, person_id=person_id)
+        with no query, so a step pays nothing for it; `identity` is the starter's
+        `identity_label`, so four eyes still sees a key's holder and its creator."""
+        actor = cls(
+            kind=cls.RUN, surface="workflow", client_name=source, workspace_id=workspace_id, person_id=person_id
+        )
+        actor._run_identities = _parse_identity_label(identity)
+        return actor
 
     # --- identity ---------------------------------------------------------------------
     @property
@@ -181,6 +187,9 @@ class Actor:
         if self.kind == self.AGENT:
             return self.on_behalf_of.identities
         if self.kind == self.RUN:
+            if self._run_identities:
+                return self._run_identities
+            # A run recorded before runs kept their starter's identities.
             return (("user", self.person_id) if self.person_id else ("run", self.client_name),)
         return (("operator", self.client_name),)
 
@@ -360,6 +369,15 @@ class Actor:
         if self.user.is_superuser:
             return None
         return [ws for ws, role in self._membership_roles().items() if role_grants(role, verb)]
+
+
+def _parse_identity_label(label: str) -> tuple[tuple[str, int | str], ...]:
+    """`identity_label`'s inverse: `api_key:7,user:3` → (("api_key", 7), ("user", 3))."""
+    identities = []
+    for part in filter(None, label.split(",")):
+        kind, _, value = part.partition(":")
+        identities.append((kind, int(value) if kind in ("user", "api_key") else value))
+    return tuple(identities)
 
 
 def _article(word: str) -> str:

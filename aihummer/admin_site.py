@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from datetime import timedelta
 
 from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
-from django.contrib.admin import helpers
+from django.contrib.admin import RelatedFieldListFilter, RelatedOnlyFieldListFilter, helpers
 from django.contrib.admin.forms import AdminAuthenticationForm
-from django.contrib.admin.utils import unquote
+from django.contrib.admin.utils import get_fields_from_path, unquote
 from django.core.exceptions import NON_FIELD_ERRORS, PermissionDenied, ValidationError
 from django.db import models, transaction
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
@@ -20,16 +19,9 @@ from simple_history.admin import SimpleHistoryAdmin
 
 from aihummer.actors import Actor, Verb, may_use_admin
 from aihummer.exceptions import ApplicationError
+from aihummer.ids import canonical_id
 from aihummer.models import Workspace
 from aihummer.sso.views import OidcLogoutView, is_sso_session
-
-# An id as the database spells it: ASCII digits that fit a bigint.
-_CANONICAL_ID = re.compile(r"[0-9]{1,18}")
-
-
-def canonical_id(value: str) -> bool:
-    """Whether `value` can be a row id (anything else answers as a missing row)."""
-    return bool(_CANONICAL_ID.fullmatch(value))
 
 
 class MemberAuthenticationForm(AdminAuthenticationForm):
@@ -106,6 +98,19 @@ class WorkspaceScopedAdmin(SimpleHistoryAdmin):
     def get_queryset(self, request: HttpRequest) -> models.QuerySet:
         return self.scope(request, super().get_queryset(request))
 
+    def get_list_filter(self, request: HttpRequest) -> list:
+        # Django's filter on a relation lists every row of the related table: other
+        # tenants' workspaces, agents and keys by name. Offer only the values found
+        # among the rows this request may see.
+        return [self._scoped_filter(entry) for entry in super().get_list_filter(request)]
+
+    def _scoped_filter(self, entry: object) -> object:
+        if isinstance(entry, str) and get_fields_from_path(self.model, entry)[-1].is_relation:
+            return (entry, RelatedOnlyFieldListFilter)
+        if isinstance(entry, tuple) and entry[1] is RelatedFieldListFilter:
+            return (entry[0], RelatedOnlyFieldListFilter)
+        return entry
+
     def allowed(self, request: HttpRequest, verb: Verb, obj: models.Model | None = None) -> bool:
         actor = self.actor(request)
         if obj is None:
@@ -145,7 +150,7 @@ class WorkspaceScopedAdmin(SimpleHistoryAdmin):
         # Django filters `pk__in` on whatever was posted; 'abc' there is a 500 when the
         # action runs. A forged selection is refused before any action sees it.
         selected = request.POST.getlist(helpers.ACTION_CHECKBOX_NAME)
-        if not all(_CANONICAL_ID.fullmatch(value) for value in selected):
+        if not all(canonical_id(value) for value in selected):
             self.message_user(request, "The selection holds an invalid id; nothing was done.", messages.ERROR)
             return None
         return super().response_action(request, queryset)
@@ -204,7 +209,7 @@ class WorkspaceScopedAdmin(SimpleHistoryAdmin):
     ) -> HttpResponse:
         self.require_visible_history(request, object_id)
         # simple-history would int() whatever the URL holds ('abc', '%00', '¹'): a 500.
-        if not _CANONICAL_ID.fullmatch(unquote(version_id)):
+        if not canonical_id(unquote(version_id)):
             raise Http404
         if request.method == "POST":
             # History is read, never replayed: reverting would skip the services.

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from datetime import timedelta
 
 from django.conf import settings
@@ -31,13 +32,14 @@ from rest_framework.viewsets import GenericViewSet
 from aihummer import logging as logs
 from aihummer.actors import Actor, Verb
 from aihummer.exceptions import ApplicationError, NotFound
+from aihummer.jsonsafe import UNSTORABLE
 from aihummer.models import ApiAuditEntry, IdempotencyKey, Workspace
 
 WORKSPACE_HEADER = "X-Workspace"
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 IDEMPOTENCY_TTL = timedelta(hours=24)
 _PATH_MESSAGE = re.compile(r"^\$(\S*): (.*)$", re.DOTALL)
-_IF_MATCH = re.compile(r'^\s*(?:W/)?"?(\d{1,9})"?\s*$')
+_IF_MATCH = re.compile(r'^\s*(?:W/)?"?([0-9]{1,9})"?\s*$')
 _IDEMPOTENCY_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
 _WORKSPACE_SLUG = re.compile(r"^[a-z0-9_-]{1,50}$")
 
@@ -213,6 +215,7 @@ class ApiCursorPagination(CursorPagination):
     ordering = "pk"
 
     def get_ordering(self, request: Request, queryset: object, view: object) -> tuple[str, ...]:
+        self._model = queryset.model  # what a cursor's position is checked against
         allowed = getattr(view, "ordering_fields", ())
         requested = request.query_params.get("ordering", "")
         if not requested:
@@ -225,11 +228,31 @@ class ApiCursorPagination(CursorPagination):
 
     def decode_cursor(self, request: Request) -> object:
         try:
-            return super().decode_cursor(request)
+            cursor = super().decode_cursor(request)
         except drf_exceptions.NotFound:
-            raise drf_exceptions.ValidationError(
-                {"cursor": ["Invalid cursor: follow the next or previous link of a page."]}
-            ) from None
+            raise self._invalid_cursor() from None
+        if cursor is not None and cursor.position is not None and not self._valid_position(cursor.position):
+            # A forged position ('abc' for an id, a bad date, NUL) would reach the
+            # query and fail there: a 500 instead of this 400.
+            raise self._invalid_cursor()
+        return cursor
+
+    def _valid_position(self, position: str) -> bool:
+        name = self.ordering[0].lstrip("-")
+        field = self._model._meta.pk if name == "pk" else self._model._meta.get_field(name)
+        if UNSTORABLE.search(position):
+            return False
+        try:
+            field.run_validators(field.to_python(position))
+        except (DjangoValidationError, ValueError, TypeError, OverflowError):
+            return False
+        return True
+
+    @staticmethod
+    def _invalid_cursor() -> drf_exceptions.ValidationError:
+        return drf_exceptions.ValidationError(
+            {"cursor": ["Invalid cursor: follow the next or previous link of a page."]}
+        )
 
     def get_schema_operation_parameters(self, view: object) -> list[dict]:
         parameters = super().get_schema_operation_parameters(view)
@@ -309,11 +332,27 @@ class ApiMixin:
 
     def initial(self, request: Request, *args: object, **kwargs: object) -> None:
         length = request.META.get("CONTENT_LENGTH") or "0"
-        if length.isdigit() and int(length) > settings.AIHUMMER_API_MAX_BODY_BYTES:
+        if length.isascii() and length.isdigit() and int(length) > settings.AIHUMMER_API_MAX_BODY_BYTES:
             raise PayloadTooLarge(f"The request body is over {settings.AIHUMMER_API_MAX_BODY_BYTES} bytes.")
+        if request.method == "POST" and IDEMPOTENCY_HEADER in request.headers:
+            # Read the raw body now, before a session's CSRF check parses it: Django
+            # keeps it then, and the request hash needs it after.
+            request._request.body  # noqa: B018
         super().initial(request, *args, **kwargs)
         if request.method == "POST" and IDEMPOTENCY_HEADER in request.headers:
             self._idempotency = self._idempotency_claim(request, request.headers[IDEMPOTENCY_HEADER])
+        if request.method not in SAFE_METHODS:
+            self._handle_in_one_transaction(request.method.lower())
+
+    def _handle_in_one_transaction(self, method: str) -> None:
+        # A write and every check after it are one transaction: a refusal raised once
+        # the service has written (a re-read the caller may not make, a later step)
+        # leaves nothing behind. DRF looks the handler up after `initial`, so it gets
+        # the wrapped one. Handlers that wait on a model call opt out
+        # (`outside_transaction`): no transaction is ever held across a provider call.
+        handler = getattr(self, method, None)
+        if handler is not None and not getattr(handler, "outside_transaction", False):
+            setattr(self, method, transaction.atomic(handler))
 
     def _idempotency_claim(self, request: Request, key: str) -> IdempotencyKey:
         if not _IDEMPOTENCY_KEY.match(key):
@@ -321,7 +360,10 @@ class ApiMixin:
                 {IDEMPOTENCY_HEADER: ["Use 1 to 255 printable ASCII characters, no spaces."]}
             )
         owner = _actor_owner(self.actor)
-        digest = hashlib.sha256(b"\n".join([request.method.encode(), request.path.encode(), request.body])).hexdigest()
+        # The workspace is part of the request: one person's same body sent for another
+        # workspace is another request, never a replay of the first one's answer.
+        parts = [request.method, request.path, str(self.workspace.pk)]
+        digest = hashlib.sha256(b"\n".join([*(part.encode() for part in parts), request.body])).hexdigest()
         IdempotencyKey.objects.filter(owner=owner, key=key, created_at__lt=timezone.now() - IDEMPOTENCY_TTL).delete()
         try:
             # Its own transaction, committed now: a concurrent retry with the same key
@@ -383,6 +425,13 @@ class ApiMixin:
                 status_code=response.status_code,
             )
         return response
+
+
+def outside_transaction(handler: Callable) -> Callable:
+    """Mark a write handler that must not run inside one transaction (it calls a
+    model: its turn writes as it goes, and no lock may wait on a provider)."""
+    handler.outside_transaction = True
+    return handler
 
 
 class IdempotencyKeyInProgress(ApplicationError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.contrib.auth import get_user_model
 from django.core.exceptions import ObjectDoesNotExist
 from django.db import models
 from simple_history.models import HistoricalRecords
@@ -32,6 +33,13 @@ class ConfigurationHistory(HistoricalRecords):
     def __init__(self, *args: object, sandbox_via: str = "", **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
         self.sandbox_via = sandbox_via
+
+    def get_history_user(self, instance: models.Model) -> object:
+        # Rows no service stamped (an agent's sections, deleted with it) fall back to
+        # the request's user, which for an owner-less API key is a stand-in, not a
+        # person: the history names no one then (the stamped owner row says who).
+        user = super().get_history_user(instance)
+        return user if user is None or isinstance(user, get_user_model()) else None
 
     def _is_sandbox(self, instance: models.Model) -> bool:
         if hasattr(instance, "_aihummer_is_sandbox"):

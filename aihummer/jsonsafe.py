@@ -1,31 +1,72 @@
 """JSON from outside, made safe to validate and to store.
 
-Two things break far from where they enter: a document nested so deep that parsing or
-validating it recurses past Python's limit (a `RecursionError`, a 500), and a string
-holding NUL (`\\u0000`), which PostgreSQL refuses in `text` and `jsonb` (a 500 on save).
-Both are refused here, at the boundary, as a `ValidationError` naming the field and
-the JSON path.
+What breaks far from where it enters: a document nested so deep that parsing or
+validating it recurses past Python's limit (a `RecursionError`, a 500); a number JSON
+allows but nothing can hold (`1e999` is a float infinity, stored as "inf"; `NaN`;
+an integer of thousands of digits, which Python refuses to convert); and a string
+holding NUL (`\\u0000`) or a lone surrogate, which PostgreSQL refuses in `text` and
+`jsonb` (a 500 on save). All are refused here, at the boundary, as a `ValidationError`
+naming the field and the JSON path. Every surface parses outside JSON through `parse`
+(the REST body parser, MCP JSON parameters, the admin's JSON fields).
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
 
 from django.core.exceptions import ValidationError
 
 # Deeper than any real configuration; far below the interpreter's recursion limit.
 MAX_JSON_DEPTH = 32
 NUL = "\x00"
+# Text PostgreSQL cannot store (NUL) or UTF-8 cannot encode (lone surrogates).
+UNSTORABLE = re.compile("[\\x00\\ud800-\\udfff]")
+# Beyond 64 bits no column holds an integer, and no JSON client reads it back exactly.
+MAX_JSON_INTEGER = 2**63 - 1
+
+
+class UnsafeJSON(ValueError):
+    """Why a JSON text is refused, in words a caller can act on."""
+
+
+def _refuse_constant(name: str) -> float:
+    raise UnsafeJSON(f"{name} is not a JSON number: numbers must be finite.")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise UnsafeJSON(f"{text} is out of range: numbers must be finite.")
+    return value
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > 19 or abs(int(text)) > MAX_JSON_INTEGER:
+        raise UnsafeJSON(f"{text[:30]}{'…' if len(text) > 30 else ''} is out of range: integers fit in 64 bits.")
+    return int(text)
+
+
+def parse(text: str) -> object:
+    """`text` parsed as strict JSON: finite numbers that fit in 64 bits, nesting the
+    interpreter can walk. Raises `UnsafeJSON` saying why not."""
+    try:
+        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float, parse_int=_bounded_int)
+    except UnsafeJSON:
+        raise
+    except json.JSONDecodeError as exc:
+        raise UnsafeJSON(f"Not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.") from None
+    except RecursionError:
+        raise UnsafeJSON(f"$: nested deeper than {MAX_JSON_DEPTH} levels.") from None
 
 
 def json_loads(text: str, *, field: str) -> object:
-    """`text` parsed, or a `ValidationError({field: ...})` saying why not."""
+    """`text` parsed and storable, or a `ValidationError({field: ...})` saying why not."""
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValidationError({field: f"Not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}."}) from None
-    except RecursionError:
-        raise ValidationError({field: f"$: nested deeper than {MAX_JSON_DEPTH} levels."}) from None
+        value = parse(text)
+    except UnsafeJSON as exc:
+        raise ValidationError({field: str(exc)}) from None
     require_storable(value, field=field)
     return value
 
@@ -46,16 +87,25 @@ def storable_problem(value: object) -> str | None:
         if depth > MAX_JSON_DEPTH:
             return f"{path}: nested deeper than {MAX_JSON_DEPTH} levels."
         if isinstance(item, str):
-            if NUL in item:
-                return f"{path}: contains a NUL character (\\u0000), which cannot be stored."
+            if UNSTORABLE.search(item):
+                return f"{path}: contains {_unstorable(item)}, which cannot be stored."
         elif isinstance(item, dict):
             for key, child in item.items():
-                if isinstance(key, str) and NUL in key:
-                    return f"{path}: a key contains a NUL character (\\u0000), which cannot be stored."
+                if isinstance(key, str) and UNSTORABLE.search(key):
+                    return f"{path}: a key contains {_unstorable(key)}, which cannot be stored."
                 stack.append((child, f"{path}.{key}", depth + 1))
         elif isinstance(item, list | tuple):
             stack.extend((child, f"{path}[{index}]", depth + 1) for index, child in enumerate(item))
     return None
+
+
+def _unstorable(text: str) -> str:
+    return "a NUL character (\\u0000)" if NUL in text else "a lone surrogate (\\ud800-\\udfff)"
+
+
+def text_problem(value: str) -> str | None:
+    """Why a free-text value cannot be stored, or None."""
+    return f"contains {_unstorable(value)}, which cannot be stored" if UNSTORABLE.search(value) else None
 
 
 def require_text(value: object, *, field: str, max_chars: int, label: str | None = None) -> str:
@@ -64,8 +114,8 @@ def require_text(value: object, *, field: str, max_chars: int, label: str | None
     label = label or field.replace("_", " ").capitalize()
     if not isinstance(value, str):
         raise ValidationError({field: f"{label} must be text."})
-    if NUL in value:
-        raise ValidationError({field: f"{label} contains a NUL character (\\u0000), which cannot be stored."})
+    if UNSTORABLE.search(value):
+        raise ValidationError({field: f"{label} {text_problem(value)}."})
     if len(value) > max_chars:
         raise ValidationError({field: f"{label} is {len(value)} characters long; at most {max_chars}."})
     return value

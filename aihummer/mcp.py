@@ -38,6 +38,7 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from starlette.authentication import AuthCredentials
@@ -45,6 +46,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from aihummer.actors import Actor
 from aihummer.exceptions import ApplicationError
+from aihummer.jsonsafe import text_problem
 from aihummer.models import ApiKey, Workspace
 from aihummer.services import api_key_authenticate
 
@@ -216,12 +218,22 @@ class AiHummerMCP(MCPServer):
             ),
             structured_output=False,
         )
+        # The SDK decodes any string that looks like JSON before validating, for
+        # clients that send lists as JSON text: `message='{"x": 1}'` would become an
+        # object and `reason='null'` nothing. Every parameter here is a scalar (lists
+        # are comma-separated, JSON inputs are strings the tool parses itself), so
+        # what the caller sent is what the tool gets.
+        sdk_tool = self._tool_manager.get_tool(spec.name)
+        metadata = sdk_tool.fn_metadata
+        sdk_tool.fn_metadata = _LiteralArguments(
+            **{name: getattr(metadata, name) for name in type(metadata).model_fields}
+        )
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
         spec = self.specs.get(name)
         if spec is None:
             return failure({"error": f"Unknown tool '{name}'. Known tools: {', '.join(sorted(self.specs))}."})
-        refusal = _parameter_refusal(spec, arguments)
+        refusal = _parameter_refusal(spec, arguments) or _text_refusal(arguments)
         if refusal:
             return failure(refusal)
         try:
@@ -229,6 +241,11 @@ class AiHummerMCP(MCPServer):
         except ToolError as exc:
             cause = exc.__cause__ if isinstance(exc.__cause__, pydantic.ValidationError) else exc
             return failure(error_body(cause, spec))
+
+
+class _LiteralArguments(FuncMetadata):
+    def pre_parse_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        return data
 
 
 def _parameter_refusal(spec: ToolSpec, arguments: dict[str, Any]) -> dict | None:
@@ -241,6 +258,17 @@ def _parameter_refusal(spec: ToolSpec, arguments: dict[str, Any]) -> dict | None
     if reasons:
         message += " " + " ".join(dict.fromkeys(reasons))
     return {"error": f"{message} It takes: {', '.join(sorted(known))}."}
+
+
+def _text_refusal(arguments: dict[str, Any]) -> dict | None:
+    # Every string parameter, whatever the tool: PostgreSQL stores no NUL and UTF-8
+    # encodes no lone surrogate, so either would otherwise fail deep in a save.
+    fields = {
+        name: [f"{name} {problem}."]
+        for name, value in arguments.items()
+        if isinstance(value, str) and (problem := text_problem(value))
+    }
+    return {"error": _field_message(fields), "fields": fields} if fields else None
 
 
 def _sdk_function(spec: ToolSpec) -> Callable[..., CallToolResult]:

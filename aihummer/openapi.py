@@ -33,7 +33,7 @@ IF_MATCH = OpenApiParameter(
     str,
     OpenApiParameter.HEADER,
     description='The live version number the change is based on, e.g. `"3"`; 412 when the agent moved on.',
-    pattern=r'^(\*|(W/)?"?\d{1,9}"?)$',
+    pattern=r'^(\*|(W/)?"?[0-9]{1,9}"?)$',
 )
 
 

@@ -3,24 +3,26 @@ classes while `rest_framework.views` is still loading)."""
 
 from __future__ import annotations
 
-import re
-
+from django.conf import settings
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.parsers import JSONParser
 
-# Text PostgreSQL cannot store (NUL) or UTF-8 cannot encode (lone surrogates).
-_UNSTORABLE = re.compile("[\\x00\\ud800-\\udfff]")
+from aihummer.jsonsafe import UNSTORABLE, UnsafeJSON, parse
 
 
 class StrictJSONParser(JSONParser):
-    """JSON bodies, refused with a 400 (never a 500) when nested past Python's recursion
-    limit or carrying text the database cannot store."""
+    """JSON bodies through `aihummer.jsonsafe.parse` (finite numbers, nesting Python can
+    walk), refused with a 400 — never a 500, never `1e999` stored as "inf" — and text
+    the database cannot store refused with the path of each string that holds it."""
 
     def parse(self, stream: object, media_type: str | None = None, parser_context: dict | None = None) -> object:
+        encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
         try:
-            data = super().parse(stream, media_type, parser_context)
-        except RecursionError:
-            raise drf_exceptions.ParseError("JSON parse error - nested too deeply.") from None
+            data = parse(stream.read().decode(encoding))
+        except UnicodeDecodeError:
+            raise drf_exceptions.ParseError(f"JSON parse error - the body is not {encoding} text.") from None
+        except UnsafeJSON as exc:
+            raise drf_exceptions.ParseError(f"JSON parse error - {exc}") from None
         problems = unstorable_text(data)
         if problems:
             raise drf_exceptions.ValidationError(
@@ -38,12 +40,12 @@ def unstorable_text(data: object) -> list[str]:
     while stack:  # iterative: the document may be nested nearly to the recursion limit
         path, value = stack.pop()
         if isinstance(value, str):
-            if _UNSTORABLE.search(value):
+            if UNSTORABLE.search(value):
                 problems.append(path)
         elif isinstance(value, dict):
             for key, item in value.items():
                 child = f"{path}.{key}" if path else str(key)
-                if _UNSTORABLE.search(key):
+                if UNSTORABLE.search(key):
                     problems.append(path)
                     continue
                 stack.append((child, item))

@@ -32,6 +32,7 @@ from agents.models import PromptVersion
 from aihummer.actors import Verb
 from aihummer.admin_site import AgeFilter, ServiceModelForm, WorkspaceScopedAdmin, add_service_errors
 from aihummer.exceptions import ApplicationError
+from aihummer.ids import canonical_id
 from workflows.diff import definition_diff
 from workflows.drawing import STATUS_COLOURS, graph_svg, run_timeline
 from workflows.engine import DefinitionError, compile_definition
@@ -260,7 +261,7 @@ class WorkflowFilter(admin.SimpleListFilter):
     def queryset(self, request: HttpRequest, queryset: models.QuerySet) -> models.QuerySet:
         if not self.value():
             return queryset
-        return queryset.filter(workflow_id=self.value() if self.value().isdigit() else None)
+        return queryset.filter(workflow_id=self.value() if canonical_id(self.value()) else None)
 
 
 class StartedByFilter(admin.SimpleListFilter):
@@ -294,7 +295,7 @@ class RanVersionFilter(admin.SimpleListFilter):
         if not hasattr(self, "_version"):
             value = self.value() or ""
             versions = model_admin.scope(request, PromptVersion.objects.select_related("agent"))
-            self._version = versions.filter(pk=value).first() if value.isdigit() else None
+            self._version = versions.filter(pk=value).first() if canonical_id(value) else None
         return self._version
 
     def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:

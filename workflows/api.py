@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from aihummer.api import AdminViewSet
 from aihummer.exceptions import NotFound
 from workflows.models import RunStatus, StepStatus, Workflow, WorkflowRun
-from workflows.selectors import workflow_run_get, workflow_run_summary
+from workflows.selectors import workflow_list, workflow_run_get, workflow_run_summary
 from workflows.services import (
     workflow_create,
     workflow_delete,
@@ -130,9 +130,7 @@ class WorkflowViewSet(mixins.ListModelMixin, AdminViewSet):
     serializer_class = WorkflowSerializer
 
     def get_queryset(self) -> object:
-        if not self.actor.belongs_to(self.workspace):
-            return Workflow.objects.none()
-        return Workflow.objects.filter(workspace=self.workspace)
+        return workflow_list(actor=self.actor, workspace=self.workspace)
 
     def get_workflow(self) -> Workflow:
         workflow = workflow_get(workspace=self.workspace, key=self.kwargs["key"], actor=self.actor)

@@ -37,7 +37,7 @@ STEP_KEYS = {
     "type",
 }
 STEP_FIELDS = ("status", "output", "usage")
-_SEGMENT = re.compile(r"""\.([A-Za-z0-9_-]+)|\[(\d+)\]|\[(?:'([^']*)'|"([^"]*)")\]""")
+_SEGMENT = re.compile(r"""\.([A-Za-z0-9_-]+)|\[([0-9]+)\]|\[(?:'([^']*)'|"([^"]*)")\]""")
 
 
 class DefinitionError(Exception):
@@ -292,9 +292,12 @@ def compile_definition(definition: Any, *, agents: dict[str, str] | None = None)
     elif not raw_steps:
         problems.append("steps: give at least one step.")
     elif len(raw_steps) > MAX_STEPS:
-        problems.append(f"steps: at most {MAX_STEPS} steps.")
+        # Said before anything is compiled: a 10 000-step document would otherwise
+        # hold the process for its whole validation, only to be refused.
+        raise DefinitionError([*problems, f"steps: at most {MAX_STEPS} steps, not {len(raw_steps)}."])
     names = _step_names(raw_steps, problems)
-    steps = [_compile_step(index, raw, names, agents, problems) for index, raw in enumerate(raw_steps)]
+    named_at = {position: name for name, position in names.items()}
+    steps = [_compile_step(index, raw, names, named_at, agents, problems) for index, raw in enumerate(raw_steps)]
     steps = [step for step in steps if step is not None]
     by_name = {step.name: step for step in steps}
     _check_cycles(steps, by_name, problems)
@@ -336,7 +339,12 @@ def _step_names(raw_steps: list, problems: list[str]) -> dict[str, int]:
 
 
 def _compile_step(
-    index: int, raw: Any, names: dict[str, int], agents: dict[str, str] | None, problems: list[str]
+    index: int,
+    raw: Any,
+    names: dict[str, int],
+    named_at: dict[int, str],
+    agents: dict[str, str] | None,
+    problems: list[str],
 ) -> Step | None:
     where = f"steps[{index}]"
     if not isinstance(raw, dict):
@@ -361,7 +369,7 @@ def _compile_step(
     output_key = raw.get("output_key")
     if output_key is not None and (not isinstance(output_key, str) or not output_key.strip()):
         problems.append(f"{where}.output_key: must be a non-empty string.")
-    depends_on = _compile_depends_on(index, raw, names, problems)
+    depends_on = _compile_depends_on(index, raw, names, named_at.get(index - 1), problems)
     when = None
     if "when" in raw:
         if not isinstance(raw["when"], str) or not raw["when"].startswith("$"):
@@ -412,12 +420,13 @@ def _compile_path(where: str, text: str, problems: list[str]) -> Path | None:
         return None
 
 
-def _compile_depends_on(index: int, raw: dict, names: dict[str, int], problems: list[str]) -> tuple[str, ...]:
+def _compile_depends_on(
+    index: int, raw: dict, names: dict[str, int], previous: str | None, problems: list[str]
+) -> tuple[str, ...]:
     where = f"steps[{index}].depends_on"
     if "depends_on" not in raw:
         # Absent: the previous step (the pivot format's pipelines stay linear).
-        previous = [name for name, position in names.items() if position == index - 1]
-        return tuple(previous)
+        return (previous,) if previous is not None else ()
     value = raw["depends_on"]
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         problems.append(f"{where}: must be a list of step names ([] for a first step).")

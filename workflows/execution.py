@@ -172,7 +172,10 @@ def _step_start(claim: Claim, plan: Plan, now: datetime) -> Outcome | PreparedTu
     workspace = Workspace(pk=claim.workspace_id)
     agent = Agent(pk=claim.agent_id, key=claim.agent_key, workspace=workspace, is_sandbox=claim.is_sandbox)
     actor = Actor.for_workflow_run(
-        workspace_id=claim.workspace_id, source=claim.actor_source, person_id=claim.started_by_id
+        workspace_id=claim.workspace_id,
+        source=claim.actor_source,
+        person_id=claim.started_by_id,
+        identity=claim.actor_identity,
     )
     try:  # raised before any write: the claim's transaction stays sound
         return agent_turn_prepare(agent=agent, message=message, actor=actor)

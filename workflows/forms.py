@@ -9,7 +9,9 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
-STEP_LOCATION = re.compile(r"^steps\[(\d+)\]([^:\s]*):")
+from aihummer.jsonsafe import UnsafeJSON, parse, storable_problem
+
+STEP_LOCATION = re.compile(r"^steps\[([0-9]+)\]([^:\s]*):")
 
 
 class DefinitionField(forms.JSONField):
@@ -25,14 +27,28 @@ class DefinitionField(forms.JSONField):
     def to_python(self, value: Any) -> Any:
         if self.disabled or not isinstance(value, str) or not value.strip():
             return super().to_python(value)
+        # Hostile JSON (1e999, NaN, deep nesting, NUL, lone surrogates) is a field
+        # error here like a syntax error, never a 500 further on.
         try:
-            return json.loads(value)
-        except json.JSONDecodeError as exc:
-            raise ValidationError(
-                "Not valid JSON: %(reason)s at line %(line)s, column %(column)s.",
-                code="invalid",
-                params={"reason": exc.msg, "line": exc.lineno, "column": exc.colno},
-            ) from None
+            parsed = parse(value)
+        except UnsafeJSON as exc:
+            raise ValidationError(str(exc), code="invalid") from None
+        problem = storable_problem(parsed)
+        if problem:
+            raise ValidationError(problem, code="invalid")
+        return parsed
+
+    def bound_data(self, data: Any, initial: Any) -> Any:
+        # Django re-parses what was typed to show it again: with `json.loads`, which
+        # recurses on deep nesting, and back to text that may not encode. Hostile
+        # input comes back exactly as typed instead.
+        if self.disabled or not isinstance(data, str):
+            return super().bound_data(data, initial)
+        try:
+            parsed = parse(data)
+        except UnsafeJSON:
+            return forms.fields.InvalidJSONInput(data)
+        return forms.fields.InvalidJSONInput(data) if storable_problem(parsed) else parsed
 
     def prepare_value(self, value: Any) -> str:
         if isinstance(value, forms.fields.InvalidJSONInput):

@@ -9,7 +9,6 @@ alike, with the API key's rights.
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 
 from django.core.exceptions import ValidationError
@@ -18,6 +17,7 @@ from pydantic import Field
 from agents.mcp import KEY_PATTERN, NOTHING_GIVEN, Force, IncludeSandbox
 from agents.models import DebugLog
 from aihummer.exceptions import NotFound
+from aihummer.jsonsafe import json_loads
 from aihummer.mcp import Caller, tool
 from workflows.models import StepRun, Workflow, WorkflowRun
 from workflows.selectors import workflow_list, workflow_run_get
@@ -41,17 +41,16 @@ Definition = Annotated[
     Field(
         description="The definition as a JSON string in the pivot format: "
         '{"version": 1, "steps": [{"name", "agent_name", "input_mapping": {"text": "$.steps.<step>.output.answer"}, '
-        '"output_key"}, ...], "outputs": {"<name>": "$.steps.<step>.output.answer"}}.'
+        '"output_key"}, ...], "outputs": {"<name>": "$.steps.<step>.output.answer"}}.',
+        max_length=1_000_000,  # as the REST API's body limit
     ),
 ]
 
 
 def parse_json(text: str, field: str) -> Any:
-    """A JSON string parameter, or a field error saying where it breaks."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValidationError({field: f"Not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})."}) from None
+    """A JSON string parameter, or a field error saying where it breaks (hostile JSON
+    included: see `aihummer.jsonsafe`)."""
+    return json_loads(text, field=field)
 
 
 def definition_agents(definition: dict) -> list[str]:

@@ -83,6 +83,9 @@ class WorkflowRun(SandboxedModel):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     actor_source = models.CharField(max_length=200, help_text="Who started it, through what: admin:alice, cli:ops…")
+    # Everyone answerable for the run (`Actor.identity_label`: a key's holder and its
+    # creator), so what its agents propose is recorded against them for four eyes.
+    actor_identity = models.CharField(max_length=120, blank=True)
     surface = models.CharField(max_length=20)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)

@@ -46,9 +46,12 @@ def workflow_run_get(*, run_id: str | UUID, actor: Actor) -> WorkflowRun:
     except ValueError:
         raise NotFound(f"No workflow run '{run_id}'.") from None
     run = WorkflowRun.all_objects.select_related("workspace").filter(pk=run_id).first()
-    verb = Verb.SANDBOX if run is not None and run.is_sandbox else Verb.READ
-    if run is None or not actor.can(verb, run.workspace):
+    if run is None or not actor.belongs_to(run.workspace):
         raise NotFound(f"No workflow run '{run_id}'.")
+    if run.is_sandbox and not actor.can(Verb.SANDBOX, run.workspace):
+        raise NotFound(f"No workflow run '{run_id}'.")  # hidden rows answer as missing ones
+    # Inside its workspace, a missing right is said plainly (a key without `read`).
+    actor.require(Verb.READ, run.workspace)
     return run
 
 

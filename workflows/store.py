@@ -50,6 +50,7 @@ class Claim:
     actor_source: str
     started_by_id: int | None
     deadline_at: datetime | None
+    actor_identity: str
 
     @classmethod
     def of(cls, step: StepRun, run: WorkflowRun) -> Claim:
@@ -69,6 +70,7 @@ class Claim:
             run.actor_source,
             run.started_by_id,
             run.deadline_at,
+            run.actor_identity,
         )
 
 
@@ -122,7 +124,8 @@ UPDATE {step} AS s
  WHERE s.run_id = %(run)s AND s.name = %(name)s AND s.status = 'pending'
    AND r.id = s.run_id AND r.status IN ('pending', 'running')
 RETURNING s.id, s.attempts, s.agent_id, s.agent_key, r.status, CASE WHEN %(definition)s THEN r.definition END,
-          {context}, r.workspace_id, r.is_sandbox, r.actor_source, r.started_by_id, r.deadline_at
+          {context}, r.workspace_id, r.is_sandbox, r.actor_source, r.started_by_id, r.deadline_at,
+          r.actor_identity
 """
 _CONTEXT_READ = """CASE WHEN %(whole)s THEN r.context ELSE jsonb_build_object(
     'inputs', r.context -> 'inputs',
@@ -164,7 +167,7 @@ def step_claim(
     if row is None:
         return None
     step_id, attempts, agent_id, agent_key, status, definition, context, workspace_id, is_sandbox, *rest = row
-    actor_source, started_by_id, deadline_at = rest
+    actor_source, started_by_id, deadline_at, actor_identity = rest
     if deadline_at is not None and not isinstance(deadline_at, datetime):  # SQLite: text
         deadline_at = connection.ops.convert_datetimefield_value(deadline_at, None, connection)
     return Claim(
@@ -182,6 +185,7 @@ def step_claim(
         actor_source,
         started_by_id,
         deadline_at,
+        actor_identity,
     )
 
 

@@ -171,6 +171,19 @@ def formset_initial(items: list[dict], *, ordered: bool) -> list[dict]:
 
 
 # --- model forms of the admin: each saves through its service ----------------------
+class HostListField(forms.CharField):
+    """Host names one per line (or comma-separated), as the list the model stores."""
+
+    widget = forms.Textarea(attrs={"rows": 2, "cols": 60})
+
+    def prepare_value(self, value: object) -> object:
+        return "\n".join(value) if isinstance(value, list) else value
+
+    def to_python(self, value: object) -> list[str]:
+        text = super().to_python(value)
+        return [host.strip() for host in text.replace(",", "\n").splitlines() if host.strip()]
+
+
 class CredentialForm(ServiceModelForm):
     secret = forms.CharField(
         widget=forms.PasswordInput(render_value=False),
@@ -178,19 +191,25 @@ class CredentialForm(ServiceModelForm):
         strip=False,
         help_text="Write-only: stored encrypted, never shown again. Leave empty to keep the current secret.",
     )
+    allowed_hosts = HostListField(
+        required=False,
+        help_text="Hosts this secret may be sent to, one per line (api.openai.com, *.openai.azure.com); "
+        "empty: any host.",
+    )
 
     class Meta:
         model = Credential
-        fields = ["workspace", "key", "name"]
+        fields = ["workspace", "key", "name", "allowed_hosts"]
 
     @method_decorator(sensitive_variables("data"))
     def call_service(self) -> Credential:
         data = self.cleaned_data
+        fields = {"name": data["name"], "allowed_hosts": data["allowed_hosts"]}  # the secret stays in `data`
         if self.instance.pk is None:
             return credential_create(
-                workspace=data["workspace"], key=data["key"], name=data["name"], secret=data["secret"], actor=self.actor
+                workspace=data["workspace"], key=data["key"], secret=data["secret"], actor=self.actor, **fields
             )
-        return credential_update(credential=self.instance, name=data["name"], secret=data["secret"], actor=self.actor)
+        return credential_update(credential=self.instance, secret=data["secret"], actor=self.actor, **fields)
 
 
 class PresetForm(ServiceModelForm):

@@ -40,8 +40,9 @@ from agents.services import (
 )
 from agents.snapshot import empty_snapshot
 from aihummer.actors import Actor, Verb
-from aihummer.admin_site import AgeFilter, WorkspaceScopedAdmin, canonical_id
+from aihummer.admin_site import AgeFilter, WorkspaceScopedAdmin
 from aihummer.exceptions import ApplicationError, NotFound
+from aihummer.ids import canonical_id
 
 STATUS_COLOURS = {"pending": "#b7791f", "approved": "#2f855a", "rejected": "#c53030", "withdrawn": "#718096"}
 

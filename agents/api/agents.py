@@ -34,7 +34,7 @@ from agents.runtime import agent_run_test
 from agents.runtime.tools import REGISTRY
 from agents.selectors import agent_get_by_key, agent_list, agent_version_get, workspace_rows
 from agents.services import agent_clone, agent_create, edits
-from aihummer.api import AdminViewSet, if_match_version
+from aihummer.api import AdminViewSet, if_match_version, outside_transaction
 
 
 class AgentSerializer(serializers.Serializer):
@@ -309,6 +309,7 @@ class AgentViewSet(
 
     @extend_schema(request=TestInSerializer, responses=TurnSerializer)
     @action(detail=True, methods=["post"])
+    @outside_transaction
     def test(self, request: Request, key: str) -> Response:
         """One turn without side effects (self-edits and delegation are recorded, not run)."""
         agent = self.get_agent()

@@ -15,8 +15,9 @@ from agents.snapshot import KEY_PATTERN
 from aihummer.api import AdminViewSet
 
 KEY_REGEX = "[a-z0-9_-]{1,50}"
-NUMBER_REGEX = r"\d{1,9}"
-ID_REGEX = r"\d{1,18}"
+# ASCII digits only: `\d` also matches "١٢" (Arabic-Indic), which int() reads as 12.
+NUMBER_REGEX = "[0-9]{1,9}"
+ID_REGEX = "[0-9]{1,18}"
 MAX_TEXT = 20_000
 
 

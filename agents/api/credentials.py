@@ -9,10 +9,20 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from agents.api.base import KEY_REGEX, KeyField
+from agents.destinations import MAX_HOST_PATTERNS
 from agents.models import Credential
 from agents.selectors import workspace_row_get, workspace_rows
 from agents.services import credential_create, credential_delete, credential_update
 from aihummer.api import AdminViewSet
+
+HOSTS_HELP = "Hosts the secret may be sent to (api.openai.com, *.openai.azure.com); empty: any host."
+
+
+def hosts_field(**kwargs: object) -> serializers.ListField:
+    # Each host is checked by the model's validator; the bounds here shape the schema.
+    return serializers.ListField(
+        child=serializers.CharField(max_length=253), max_length=MAX_HOST_PATTERNS, help_text=HOSTS_HELP, **kwargs
+    )
 
 
 class CredentialSerializer(serializers.Serializer):
@@ -20,6 +30,7 @@ class CredentialSerializer(serializers.Serializer):
     name = serializers.CharField(allow_blank=True)
     secret = serializers.SerializerMethodField(help_text='Always "set": secrets are write-only.')
     fingerprint = serializers.CharField(help_text="A short hash of the secret, to tell two apart.")
+    allowed_hosts = serializers.ListField(child=serializers.CharField(), help_text=HOSTS_HELP)
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
 
@@ -32,11 +43,13 @@ class CredentialCreateSerializer(serializers.Serializer):
     key = KeyField()
     name = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
     secret = serializers.CharField(max_length=10_000, write_only=True, style={"input_type": "password"})
+    allowed_hosts = hosts_field(required=False, default=list)
 
 
 class CredentialUpdateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200, required=False, allow_blank=True)
     secret = serializers.CharField(max_length=10_000, required=False, write_only=True)
+    allowed_hosts = hosts_field(required=False)
 
 
 class CredentialViewSet(mixins.ListModelMixin, AdminViewSet):
@@ -69,12 +82,17 @@ class CredentialViewSet(mixins.ListModelMixin, AdminViewSet):
 
     @extend_schema(request=CredentialUpdateSerializer, responses=CredentialSerializer)
     def partial_update(self, request: Request, key: str) -> Response:
-        """Rename, or replace the secret (the old one is gone for good)."""
+        """Rename, replace the secret (the old one is gone for good), or change the hosts
+        it may be sent to."""
         serializer = CredentialUpdateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         credential = credential_update(
-            credential=self.get_credential(), actor=self.actor, name=data.get("name"), secret=data.get("secret", "")
+            credential=self.get_credential(),
+            actor=self.actor,
+            name=data.get("name"),
+            secret=data.get("secret", ""),
+            allowed_hosts=data.get("allowed_hosts"),
         )
         return Response(CredentialSerializer(credential).data)
 

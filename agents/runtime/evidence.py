@@ -16,6 +16,7 @@ from django.utils import timezone
 from agents.evidence import Check, evaluate
 from agents.judge import CaseLine, JudgeUnavailable, judge_call, judge_messages
 from agents.models import Agent, AgentTestCase, AgentTurn, CaseResult, EvidenceRun, PromptVersion
+from agents.redaction import Redactor
 from agents.rendering import render_prefix
 from agents.runtime.loop import agent_run_test
 from agents.runtime.providers.base import ProviderError
@@ -186,6 +187,10 @@ def _judge(run: EvidenceRun, candidate: list[CaseOutcome], on_live: list[CaseOut
         )
     except (JudgeUnavailable, ProviderError) as exc:
         run.judge_status = EvidenceRun.JudgeStatus.UNAVAILABLE
-        run.judge_error = exc.message if isinstance(exc, ProviderError) else str(exc)
+        error = exc.message if isinstance(exc, ProviderError) else str(exc)
+        run.judge_error = Redactor.for_workspace(run.workspace_id).text(error)
         return
-    run.judge_status, run.judgement = EvidenceRun.JudgeStatus.DONE, judgement.model_dump()
+    # The judge is a provider like any other: it may echo its key (or any secret it
+    # was shown) into its rationale, which is stored and shown to every viewer.
+    run.judge_status = EvidenceRun.JudgeStatus.DONE
+    run.judgement = Redactor.for_workspace(run.workspace_id).value(judgement.model_dump())

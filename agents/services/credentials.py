@@ -27,35 +27,65 @@ def _clean_secret(secret: object) -> str:
 
 
 @sensitive_variables("secret")
-def credential_create(*, workspace: Workspace, key: str, secret: str, actor: Actor, name: str = "") -> Credential:
-    """Encrypt and store a secret; it is never shown again, only its fingerprint."""
+def credential_create(
+    *,
+    workspace: Workspace,
+    key: str,
+    secret: str,
+    actor: Actor,
+    name: str = "",
+    allowed_hosts: list[str] | None = None,
+) -> Credential:
+    """Encrypt and store a secret; it is never shown again, only its fingerprint.
+    `allowed_hosts` limits where presets may send it (empty: anywhere)."""
     actor.require(Verb.MANAGE, workspace)
     secret = _clean_secret(secret)
     require_key_free(Credential, workspace=workspace, key=key, noun="credential")
     credential = Credential(
-        workspace=workspace, key=key, name=name, ciphertext=vault.encrypt(secret), fingerprint=vault.fingerprint(secret)
+        workspace=workspace,
+        key=key,
+        name=name,
+        ciphertext=vault.encrypt(secret),
+        fingerprint=vault.fingerprint(secret),
+        allowed_hosts=allowed_hosts or [],
     )
     save_checked(credential, actor=actor, reason="created", noun="credential")
     return credential
 
 
 @sensitive_variables("secret")
-def credential_update(*, credential: Credential, actor: Actor, name: str | None = None, secret: str = "") -> Credential:
-    """Rename a credential and/or replace its secret (the old secret is gone for good)."""
+def credential_update(
+    *,
+    credential: Credential,
+    actor: Actor,
+    name: str | None = None,
+    secret: str = "",
+    allowed_hosts: list[str] | None = None,
+) -> Credential:
+    """Rename a credential, replace its secret (the old secret is gone for good) and/or
+    change the hosts it may be sent to (presets already pointing elsewhere stop sending
+    it at their next call)."""
     actor.require(Verb.MANAGE, credential.workspace)
     with transaction.atomic():
         # Compare with the row as stored, not with the caller's copy (an admin form
         # has already written the new name onto it).
         credential = Credential.objects.select_for_update().get(pk=credential.pk)
-        return _credential_write(credential=credential, actor=actor, name=name, secret=secret)
+        return _credential_write(
+            credential=credential, actor=actor, name=name, secret=secret, allowed_hosts=allowed_hosts
+        )
 
 
 @sensitive_variables("secret")
-def _credential_write(*, credential: Credential, actor: Actor, name: str | None, secret: str) -> Credential:
+def _credential_write(
+    *, credential: Credential, actor: Actor, name: str | None, secret: str, allowed_hosts: list[str] | None
+) -> Credential:
     fields = ["updated_at"]
     if name is not None and name != credential.name:
         credential.name = name
         fields.append("name")
+    if allowed_hosts is not None and allowed_hosts != credential.allowed_hosts:
+        credential.allowed_hosts = allowed_hosts
+        fields.append("allowed_hosts")
     if secret:
         secret = _clean_secret(secret)
         credential.ciphertext = vault.encrypt(secret)
@@ -63,7 +93,8 @@ def _credential_write(*, credential: Credential, actor: Actor, name: str | None,
         fields += ["ciphertext", "fingerprint"]
     if len(fields) > 1:
         credential.full_clean(validate_unique=False, validate_constraints=False)
-        stamp(credential, actor=actor, reason="secret replaced" if secret else "renamed")
+        changes = {"name": "renamed", "allowed_hosts": "allowed hosts changed", "ciphertext": "secret replaced"}
+        stamp(credential, actor=actor, reason=", ".join(changes[f] for f in fields if f in changes))
         credential.save(update_fields=fields)
     return credential
 

@@ -3,7 +3,7 @@ for sandbox rows)."""
 
 from __future__ import annotations
 
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 
 from agents import vault
@@ -55,6 +55,7 @@ def preset_create(
         **fields,
     )
     same_workspace(preset.credential, workspace, "credential", "credential")
+    _check_destination(preset, actor=actor, before=None)
     require_key_free(Preset, workspace=workspace, key=key, noun="preset")
     with transaction.atomic():
         save_checked(preset, actor=actor, reason="created", noun="preset")
@@ -71,11 +72,39 @@ def preset_update(*, preset: Preset, actor: Actor, **fields: object) -> Preset:
         raise ValidationError(dict.fromkeys(sorted(unknown), "Unknown or read-only preset field."))
     with transaction.atomic():
         preset = Preset.all_objects.select_for_update().get(pk=preset.pk)
+        before = _destination(preset)
         for field, value in fields.items():
             setattr(preset, field, value)
         same_workspace(preset.credential, preset.workspace, "credential", "credential")
+        _check_destination(preset, actor=actor, before=before)
         save_checked(preset, actor=actor, reason="updated", noun="preset")
     return preset
+
+
+def _destination(preset: Preset) -> tuple[int | None, str]:
+    return preset.credential_id, preset.destination_host
+
+
+def _check_destination(preset: Preset, *, actor: Actor, before: tuple[int | None, str] | None) -> None:
+    """A secret goes only where its credential allows, and only someone who manages
+    credentials may point one at a new host: the publish right alone would otherwise
+    let a key send any vault secret to a server of its choosing."""
+    credential = preset.credential
+    if credential is None or _destination(preset) == before:
+        return
+    host = preset.destination_host
+    if not credential.may_be_sent_to(host):
+        field = "base_url" if preset.base_url else "credential"
+        allowed = ", ".join(credential.allowed_hosts)
+        raise ValidationError(
+            {field: f"Credential '{credential.key}' may be sent only to {allowed}, not to {host or 'this URL'}."}
+        )
+    refusal = actor.refusal(Verb.MANAGE, preset.workspace)
+    if refusal is not None:
+        raise PermissionDenied(
+            f"Sending credential '{credential.key}' to {host or 'a new URL'} needs the right to manage "
+            f"credentials. {refusal}"
+        )
 
 
 def preset_activate(*, preset: Preset, actor: Actor) -> Preset:
@@ -154,6 +183,14 @@ def preset_api_key(*, preset: Preset) -> str:
     if preset.credential is None:
         raise ProviderError(
             ProviderError.NOT_CONFIGURED, f"Preset '{preset.key}' has no credential: set its API key in the admin."
+        )
+    host = preset.destination_host
+    if not preset.credential.may_be_sent_to(host):
+        # Hosts narrowed after the preset was saved: the secret stays home.
+        raise ProviderError(
+            ProviderError.NOT_CONFIGURED,
+            f"Credential '{preset.credential.key}' may not be sent to {host or 'this URL'}: "
+            f"add the host to the credential's allowed hosts, or change the preset's base URL.",
         )
     try:
         return vault.decrypt(preset.credential.ciphertext)

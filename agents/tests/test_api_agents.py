@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents.models import Agent, AgentTurn, PromptVersion
+from agents.models import Agent, AgentSection, AgentTurn, PromptVersion
 from agents.policy import default_runtime_policy
 from agents.services import agent_create, prompt_version_propose
 from aihummer.actors import Actor
@@ -96,6 +96,19 @@ def test_an_editors_key_may_not_create_agents(alice_api):
     )
 
 
+def test_a_create_refused_after_the_write_leaves_nothing_behind(echo_preset, api_as, make_key, ada):
+    """Issue 24, item 7: a publish key without `read` may not read back what it would
+    create; the refusal comes after the service wrote, and undoes the write."""
+    response = api_as(make_key("write,publish", owner=ada)).post(
+        "/v1/admin/agents", {"key": "critique", "name": "Critique"}
+    )
+
+    assert response.status_code == 403
+    assert error(response)["message"].endswith("lacks the 'read' scope needed for reading.")
+    assert not Agent.all_objects.filter(key="critique").exists()
+    assert not PromptVersion.all_objects.filter(agent__key="critique").exists()
+
+
 def test_create_refuses_an_unknown_preset_and_a_taken_key(api_agent, ada_api):
     unknown = ada_api.post("/v1/admin/agents", {"key": "x", "name": "X", "preset": "gpt-9"})
     taken = ada_api.post("/v1/admin/agents", {"key": "redacteur", "name": "X"})
@@ -163,6 +176,20 @@ def test_builtin_agents_are_never_deleted(workspace, ada, ada_api, echo_preset):
 
     assert response.status_code == 409
     assert error(response)["message"] == "Agent 'core' is built in and cannot be deleted; disable it instead."
+
+
+def test_an_ownerless_key_deletes_an_agent_and_its_sections_history_names_no_one(api_agent, api_as, make_key):
+    """Issue 24, item 6: the sections deleted with the agent are historied with the
+    request's user, which for an owner-less key is no person."""
+    response = api_as(make_key("read,write,publish")).delete(AGENT)
+
+    assert response.status_code == 204
+    assert not Agent.objects.filter(key="redacteur").exists()
+    deleted = AgentSection.history.filter(history_type="-")
+    assert deleted.count() == 2
+    assert {record.history_user for record in deleted} == {None}
+    (agent_deleted,) = Agent.history.filter(history_type="-")
+    assert (agent_deleted.history_user, agent_deleted.history_change_reason) == (None, "api:key-0: deleted")
 
 
 def test_an_agent_others_delegate_to_is_deleted_only_with_force(api_agent, workspace, ada, ada_api):

@@ -218,6 +218,39 @@ def test_idempotency_keys_belong_to_their_caller(api_agent, api_as, make_key, al
     assert PromptVersion.objects.count() == 3
 
 
+def test_a_session_post_with_an_idempotency_key_passes_csrf_and_replays(api_agent, api_as, alice):
+    """Issue 24, item 8: the body was read for its hash after the CSRF check had parsed
+    it (`RawPostDataException`, a 500)."""
+    client = api_as(alice, enforce_csrf_checks=True)
+    secret = "k" * 32  # a CSRF secret, sent as the cookie and as the header
+    client.cookies["csrftoken"] = secret
+    headers = {"Idempotency-Key": "session-1", "X-CSRFToken": secret}
+    body = {"key": "ton", "title": "Ton", "body": "Chaleureux."}
+
+    first = client.post("/v1/admin/agents/redacteur/sections", body, headers=headers)
+    again = client.post("/v1/admin/agents/redacteur/sections", body, headers=headers)
+
+    assert (first.status_code, again.status_code) == (202, 202)
+    assert again["Idempotent-Replayed"] == "true"
+    assert PromptVersion.objects.count() == 2
+
+
+def test_the_same_key_and_body_for_another_workspace_is_no_replay(api_agent, api_as, alice, ada, other_workspace):
+    """Issue 24, item 8: the hash ignored X-Workspace, so globex got acme's answer."""
+    Membership.objects.create(user=alice, workspace=other_workspace, role="editor")
+    agent_create(workspace=other_workspace, actor=Actor.for_operator(name="t"), key="redacteur", name="R")
+    client = api_as(alice)
+    body = {"key": "ton", "title": "Ton", "body": "Chaleureux."}
+    url = "/v1/admin/agents/redacteur/sections"
+
+    acme = client.post(url, body, headers={"Idempotency-Key": "k", "X-Workspace": "acme"})
+    globex = client.post(url, body, headers={"Idempotency-Key": "k", "X-Workspace": "globex"})
+
+    assert acme.status_code == 202
+    assert (globex.status_code, envelope(globex)["code"]) == (422, "idempotency_key_reused")
+    assert "Idempotent-Replayed" not in globex
+
+
 def test_a_claimed_key_whose_request_is_still_running_is_a_409(api_agent, alice_api):
     body = {"key": "ton", "body": "A."}
     IdempotencyKey.objects.create(owner=f"api_key:{_key_id(alice_api)}", key="busy", request_hash="x")
@@ -323,6 +356,71 @@ def test_a_forged_cursor_is_a_400(api_agent, alice_api):
     assert envelope(response)["fields"] == {"cursor": ["Invalid cursor: follow the next or previous link of a page."]}
 
 
+LISTS = [
+    "/v1/admin/agents",
+    "/v1/admin/agents?ordering=-created_at",
+    "/v1/admin/prompt-versions",
+    "/v1/admin/agents/redacteur/versions",
+    "/v1/admin/turns",
+    "/v1/admin/presets",
+    "/v1/admin/skills",
+    "/v1/admin/credentials",
+    "/v1/admin/workflows",
+]
+# Positions no row of any ordering has (text the database cannot hold), and positions
+# that are no value of a number or a date (the lists ordered by pk, number or time).
+UNSTORABLE_POSITIONS = ["p=a\x00b", "o=1&p=\ud800"]
+NOT_A_NUMBER_OR_DATE = ["p=abc", "p=2026-13-45 25:61:00+00:00", "p=" + "9" * 30, "r=1&p=1.5"]
+
+
+def cursor_for(position: str) -> str:
+    import base64
+
+    return base64.b64encode(position.encode("utf-8", "surrogatepass")).decode()
+
+
+@pytest.mark.parametrize("url", LISTS)
+def test_a_cursor_with_a_forged_position_is_a_400(api_agent, ada, api_as, url):
+    """Issue 24, item 9: a well-formed cursor whose position is no value of the ordering
+    field (`cD1hYmM=` is `p=abc`) reached the query: a 500."""
+    client = api_as(ada)
+    ordered_by_text = "ordering" not in url and not any(part in url for part in ("versions", "turns"))
+    positions = UNSTORABLE_POSITIONS + ([] if ordered_by_text else NOT_A_NUMBER_OR_DATE)
+    joiner = "&" if "?" in url else "?"
+
+    answers = [client.get(f"{url}{joiner}cursor={cursor_for(position)}") for position in positions]
+
+    assert [response.status_code for response in answers] == [400] * len(positions)
+    assert all(
+        envelope(response)["fields"] == {"cursor": ["Invalid cursor: follow the next or previous link of a page."]}
+        for response in answers
+    )
+
+
+@pytest.mark.parametrize("zero", [0x0660, 0x0966, 0xFF10])  # Arabic-Indic, Devanagari, fullwidth digits
+def test_ids_in_urls_are_ascii_digits_only(api_agent, alice_api, ada, zero):
+    """Issue 24, item 15: `\\d` in the id patterns let `/prompt-versions/١٢` be version 12."""
+    from agents.runtime import agent_turn_run
+    from agents.services import prompt_version_propose
+
+    proposal = prompt_version_propose(agent=api_agent, changes={"onboarding": "Salut."}, actor=Actor.for_user(ada))
+    turn = agent_turn_run(agent=api_agent, message="Bonjour", actor=Actor.for_user(ada))
+    log = turn.debug_logs.get()
+    other_digits = str.maketrans("0123456789", "".join(chr(zero + digit) for digit in range(10)))
+    urls = [
+        f"/v1/admin/prompt-versions/{proposal.pk}",
+        f"/v1/admin/agents/redacteur/versions/{proposal.number}",
+        f"/v1/admin/turns/{turn.pk}",
+        f"/v1/admin/debug-logs/{log.pk}",
+    ]
+
+    ascii_answers = [alice_api.get(url).status_code for url in urls]
+    aliased = [alice_api.get(url.translate(other_digits)).status_code for url in urls]
+
+    assert ascii_answers == [200, 200, 200, 200]
+    assert aliased == [404, 404, 404, 404]
+
+
 # --- sessions -------------------------------------------------------------------------
 def test_a_session_write_needs_the_csrf_token(api_agent, api_as, alice):
     client = api_as(alice, enforce_csrf_checks=True)
@@ -365,7 +463,33 @@ def test_json_nested_past_the_recursion_limit_is_a_400(api_agent, alice_api):
     response = alice_api.generic("PATCH", SECTION, body, content_type="application/json")
 
     assert response.status_code == 400
-    assert envelope(response)["message"] == "JSON parse error - nested too deeply."
+    assert envelope(response)["message"] == "JSON parse error - $: nested deeper than 32 levels."
+
+
+@pytest.mark.parametrize(
+    ("number", "message"),
+    [
+        ("1e999", "JSON parse error - 1e999 is out of range: numbers must be finite."),
+        ("-1e999", "JSON parse error - -1e999 is out of range: numbers must be finite."),
+        ("NaN", "JSON parse error - NaN is not a JSON number: numbers must be finite."),
+        ("Infinity", "JSON parse error - Infinity is not a JSON number: numbers must be finite."),
+        ("1" + "0" * 5000, "JSON parse error - " + "1" + "0" * 29 + "… is out of range: integers fit in 64 bits."),
+    ],
+)
+def test_numbers_nothing_can_hold_are_a_400_never_stored_as_text(api_agent, ada, api_as, number, message):
+    """Issue 24, item 14: `1e999` is a float infinity to Python; a CharField took it as "inf"."""
+    client = api_as(ada)
+    writes = [
+        ("PATCH", "/v1/admin/agents/redacteur", f'{{"name": {number}, "description": {number}}}'),
+        ("PATCH", SECTION, f'{{"body": {number}, "reason": {number}}}'),
+        ("POST", "/v1/admin/agents", f'{{"key": "x", "name": {number}}}'),
+    ]
+
+    answers = [client.generic(method, url, body, content_type="application/json") for method, url, body in writes]
+
+    assert [(r.status_code, envelope(r)["message"]) for r in answers] == [(400, message)] * 3
+    agent = Agent.objects.get(key="redacteur")
+    assert (agent.name, agent.description, Agent.objects.count()) == ("Rédacteur", "", 1)
 
 
 @pytest.mark.parametrize("text", ["a\\u0000b", "\\ud800"])

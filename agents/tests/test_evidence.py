@@ -388,3 +388,29 @@ def test_without_the_policy_a_regression_never_blocks(agent, alice, bob, cases, 
     proposal = run_now(django_capture_on_commit_callbacks, lambda: propose_long(agent, alice))
 
     assert prompt_version_approve(version=proposal, actor=Actor.for_user(bob)).status == "approved"
+
+
+def test_a_judge_echoing_secrets_is_stored_and_shown_redacted(
+    agent, alice, vic, ada, workspace, judge, httpserver, client, django_capture_on_commit_callbacks
+):
+    """Issue 24, item 3: the judge's own key, another secret of the vault (of no known
+    shape) and a key's shape are all redacted before the judgement is stored."""
+    credential_create(workspace=workspace, key="other", secret="other-secret-without-shape", actor=Actor.for_user(ada))
+    echoed = {
+        **JUDGEMENT,
+        "rationale": "My key is sk-judge-secret-0123456789 and theirs other-secret-without-shape.",
+        "strengths": ["Bearer sk-judge-secret-0123456789", "sk-proj-of-no-credential-0000"],  # a key's shape
+    }
+    httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_json(
+        chat_completion(json.dumps(echoed))
+    )
+
+    proposal = run_now(django_capture_on_commit_callbacks, lambda: propose_long(agent, alice))
+    client.force_login(vic)
+    page = client.get(f"/admin/agents/promptversion/{proposal.pk}/review/").content.decode()
+
+    run = EvidenceRun.objects.get(version=proposal)
+    assert run.judgement["rationale"] == "My key is [redacted] and theirs [redacted]."
+    assert run.judgement["strengths"] == ["Bearer [redacted]", "[redacted]"]
+    assert "sk-judge-secret" not in page and "other-secret-without-shape" not in page
+    assert "My key is [redacted] and theirs [redacted]." in page

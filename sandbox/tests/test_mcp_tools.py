@@ -190,7 +190,7 @@ def test_sandbox_workflow_errors_report_every_problem(sandbox_agents: None, writ
 
     assert list(error(bad_key)["fields"]) == ["workflowKey"]
     assert error(bad_json)["fields"] == {
-        "definition": ["Not valid JSON: Expecting property name enclosed in double quotes (line 1, column 2)."]
+        "definition": ["Not valid JSON: Expecting property name enclosed in double quotes at line 1, column 2."]
     }
     assert error(several)["fields"] == {
         "definition": [

@@ -41,6 +41,7 @@ class FakeOpenAI:
         self.chunk_chars = chunk_chars
         self.chunk_delay = chunk_delay
         self.calls: list[tuple[float, float, str]] = []  # (started, finished, message)
+        self.authorizations: list[str] = []  # the Authorization header of every request
         self.bodies: list[dict] = []  # every request's JSON body, in arrival order
         self._lock = threading.Lock()
         server = self
@@ -55,6 +56,8 @@ class FakeOpenAI:
 
             def _handle(self) -> None:
                 started = time.monotonic()
+                with server._lock:
+                    server.authorizations.append(self.headers.get("Authorization", ""))
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with server._lock:
                     server.bodies.append(body)

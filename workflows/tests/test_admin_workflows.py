@@ -166,3 +166,28 @@ def test_viewers_may_not_start_and_strangers_see_nothing(client, vic, charlie, p
     for view in ("start", "versions"):
         assert client.get(change_url(pipeline, view)).status_code == 404
     assert not WorkflowRun.objects.exists()
+
+
+HOSTILE_JSON = [
+    ('{"version": 1e999}', "1e999 is out of range: numbers must be finite."),
+    ('{"version": NaN}', "NaN is not a JSON number: numbers must be finite."),
+    ('{"version": -Infinity}', "-Infinity is not a JSON number: numbers must be finite."),
+    ("[" * 10_000 + "]" * 10_000, "$: nested deeper than 32 levels."),
+    ('{"name": "a\\u0000b"}', "$.name: contains a NUL character (\\u0000), which cannot be stored."),
+    ('{"name": "\\udc00"}', "$.name: contains a lone surrogate (\\ud800-\\udfff), which cannot be stored."),
+]
+
+
+@pytest.mark.parametrize(("text", "error"), HOSTILE_JSON)
+def test_hostile_json_in_the_editor_and_in_run_inputs_is_a_form_error(client, ada, pipeline, text, error) -> None:
+    """Issue 24, item 11: each of these was a 500 in the editor or in "Start a run"."""
+    client.force_login(ada)
+
+    edited = post_definition(client, pipeline, text)
+    started = client.post(change_url(pipeline, "start"), {"message": "Un texte", "inputs": text})
+
+    assert (edited.status_code, started.status_code) == (200, 200)
+    assert edited.context["adminform"].form.errors["definition"] == [error]
+    assert started.context["form"].errors == {"inputs": [error]}
+    pipeline.refresh_from_db()
+    assert (pipeline.version, WorkflowRun.objects.count()) == (1, 0)

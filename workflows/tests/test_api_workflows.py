@@ -9,6 +9,7 @@ from rest_framework.test import APIClient
 from aihummer.actors import Actor
 from aihummer.services import api_key_create
 from workflows.models import WorkflowRun
+from workflows.services import workflow_run_start
 from workflows.tests.conftest import PIPELINE
 
 
@@ -109,3 +110,35 @@ def test_charlie_gets_404_for_acmes_workflows_and_runs(pipeline, key_for, alice,
         ("get", "/v1/admin/runs/not-a-uuid-at-all-but-32-characters"),
     ]:
         assert getattr(globex, method)(path).status_code == 404, path
+
+
+@pytest.mark.parametrize("scopes", ["write", "publish", "write,publish"])
+def test_a_key_without_the_read_scope_reads_no_workflow_nor_run(pipeline, key_for, ada, alice, scopes):
+    """Issue 24, item 5: the list, a definition, its runs and a run all need `read`."""
+    run = workflow_run_start(workflow=pipeline, actor=Actor.for_user(alice), message="Un texte.")
+    client = key_for(scopes, ada)
+
+    answers = [
+        client.get(url)
+        for url in (
+            "/v1/admin/workflows",
+            "/v1/admin/workflows/pipeline",
+            "/v1/admin/workflows/pipeline/runs",
+            f"/v1/admin/runs/{run.pk}",
+        )
+    ]
+
+    assert [response.status_code for response in answers] == [403, 403, 403, 403]
+    assert all(error(r)["message"].endswith("lacks the 'read' scope needed for reading.") for r in answers)
+
+
+def test_a_ten_thousand_step_definition_is_refused_by_its_count_alone(reader, critic, key_for, ada):
+    """Issue 24, item 12: the limit is said before any step is compiled."""
+    steps = [{"name": f"s{i}", "agent_name": "ghost", "depends_on": ["nowhere"]} for i in range(10_000)]
+
+    response = key_for("read,write,publish", ada).post(
+        "/v1/admin/workflows", {"key": "big", "name": "Big", "definition": {"version": 1, "steps": steps}}
+    )
+
+    assert response.status_code == 400
+    assert error(response)["fields"] == {"definition": ["steps: at most 100 steps, not 10000."]}

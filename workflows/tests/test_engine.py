@@ -227,7 +227,18 @@ def test_outputs_must_be_an_object_reading_existing_steps() -> None:
 
 def test_too_many_steps() -> None:
     definition = {"version": 1, "steps": [step(f"s{i}") for i in range(101)]}
-    assert problems(definition) == ["steps: at most 100 steps."]
+    assert problems(definition) == ["steps: at most 100 steps, not 101."]
+
+
+def test_too_many_steps_are_refused_before_any_is_compiled() -> None:
+    """Issue 24, item 12: 10 000 broken steps held a process 18-48 s, each compiled
+    (and depends_on resolved quadratically) only for the count to refuse them."""
+    broken = [{"name": f"s{i}", "agent_name": "", "input_mapping": "x", "depends_on": ["ghost"]} for i in range(10_000)]
+
+    assert problems({"version": 2, "steps": broken}) == [
+        "version: must be 1, not 2.",
+        "steps: at most 100 steps, not 10000.",
+    ]
 
 
 # --- paths and literals ---------------------------------------------------------------

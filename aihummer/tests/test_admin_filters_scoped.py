@@ -1,0 +1,108 @@
+"""Issue 24, item 4: no changelist names another tenant's rows — in its filters or
+anywhere else on the page. Every registered model admin is walked (a new one is
+checked without editing this file), as each role of acme, with a row of every kind in
+both acme and globex; globex's names all carry the word "globex"."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib import admin
+from django.test import Client
+
+from agents.models import PromptVersion
+from agents.runtime import agent_turn_run
+from agents.services import agent_create, credential_create, preset_create, prompt_version_propose, skill_create
+from aihummer.actors import Actor
+from aihummer.models import User, Workspace
+from aihummer.services import api_key_create
+from workflows.services import workflow_create, workflow_run_start
+
+
+def populate(workspace: Workspace, admin_user: User, proposer: User, prefix: str) -> None:
+    """A row of every kind in `workspace`, each named after `prefix`."""
+    actor = Actor.for_user(admin_user)
+    credential = credential_create(
+        workspace=workspace, key=f"{prefix}-cred", secret=f"sk-{prefix}-0123456789abcdef", actor=actor
+    )
+    preset = preset_create(
+        workspace=workspace,
+        actor=actor,
+        key=f"{prefix}-echo",
+        name=f"{prefix} echo",
+        provider_name="echo",
+        model="echo-1",
+        is_active=True,
+    )
+    preset_create(
+        workspace=workspace,
+        actor=actor,
+        key=f"{prefix}-gpt",
+        name=f"{prefix} gpt",
+        provider_name="openai",
+        model="gpt-4.1-mini",
+        credential=credential,
+    )
+    skill_create(workspace=workspace, key=f"{prefix}-skill", title=f"{prefix} skill", body="Be brief.", actor=actor)
+    agent = agent_create(
+        workspace=workspace,
+        actor=actor,
+        key=f"{prefix}-agent",
+        name=f"{prefix} agent",
+        preset=preset,
+        snapshot={"identity": {"name": f"{prefix} persona"}},
+    )
+    prompt_version_propose(agent=agent, changes={"onboarding": "Bonjour."}, actor=Actor.for_user(proposer))
+    agent_turn_run(agent=agent, message="hello", actor=actor)
+    api_key_create(workspace=workspace, name=f"{prefix}-key", scopes="read", owner=proposer, actor=actor)
+    workflow = workflow_create(
+        workspace=workspace,
+        actor=actor,
+        key=f"{prefix}-flow",
+        name=f"{prefix} flow",
+        definition={"version": 1, "steps": [{"name": "write", "agent_name": f"{prefix}-agent"}]},
+    )
+    workflow_run_start(workflow=workflow, actor=actor, message="hello")
+
+
+@pytest.fixture
+def two_tenants(workspace, other_workspace, vic, alice, bob, ada, charlie, django_capture_on_commit_callbacks):
+    from conftest import make_member
+
+    populate(workspace, ada, alice, "acme")
+    other_workspace.name = "Globex Corporation"
+    other_workspace.save()
+    globex_admin = make_member(other_workspace, "globex-admin", "admin")
+    with django_capture_on_commit_callbacks(execute=True):
+        populate(other_workspace, globex_admin, charlie, "globex")
+    assert PromptVersion.objects.filter(agent__workspace=other_workspace, status="pending").exists()
+
+
+def changelists_seen_by(user: User) -> tuple[list[str], list[str]]:
+    """The changelists `user` may open, and each one's mentions of globex."""
+    client = Client()
+    client.force_login(user)
+    walked, leaks = [], []
+    for model in admin.site._registry:
+        url = f"/admin/{model._meta.app_label}/{model._meta.model_name}/"
+        # The queue shows pending proposals only, unless asked for all.
+        response = client.get(url + ("?status=all" if model is PromptVersion else ""))
+        if response.status_code == 403:
+            continue
+        assert response.status_code == 200, url
+        walked.append(model._meta.model_name)
+        page = response.content.decode().lower()
+        if "globex" in page:
+            at = page.index("globex")
+            leaks.append(f"{user}: {url}: …{page[max(at - 200, 0) : at + 50]}…")
+    return walked, leaks
+
+
+def test_no_changelist_names_another_workspaces_rows(two_tenants, vic, alice, bob, ada):
+    every_leak = []
+    for person in (vic, alice, bob, ada):
+        walked, leaks = changelists_seen_by(person)
+        every_leak += leaks
+        assert {"agent", "preset", "skill", "workflow", "agentturn", "promptversion", "workflowrun"} <= set(walked)
+
+    assert not every_leak, "\n".join(every_leak)
+    assert {"credential", "apikey", "apiauditentry"} <= set(changelists_seen_by(ada)[0])
