@@ -55,9 +55,9 @@ def check_database() -> str:
 def check_broker() -> str:
     if not settings.CELERY_BROKER_URL:
         return "skipped"  # development: tasks run inline (production refuses this)
-    from aihummer.celery import app
+    from kombu import Connection
 
-    with app.connection_for_write(connect_timeout=BROKER_TIMEOUT_SECONDS) as broker:
+    with Connection(settings.CELERY_BROKER_URL, connect_timeout=BROKER_TIMEOUT_SECONDS) as broker:
         broker.ensure_connection(max_retries=0, timeout=BROKER_TIMEOUT_SECONDS)
     return "ok"
 
