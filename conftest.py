@@ -145,9 +145,3 @@ def worker_on_redis(settings, redis_url):
     """A real Celery worker (threads pool) on this xdist worker's own Redis database;
     `enqueue` sends to it while the fixture is active."""
     yield from _worker_on(settings, redis_url)
-
-
-@pytest.fixture
-def worker_on_broker(settings, broker_url):
-    """Like `worker_on_redis`, once on Redis and once on RabbitMQ."""
-    yield from _worker_on(settings, broker_url)

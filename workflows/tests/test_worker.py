@@ -1,6 +1,6 @@
-"""Workflows on a real Celery worker (threads pool, concurrency 2) over Redis, then
-RabbitMQ, and PostgreSQL: the seed's pipeline, a fan-in whose parallel steps really overlap, and a
-failing step."""
+"""Workflows on a real Celery worker (threads pool, concurrency 2) over Redis and
+PostgreSQL: the seed's pipeline, a fan-in whose parallel steps really overlap, and a
+failing step. (On RabbitMQ: test_worker_crash.py and aihummer/tests/test_deploy.py.)"""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def steps_of(run) -> dict[str, StepRun]:
     return {step.name: step for step in StepRun.objects.filter(run=run)}
 
 
-def test_the_seed_pipeline_runs_on_a_worker(worker_on_broker, pipeline, alice_actor) -> None:
+def test_the_seed_pipeline_runs_on_a_worker(worker_on_redis, pipeline, alice_actor) -> None:
     run = workflow_run_start(workflow=pipeline, actor=alice_actor, message="Article : Lorem ipsum")
     run = workflow_run_wait(run=run, timeout=WAIT)
     steps = steps_of(run)
@@ -30,7 +30,7 @@ def test_the_seed_pipeline_runs_on_a_worker(worker_on_broker, pipeline, alice_ac
     assert run.outputs == {"final": steps["critique"].output["answer"]}
 
 
-def test_a_failing_step_fails_the_run_on_a_worker(worker_on_broker, pipeline, alice_actor) -> None:
+def test_a_failing_step_fails_the_run_on_a_worker(worker_on_redis, pipeline, alice_actor) -> None:
     run = workflow_run_wait(
         run=workflow_run_start(workflow=pipeline, actor=alice_actor, message="@error auth"), timeout=WAIT
     )
@@ -40,7 +40,7 @@ def test_a_failing_step_fails_the_run_on_a_worker(worker_on_broker, pipeline, al
     assert (steps["lecture"].status, steps["critique"].status) == ("failed", "pending")
 
 
-def test_a_fan_in_runs_its_parallel_steps_at_the_same_time(worker_on_broker, workspace, slow_preset, operator) -> None:
+def test_a_fan_in_runs_its_parallel_steps_at_the_same_time(worker_on_redis, workspace, slow_preset, operator) -> None:
     for key in ("left", "right", "join"):
         make_agent(workspace, key, f"You are {key}.", preset=slow_preset)
     definition = {
@@ -71,7 +71,7 @@ def test_a_fan_in_runs_its_parallel_steps_at_the_same_time(worker_on_broker, wor
     assert run.duration_ms < 0.8 * step_ms, (run.duration_ms, step_ms)
 
 
-def test_the_heartbeat_keeps_a_long_step_leased(worker_on_broker, workspace, operator, settings) -> None:
+def test_the_heartbeat_keeps_a_long_step_leased(worker_on_redis, workspace, operator, settings) -> None:
     from workflows.execution import workflow_runs_revive
     from workflows.tests.conftest import fake_preset
     from workflows.tests.fake_openai import FakeOpenAI
