@@ -87,6 +87,8 @@ def start_server(database_name: str, port: int, server: str, processes: int) -> 
         "SECURE_SSL_REDIRECT": "false",
         "DATABASE_URL": url,
         "DATABASE_POOL_MAX_SIZE": "10",
+        # Proposals enqueue their notifications here; no worker reads them: name a Redis
+        # database of your own, and empty it afterwards.
         "CELERY_BROKER_URL": os.environ.get("BENCH_BROKER_URL", "redis://127.0.0.1:6379/15"),
         "AIHUMMER_API_RATE_PER_KEY": "0",
         "AIHUMMER_API_RATE_PER_USER": "0",
