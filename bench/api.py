@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import os
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -28,6 +27,8 @@ from pathlib import Path
 
 import requests
 from _django import throwaway_database
+
+from aihummer.tests.ports import free_port
 
 REQUESTS_PER_CLIENT = {1: 200, 50: 20}
 AGENTS = 40
@@ -65,12 +66,6 @@ def seed() -> str:
             snapshot={"identity": {"name": f"Agent {index}"}, "sections": sections},
         )
     return api_key_create(workspace=workspace, name="bench", scopes="read,write", owner=alice, actor=operator)[1]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def start_server(database_name: str, port: int, server: str, processes: int) -> subprocess.Popen:

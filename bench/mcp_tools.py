@@ -25,6 +25,8 @@ from pathlib import Path
 
 from _django import throwaway_database
 
+from aihummer.tests.ports import free_port
+
 CALLS = 40
 AGENTS = 20
 CASES = [
@@ -98,9 +100,7 @@ def main() -> None:
 
     anyio.run(session, Client(build_server(api_key=raw_key)), "in-process")
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     db = connection.settings_dict
     env = {
         **os.environ,

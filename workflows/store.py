@@ -7,10 +7,10 @@ the token and cost roll-up), returning that context so the caller can see which 
 became ready. Concurrent finishers of one run serialise on the run's row, so the last
 of two parallel steps always sees both (the fan-in never stalls).
 
-Each is a single statement: the claim an UPDATE … FROM … RETURNING on every database,
-the finish a data-modifying CTE on PostgreSQL; elsewhere (the embedded SQLite default)
-the finish takes a few ORM statements in a transaction (`PORTABLE_ONLY` forces that
-path for its tests).
+On PostgreSQL each is a single statement: the claim an UPDATE … FROM … RETURNING, the
+finish a data-modifying CTE; elsewhere (the embedded SQLite default) each takes a few
+statements in the caller's transaction (`PORTABLE_ONLY` forces those paths for their
+tests).
 """
 
 from __future__ import annotations
@@ -111,30 +111,38 @@ def _json(value: object) -> object:
 
 
 # --- claim ------------------------------------------------------------------------------
-# One statement on every database (SQLite has UPDATE … FROM … RETURNING since 3.35).
-# Table names are the models' own (never input); every value is a parameter. What the
-# step reads of the run's context: on PostgreSQL only the entries of the steps it names
-# (a long run's context is not copied whole on every claim); the definition only when
-# this process has not compiled the run's plan yet.
-_CLAIM_SQL = """
-UPDATE {step} AS s
-   SET status = 'running', attempts = s.attempts + 1, started_at = %(now)s, finished_at = NULL,
-       lease_expires_at = %(lease)s, error = ''
-  FROM {run} AS r
- WHERE s.run_id = %(run)s AND s.name = %(name)s AND s.status = 'pending'
-   AND r.id = s.run_id AND r.status IN ('pending', 'running')
-RETURNING s.id, s.attempts, s.agent_id, s.agent_key, r.status, CASE WHEN %(definition)s THEN r.definition END,
-          {context}, r.workspace_id, r.is_sandbox, r.actor_source, r.started_by_id, r.deadline_at,
-          r.actor_identity
-"""
+# On PostgreSQL one statement, UPDATE … FROM … RETURNING. Table names are the models' own
+# (never input); every value is a parameter. What the step reads of the run's context:
+# only the entries of the steps it names (a long run's context is not copied whole on
+# every claim); the definition only when this process has not compiled the run's plan yet.
+_STEP_SET = """
+   SET status = 'running', attempts = {alias}attempts + 1, started_at = %(now)s, finished_at = NULL,
+       lease_expires_at = %(lease)s, error = ''"""
+_RUN_COLUMNS = """r.status, CASE WHEN %(definition)s THEN r.definition END, {context}, r.workspace_id,
+          r.is_sandbox, r.actor_source, r.started_by_id, r.deadline_at, r.actor_identity"""
 _CONTEXT_READ = """CASE WHEN %(whole)s THEN r.context ELSE jsonb_build_object(
     'inputs', r.context -> 'inputs',
     'steps', (SELECT coalesce(jsonb_object_agg(e.key, e.value), '{}'::jsonb)
                 FROM jsonb_each(r.context -> 'steps') AS e WHERE e.key = ANY(%(reads)s))) END"""
-_CLAIM = {
-    vendor: _CLAIM_SQL.format(step=StepRun._meta.db_table, run=WorkflowRun._meta.db_table, context=context)
-    for vendor, context in (("postgresql", _CONTEXT_READ), ("other", "r.context"))
-}
+_CLAIM_FAST = f"""
+UPDATE {StepRun._meta.db_table} AS s{_STEP_SET.format(alias="s.")}
+  FROM {WorkflowRun._meta.db_table} AS r
+ WHERE s.run_id = %(run)s AND s.name = %(name)s AND s.status = 'pending'
+   AND r.id = s.run_id AND r.status IN ('pending', 'running')
+RETURNING s.id, s.attempts, s.agent_id, s.agent_key, {_RUN_COLUMNS.format(context=_CONTEXT_READ)}
+"""
+# Elsewhere (the embedded SQLite default, whose RETURNING may name only the updated table
+# and no alias) two statements in the caller's transaction: take the step, read its run.
+_CLAIM_STEP = f"""
+UPDATE {StepRun._meta.db_table}{_STEP_SET.format(alias="")}
+ WHERE run_id = %(run)s AND name = %(name)s AND status = 'pending'
+   AND EXISTS (SELECT 1 FROM {WorkflowRun._meta.db_table} AS r
+                WHERE r.id = %(run)s AND r.status IN ('pending', 'running'))
+RETURNING id, attempts, agent_id, agent_key
+"""  # noqa: S608
+_CLAIM_RUN = f"""
+SELECT {_RUN_COLUMNS.format(context="r.context")} FROM {WorkflowRun._meta.db_table} AS r WHERE r.id = %(run)s
+"""  # noqa: S608
 
 
 def step_claim(
@@ -158,17 +166,22 @@ def step_claim(
         "run": field("run").get_db_prep_value(run_id, connection),
         "name": name,
         "definition": with_definition,
-        "whole": reads is None,
-        "reads": list(reads or ()),
     }
     with connection.cursor() as cursor:
-        cursor.execute(_CLAIM["postgresql" if connection.vendor == "postgresql" else "other"], params)
-        row = cursor.fetchone()
+        if _fast():
+            cursor.execute(_CLAIM_FAST, params | {"whole": reads is None, "reads": list(reads or ())})
+            row = cursor.fetchone()
+        else:
+            cursor.execute(_CLAIM_STEP, params)
+            row = cursor.fetchone()
+            if row is not None:
+                cursor.execute(_CLAIM_RUN, params)
+                row = (*row, *cursor.fetchone())
     if row is None:
         return None
     step_id, attempts, agent_id, agent_key, status, definition, context, workspace_id, is_sandbox, *rest = row
     actor_source, started_by_id, deadline_at, actor_identity = rest
-    if deadline_at is not None and not isinstance(deadline_at, datetime):  # SQLite: text
+    if deadline_at is not None and connection.vendor == "sqlite":  # naive there, or text
         deadline_at = connection.ops.convert_datetimefield_value(deadline_at, None, connection)
     return Claim(
         step_id,

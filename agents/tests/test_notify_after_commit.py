@@ -3,22 +3,19 @@ error (without a broker the mail is sent inline, after the commit)."""
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 
 from agents.models import PromptVersion
 from agents.services import agent_create, prompt_version_approve, prompt_version_propose
 from aihummer.actors import Actor
+from aihummer.tests.ports import free_port
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
 def mail_server_down(settings):
-    with socket.socket() as probe:  # a port nobody listens on: connection refused
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()  # nobody listens on it: connection refused
     settings.CELERY_BROKER_URL = ""
     settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
     settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", port

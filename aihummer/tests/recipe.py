@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -23,12 +22,6 @@ METRICS_TOKEN = "recipe-metrics-token-0123456789"
 # Production refuses the development vault key: a test that gives the recipe's
 # processes credentials encrypts them with this one (settings.AIHUMMER_VAULT_KEYS).
 VAULT_KEY = "mW3oV0n7bq2Jr8Qf5yL1tZc9xK4sHd6uGa0EpRiN2Tw="
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
 
 
 def production_environ(*, database_url: str, broker_url: str, allowed_hosts: str = "127.0.0.1", **extra: str) -> dict:

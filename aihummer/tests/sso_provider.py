@@ -10,22 +10,17 @@ from __future__ import annotations
 import json
 import os
 import selectors
-import socket
 import subprocess
 import time
 from pathlib import Path
 
 from django.conf import settings
 
+from aihummer.tests.ports import free_port
+
 BIN = Path(settings.BASE_DIR) / "bin" / "ensure-oidc-provider"
 SCRIPT = Path(settings.BASE_DIR) / "var" / "oidc-provider" / "provider.mjs"
 START_TIMEOUT_SECONDS = 15
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class OidcTestProvider:

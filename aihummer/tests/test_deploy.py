@@ -18,7 +18,8 @@ from aihummer.actors import Actor
 from aihummer.services import api_key_create
 from aihummer.telemetry import run_span_id
 from aihummer.tests.otlp_receiver import OtlpReceiver
-from aihummer.tests.recipe import METRICS_TOKEN, Recipe, free_port, http, production_environ, wait_until
+from aihummer.tests.ports import free_port
+from aihummer.tests.recipe import METRICS_TOKEN, Recipe, http, production_environ, wait_until
 from workflows.services import workflow_create
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -3,15 +3,9 @@ and the cache, and names the one that fails."""
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from aihummer.tests.ports import free_port
 
 
 def test_healthz_answers_without_touching_the_database(client, db, django_assert_num_queries):
@@ -44,7 +38,7 @@ def test_readyz_skips_the_broker_in_development_without_one(client, db, settings
 
 @pytest.mark.parametrize("scheme", ["redis", "amqp"])
 def test_readyz_fails_when_the_broker_is_down(client, db, settings, scheme):
-    settings.CELERY_BROKER_URL = f"{scheme}://guest:guest@127.0.0.1:{closed_port()}/0"
+    settings.CELERY_BROKER_URL = f"{scheme}://guest:guest@127.0.0.1:{free_port()}/0"
 
     response = client.get("/readyz")
 
@@ -61,7 +55,7 @@ def test_readyz_fails_when_the_cache_is_down(client, db, settings):
     settings.CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": f"redis://127.0.0.1:{closed_port()}/0",
+            "LOCATION": f"redis://127.0.0.1:{free_port()}/0",
         }
     }
 

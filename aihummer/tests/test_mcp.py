@@ -40,6 +40,7 @@ from aihummer.actors import Actor
 from aihummer.models import ApiKey, User, Workspace
 from aihummer.services import api_key_create, api_key_revoke
 from aihummer.tests.mcp_helpers import error, ok, with_client
+from aihummer.tests.ports import free_port
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -158,12 +159,6 @@ def test_over_stdio_a_revoked_key_is_refused_before_serving(workspace: Workspace
 
 
 # --- streamable HTTP ---------------------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def base_url(django_db_setup: None, django_db_blocker: Any) -> Iterator[str]:
     """`uvicorn aihummer.asgi:application` on a free port, for the whole module."""

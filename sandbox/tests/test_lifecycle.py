@@ -26,7 +26,8 @@ from aihummer.actors import Actor
 from aihummer.models import User, Workspace
 from aihummer.services import api_key_create
 from aihummer.tests.mcp_helpers import call_tools, error, ok, with_client
-from aihummer.tests.test_mcp import SERVER_START_SECONDS, free_port, http_client, in_thread, server_env
+from aihummer.tests.ports import free_port
+from aihummer.tests.test_mcp import SERVER_START_SECONDS, http_client, in_thread, server_env
 from workflows.models import Workflow, WorkflowRun
 
 pytestmark = pytest.mark.django_db(transaction=True)

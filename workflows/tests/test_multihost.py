@@ -17,7 +17,8 @@ import pytest
 from django.db import connection
 
 from aihummer.tests.hosts import LoopbackHosts, NamespaceHosts, namespaces_refused
-from aihummer.tests.recipe import Recipe, free_port, http, production_environ, wait_until
+from aihummer.tests.ports import free_port
+from aihummer.tests.recipe import Recipe, http, production_environ, wait_until
 from workflows.tests.fake_openai import FakeOpenAI
 
 WIDTH = 4  # parallel steps: two per worker (2 threads each, prefetch 1)
