@@ -10,7 +10,30 @@ from agents.diff import diff_stats
 from agents.models import Agent, AgentSection, AgentSkill, PromptVersion
 from agents.snapshot import content_hash
 from aihummer.actors import Actor
+from aihummer.exceptions import VersionMismatch
 from aihummer.history import stamp
+
+
+def agent_lock(agent: Agent, *, expected_live: int | None = None) -> Agent:
+    """`agent` row-locked (the caller is in a transaction), its live version read after
+    the lock, and checked to be `expected_live` (the number the caller saw) when given.
+
+    The live version is read by a query of its own, after the lock: a join taken with
+    the lock would be evaluated on the snapshot from before the wait, and miss a version
+    a writer we waited for put live (`live_version_id` set, `live_version` None)."""
+    agent = Agent.all_objects.select_for_update().get(pk=agent.pk)
+    agent.live_version = (
+        PromptVersion.all_objects.filter(pk=agent.live_version_id).first() if agent.live_version_id else None
+    )
+    live = agent.live_version.number if agent.live_version else None
+    if expected_live is not None and live != expected_live:
+        seen = f"live version {live}" if live is not None else "no live version yet"
+        raise VersionMismatch(
+            f"Agent '{agent.key}' is at {seen}, not {expected_live}: re-read it, redo the change on top of it, "
+            "and send it again.",
+            extra={"live_version": live},
+        )
+    return agent
 
 
 def version_record(
