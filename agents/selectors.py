@@ -8,7 +8,17 @@ from django.core.paginator import Page, Paginator
 from django.db.models import Model, QuerySet
 
 from agents.judge import band
-from agents.models import Agent, AgentTurn, CaseResult, DebugLog, EvidenceRun, Preset, PromptVersion
+from agents.models import (
+    Agent,
+    AgentTurn,
+    CaseResult,
+    Conversation,
+    ConversationMessage,
+    DebugLog,
+    EvidenceRun,
+    Preset,
+    PromptVersion,
+)
 from aihummer.actors import Actor, Verb
 from aihummer.exceptions import NotFound
 from aihummer.ids import canonical_id
@@ -296,3 +306,38 @@ def debug_log_as_sent(log: DebugLog) -> tuple[str, list, list]:
     earlier = logs.filter(sequence__lt=log.sequence).values_list("messages", flat=True)
     messages = [message for added in earlier for message in added] + log.messages
     return system_prompt, tools, messages
+
+
+# --- conversations ---------------------------------------------------------------------
+def conversation_list(
+    *, actor: Actor, workspace: Workspace, include_archived: bool = False, agent_key: str | None = None
+) -> QuerySet:
+    """The workspace's conversations (sandbox ones never listed) with their agent, in
+    one query; by default without those the agent's `runtime_policy.session` takes out
+    of the list (kept: `include_archived` shows them)."""
+    _require_read(actor, workspace, "workspace")
+    rows = Conversation.objects.filter(workspace=workspace)
+    if agent_key is not None:
+        rows = rows.filter(agent__key=agent_key)
+    if not include_archived:
+        rows = rows.listed()  # after the agent filter only: ranks are per agent
+    return rows.select_related("agent")
+
+
+def conversation_get(*, actor: Actor, workspace: Workspace, pk: int | str) -> Conversation:
+    """One conversation of `workspace`, or NotFound (another workspace's, a missing one
+    and, for a person, a sandbox one answer the same)."""
+    _require_read(actor, workspace, "conversation")
+    # People never see sandbox rows, even by id; programs with the sandbox right do.
+    manager = Conversation.all_objects if actor.sees_sandbox_rows(workspace) else Conversation.objects
+    rows = manager.filter(workspace=workspace).select_related("agent")
+    row = _one(rows.filter(pk=pk)) if canonical_id(str(pk)) else None
+    if row is None:
+        raise NotFound(f"Unknown conversation '{pk}'.")
+    return row
+
+
+def conversation_messages(*, conversation: Conversation) -> QuerySet:
+    """A conversation's messages (sandbox ones of a sandbox conversation too: the
+    conversation was resolved for this actor)."""
+    return ConversationMessage.all_objects.filter(conversation=conversation)

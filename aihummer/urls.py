@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import SimpleRouter
 
 from agents.api.agents import AgentViewSet
+from agents.api.conversations import AgentConversationViewSet, ConversationViewSet
 from agents.api.credentials import CredentialViewSet
 from agents.api.presets import ModelCatalogViewSet, PresetViewSet
 from agents.api.profile import AgentSectionViewSet, AgentSkillViewSet
@@ -24,12 +25,14 @@ router.register("admin/agents", AgentViewSet, basename="agent")
 router.register(f"admin/agents/{KEY}/sections", AgentSectionViewSet, basename="agent-section")
 router.register(f"admin/agents/{KEY}/skills", AgentSkillViewSet, basename="agent-skill")
 router.register(f"admin/agents/{KEY}/versions", AgentVersionViewSet, basename="agent-version")
+router.register(f"admin/agents/{KEY}/conversations", AgentConversationViewSet, basename="agent-conversation")
 router.register("admin/prompt-versions", PromptVersionViewSet, basename="prompt-version")
 router.register("admin/presets", PresetViewSet, basename="preset")
 router.register("admin/models", ModelCatalogViewSet, basename="model")
 router.register("admin/skills", SkillViewSet, basename="skill")
 router.register("admin/credentials", CredentialViewSet, basename="credential")
 router.register("admin/turns", AgentTurnViewSet, basename="turn")
+router.register("admin/conversations", ConversationViewSet, basename="conversation")
 router.register("admin/debug-logs", DebugLogViewSet, basename="debug-log")
 router.register("admin/workflows", workflows_api.WorkflowViewSet, basename="workflow")
 router.register("admin/runs", workflows_api.RunViewSet, basename="run")

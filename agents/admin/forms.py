@@ -95,8 +95,8 @@ class ProposeForm(forms.Form):
     allowed_tool_names = forms.MultipleChoiceField(label="tools", required=False, widget=forms.CheckboxSelectMultiple)
     runtime_policy = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 10, "style": "font-family:monospace"}),
-        help_text="JSON; {} resets to the defaults. session, memory_flush and interaction are stored and validated "
-        "only, until conversations exist.",
+        help_text="JSON; {} resets to the defaults. session acts on conversations (scope, idle reset, the "
+        "default list); memory_flush and interaction are stored and validated only, for now.",
     )
     reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), max_length=2000, help_text="Why this change?")
     apply_now = forms.BooleanField(

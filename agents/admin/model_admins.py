@@ -10,7 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.decorators import method_decorator
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 from django.views.decorators.debug import sensitive_post_parameters
 
 from agents.admin.desk import AgentDeskMixin
@@ -22,6 +22,8 @@ from agents.models import (
     AgentSkill,
     AgentTestCase,
     AgentTurn,
+    Conversation,
+    ConversationMessage,
     Credential,
     Preset,
     PromptVersion,
@@ -360,3 +362,84 @@ class AgentTurnAdmin(WorkspaceScopedAdmin):
             log.parameters_json = json.dumps(log.parameters, indent=2, ensure_ascii=False)
             log.response_json = json.dumps(log.response, indent=2, ensure_ascii=False)
         return render_to_string("admin/agents/debug_logs.html", {"page": page})
+
+
+# --- conversations (read-only) ----------------------------------------------------------
+# Messages a conversation's page shows, the newest; the REST API pages through all of them.
+CONVERSATION_PAGE_MESSAGES = 200
+
+
+@admin.register(Conversation)
+class ConversationAdmin(WorkspaceScopedAdmin):
+    """Conversations as recorded: their messages, the turn and prompt version behind
+    each answer. Written only by `conversation_send`; sandbox rows never appear."""
+
+    list_display = ["__str__", "agent", "peer", "channel_label", "message_count", "last_message_at", "created_at"]
+    list_filter = [ListedFilter, "workspace", "channel"]
+    list_select_related = ["workspace", "agent"]
+    search_fields = ["peer", "agent__key"]
+    readonly_fields = [
+        "workspace",
+        "agent",
+        "peer",
+        "channel_label",
+        "message_count",
+        "context_start",
+        "last_message_at",
+        "created_at",
+        "messages_table",
+    ]
+    fields = readonly_fields
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Conversation | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Conversation | None = None) -> bool:
+        return False
+
+    @admin.display(description="channel")
+    def channel_label(self, obj: Conversation) -> str:
+        return obj.channel or "every channel (per-peer)"
+
+    @admin.display(description=f"messages (the newest {CONVERSATION_PAGE_MESSAGES})")
+    def messages_table(self, obj: Conversation) -> str:
+        rows = list(
+            ConversationMessage.objects.filter(conversation=obj)
+            .order_by("-sequence")
+            .only("sequence", "role", "channel", "text", "turn_id", "version_number", "created_at")[
+                :CONVERSATION_PAGE_MESSAGES
+            ]
+        )
+        rows.reverse()
+        body = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+            "<td><pre style='white-space:pre-wrap;margin:0'>{}</pre></td></tr>",
+            (
+                (
+                    m.sequence,
+                    m.created_at.strftime("%Y-%m-%d %H:%M:%S"),
+                    m.role,
+                    m.channel,
+                    self._turn_link(m),
+                    f"v{m.version_number}" if m.version_number else "",
+                    ("— new context —\n" if m.sequence == obj.context_start and m.sequence > 1 else "") + m.text,
+                )
+                for m in rows
+            ),
+        )
+        return format_html(
+            "<table><tr><th>#</th><th>at</th><th>role</th><th>channel</th><th>turn</th><th>version</th>"
+            "<th>text</th></tr>{}</table>",
+            body,
+        )
+
+    @staticmethod
+    def _turn_link(message: ConversationMessage) -> str:
+        if message.turn_id is None:
+            return ""
+        url = reverse("admin:agents_agentturn_change", args=[message.turn_id])
+        return format_html('<a href="{}">{}</a>', url, message.turn_id)

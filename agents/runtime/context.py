@@ -1,7 +1,7 @@
 """What each model call of a turn is sent, under `runtime_policy.context` and `.pruning`.
 
 Before every call, from the conversation's history (earlier rounds, loaded by the
-conversation within `max_history_messages`, see `agents.conversations.window`) and
+conversation within `max_history_messages`, see `agents.runtime.conversations`) and
 the turn's own messages (the user's message, then the tool exchanges so far):
 
 1. pruning: a tool result is stale when it is at least `ttl_seconds` old and comes
@@ -17,7 +17,7 @@ the turn's own messages (the user's message, then the tool exchanges so far):
 
 Only what is sent changes: the stored history, the user's text, never. The budget is
 `context.max_tokens` when set (an explicit context, where the conversation compacts
-what leaves the window instead: `agents.conversations`), else the model's window.
+what leaves the window instead, once compaction is built), else the model's window.
 """
 
 from __future__ import annotations

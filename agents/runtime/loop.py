@@ -31,7 +31,7 @@ from agents.models import Agent, AgentTurn, Preset, PromptVersion
 from agents.policy import DirectCompletionPolicy, RuntimePolicy, parse_runtime_policy
 from agents.redaction import Redactor, redact_response, workspace_ciphertexts
 from agents.rendering import RenderedPrompt, render_system_prompt
-from agents.runtime.context import prepare_messages
+from agents.runtime.context import NO_HISTORY, History, prepare_messages
 from agents.runtime.debug import DebugLogWriter
 from agents.runtime.errors import TurnFailed
 from agents.runtime.prepared import PreparedSelect
@@ -77,11 +77,16 @@ def agent_turn_prepare(
     version: PromptVersion | None = None,
     context: dict | None = None,
     dry_run: bool = False,
+    history: History = NO_HISTORY,
 ) -> PreparedTurn:
     """Everything `agent_turn_run` settles before the first model call, in one query
     and no write: a caller may read it in the transaction of its own claim (a workflow
     step does) and run it with `agent_turn_complete` after that commits. Raises as
-    `agent_turn_run` does (PermissionDenied, ValidationError, Agent.DoesNotExist)."""
+    `agent_turn_run` does (PermissionDenied, ValidationError, Agent.DoesNotExist).
+
+    `history`: a conversation's earlier messages (`agents.runtime.conversations`),
+    sent before the message under `runtime_policy.context`; with some, the turn is no
+    first turn (onboarding is not rendered)."""
     actor.require(Verb.SANDBOX if agent.is_sandbox else Verb.RUN, agent.workspace)
     if version is not None and version.agent_id != agent.pk:
         raise ValidationError({"version": f"Version {version.pk} is not a version of agent '{agent.key}'."})
@@ -98,6 +103,7 @@ def agent_turn_prepare(
         depth=0,
         depth_limit=settings.AIHUMMER_SUBAGENT_MAX_DEPTH,
         deadline=time.monotonic() + settings.AIHUMMER_TURN_TIMEOUT_SEC,
+        history=history,
     )
     if prepared is None:
         raise Agent.DoesNotExist(f"Agent '{agent.key}' no longer exists.")
@@ -163,6 +169,7 @@ class PreparedTurn:
     depth: int
     depth_limit: int
     deadline: float
+    history: History = NO_HISTORY
 
 
 def _prepare(
@@ -177,6 +184,7 @@ def _prepare(
     depth: int,
     depth_limit: int,
     deadline: float,
+    history: History = NO_HISTORY,
 ) -> PreparedTurn | None:
     agent = read()
     if agent is None:
@@ -186,7 +194,7 @@ def _prepare(
         raise PermissionDenied(
             f"Agent '{agent.key}' has no approved version yet: a reviewer must approve version 1 before it runs."
         )
-    setup = _setup(agent, version, context)
+    setup = _setup(agent, version, context, first_turn=not history.messages)
     # Every credential secret of the workspace, replaced by value in all text this
     # turn stores: a model or a compatible server may echo the key it was called with.
     redactor = Redactor.from_ciphertexts(agent.workspace_ciphertexts)
@@ -207,7 +215,9 @@ def _prepare(
         model=setup.preset.model if setup.preset else "",
         prefix_hash=setup.rendered.prefix_hash if setup.rendered else "",
     )
-    return PreparedTurn(turn, agent, version, setup, redactor, message, actor, dry_run, depth, depth_limit, deadline)
+    return PreparedTurn(
+        turn, agent, version, setup, redactor, message, actor, dry_run, depth, depth_limit, deadline, history
+    )
 
 
 def _complete(prepared: PreparedTurn, *, then: Callable[[AgentTurn], None] | None = None) -> AgentTurn:
@@ -244,7 +254,7 @@ def _run_turn(*, agents: QuerySet, **options: object) -> AgentTurn | None:
 TOTALS = ("model_calls", "input_tokens", "output_tokens", "cached_input_tokens", "cost_usd")
 
 
-def _setup(agent: Agent, version: PromptVersion, context: dict | None) -> _Setup:
+def _setup(agent: Agent, version: PromptVersion, context: dict | None, *, first_turn: bool = True) -> _Setup:
     """Preset, policy, rendered prompt, provider and key; `failure` says why no model
     call can be made. No query: `turn_agents()` read all of it."""
     preset = agent.preset if agent.preset_id else getattr(agent, "default_preset", None)
@@ -256,7 +266,7 @@ def _setup(agent: Agent, version: PromptVersion, context: dict | None) -> _Setup
         return setup
     snapshot = version.snapshot
     setup.policy = parse_runtime_policy(snapshot["runtime_policy"])
-    setup.rendered = render_system_prompt(snapshot, first_turn=True, today=timezone.localdate(), context=context)
+    setup.rendered = render_system_prompt(snapshot, first_turn=first_turn, today=timezone.localdate(), context=context)
     try:
         setup.api_key = preset_api_key(preset=preset)
     except ProviderError as exc:
@@ -272,6 +282,7 @@ def _setup(agent: Agent, version: PromptVersion, context: dict | None) -> _Setup
 def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
     turn, agent, version, setup = prepared.turn, prepared.agent, prepared.version, prepared.setup
     message, actor, dry_run, deadline = prepared.message, prepared.actor, prepared.dry_run, prepared.deadline
+    history = prepared.history
     if setup.preset is None:
         log.failed(sequence=1, provider_name="", model="", error=setup.failure)
         raise TurnFailed(setup.failure)
@@ -308,10 +319,13 @@ def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise TurnFailed(TURN_OUT_OF_TIME)
-        prepared, dropped = prepare_messages(messages, policy, rendered.text, model_info)
+        prepared, dropped = prepare_messages(messages, policy, rendered.text, model_info, history)
         volatile = rendered.volatile
         if dropped:
-            volatile += f"\n[{dropped} earlier tool exchange(s) were dropped to fit runtime_policy.context.]"
+            volatile += (
+                f"\n[{dropped} earlier conversation round(s) or tool exchange(s) were dropped to fit "
+                "runtime_policy.context.]"
+            )
         request = ModelRequest(
             model=preset.model,
             system_prefix=rendered.prefix,

@@ -1,0 +1,169 @@
+"""Conversations with an agent: `POST /v1/admin/agents/{key}/conversations/messages`
+sends a message and answers with the agent's reply, whole; `GET /v1/admin/conversations`
+lists them, `GET /v1/admin/conversations/{id}` shows one with a cursor page of its
+messages. Which conversation a message lands in, and what history the agent is sent,
+is `agents.runtime.conversations`' rule."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import mixins, serializers
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from agents.api.base import ID_REGEX, AgentChildViewSet
+from agents.api.turns import TurnSerializer
+from agents.models import ConversationMessage
+from agents.runtime import conversation_send
+from agents.runtime.conversations import MAX_MESSAGE_CHARS
+from agents.selectors import conversation_get, conversation_list, conversation_messages
+from aihummer.api import AdminViewSet, ApiCursorPagination, outside_transaction
+
+
+class ConversationSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    agent = serializers.CharField(source="agent.key")
+    peer = serializers.CharField(help_text="The verified peer: `user:<id>` or `api_key:<id>`.")
+    channel = serializers.CharField(
+        allow_blank=True, help_text="Blank for a per-peer conversation (every channel of the peer)."
+    )
+    message_count = serializers.IntegerField()
+    context_start = serializers.IntegerField(
+        help_text="Sequence of the first message the agent is sent now (a pause of "
+        "runtime_policy.session.idle_reset_minutes opens a new context; older messages are kept)."
+    )
+    last_message_at = serializers.DateTimeField(allow_null=True)
+    created_at = serializers.DateTimeField()
+
+
+class MessageSerializer(serializers.Serializer):
+    sequence = serializers.IntegerField()
+    role = serializers.ChoiceField(choices=ConversationMessage.Role.choices)
+    channel = serializers.CharField()
+    text = serializers.CharField(allow_blank=True)
+    turn = serializers.IntegerField(source="turn_id", allow_null=True)
+    version = serializers.IntegerField(
+        source="version_number", allow_null=True, help_text="The prompt version that produced an answer."
+    )
+    created_at = serializers.DateTimeField()
+
+
+class SendInSerializer(serializers.Serializer):
+    message = serializers.CharField(max_length=MAX_MESSAGE_CHARS, trim_whitespace=False)
+    channel = serializers.RegexField(
+        r"^[a-z0-9_-]{1,50}$",
+        required=False,
+        default="api",
+        help_text="api (default), mcp, admin or a name of yours; with runtime_policy.session.scope "
+        "per-channel-peer each channel has its own conversation.",
+    )
+    peer = serializers.CharField(
+        max_length=100,
+        required=False,
+        help_text="Only the caller's own verified peer is accepted: no API key scope vouches for another "
+        "peer yet (403).",
+    )
+
+
+class SendOutSerializer(serializers.Serializer):
+    conversation = ConversationSerializer()
+    message = MessageSerializer()
+    answer = MessageSerializer(allow_null=True, help_text="null when the turn failed (`turn.error` says why).")
+    turn = TurnSerializer()
+
+
+class ConversationDetailSerializer(ConversationSerializer):
+    messages = inline_serializer(
+        "ConversationMessagePage",
+        {
+            "next": serializers.URLField(allow_null=True),
+            "previous": serializers.URLField(allow_null=True),
+            "results": MessageSerializer(many=True),
+        },
+    )
+
+
+class ConversationListQuerySerializer(serializers.Serializer):
+    agent = serializers.RegexField(r"^[a-z0-9_-]{1,50}$", required=False, help_text="Only this agent's.")
+    include_archived = serializers.BooleanField(
+        default=False,
+        help_text="Also list the conversations the agent's runtime_policy.session takes out of the default "
+        "list (index_prune_after_days, index_max_entries); they are never deleted.",
+    )
+
+
+class MessagePagination(ApiCursorPagination):
+    """A conversation's messages in order, `limit` at a time."""
+
+    ordering = "sequence"
+
+    def get_ordering(self, request: Request, queryset: object, view: object) -> tuple[str, ...]:
+        self._model = queryset.model
+        return (self.ordering,)
+
+
+class AgentConversationViewSet(AgentChildViewSet):
+    """`/v1/admin/agents/{key}/conversations/...`: talking to one agent."""
+
+    @extend_schema(request=SendInSerializer, responses=SendOutSerializer)
+    @action(detail=False, methods=["post"])
+    @outside_transaction
+    def messages(self, request: Request, agent_key: str) -> Response:
+        """Send a message; the answer comes back whole, with the conversation it went to
+        and the turn (its prompt version, usage, debug logs). A failed turn is a 200 too:
+        `answer` is null and `turn.error` says why."""
+        agent = self.get_agent()
+        data = SendInSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        reply = conversation_send(agent=agent, actor=self.actor, **data.validated_data)
+        reply.conversation.agent = agent
+        return Response(
+            {
+                "conversation": ConversationSerializer(reply.conversation).data,
+                "message": MessageSerializer(reply.message).data,
+                "answer": MessageSerializer(reply.answer).data if reply.answer else None,
+                "turn": TurnSerializer(reply.turn).data,
+            }
+        )
+
+
+class ConversationViewSet(mixins.ListModelMixin, AdminViewSet):
+    """`/v1/admin/conversations`: the workspace's conversations, newest first."""
+
+    lookup_value_regex = ID_REGEX
+    ordering = "-pk"
+    ordering_fields = ("created_at",)
+    serializer_class = ConversationSerializer
+
+    def get_queryset(self) -> object:
+        query = ConversationListQuerySerializer(data=self.request.query_params)
+        query.is_valid(raise_exception=True)
+        return conversation_list(
+            actor=self.actor,
+            workspace=self.workspace,
+            include_archived=query.validated_data["include_archived"],
+            agent_key=query.validated_data.get("agent"),
+        )
+
+    @extend_schema(parameters=[ConversationListQuerySerializer])
+    def list(self, request: Request, *args: object, **kwargs: object) -> Response:
+        """The workspace's conversations; those the policy takes out of the list only when asked for."""
+        return super().list(request, *args, **kwargs)
+
+    @extend_schema(
+        responses=ConversationDetailSerializer,
+        parameters=MessagePagination().get_schema_operation_parameters(None),
+    )
+    def retrieve(self, request: Request, pk: str) -> Response:
+        """One conversation and a cursor page of its messages, oldest first (`limit`, `cursor`)."""
+        conversation = conversation_get(actor=self.actor, workspace=self.workspace, pk=pk)
+        pages = MessagePagination()
+        rows = pages.paginate_queryset(conversation_messages(conversation=conversation), request, view=self)
+        data = ConversationSerializer(conversation).data
+        data["messages"] = {
+            "next": pages.get_next_link(),
+            "previous": pages.get_previous_link(),
+            "results": MessageSerializer(rows, many=True).data,
+        }
+        return Response(data)

@@ -1,0 +1,186 @@
+"""Conversations: a message in, the agent's answer out, in the conversation that the
+agent's `runtime_policy.session` picks, with that conversation's history sent before it
+under `runtime_policy.context`.
+
+- **Which conversation**: one per agent, verified peer and channel (`per-channel-peer`),
+  or per agent and verified peer on every channel (`per-peer`, stored with a blank
+  channel). The verified peer is the caller: a person (`user:<id>`), a key's owner
+  (`user:<id>`, so a person's key and their session share a `per-peer` conversation)
+  or an owner-less key (`api_key:<id>`). A client may not name another peer: no API key
+  scope vouches for peers yet (`PEER_REFUSED`).
+- **Which history**: the messages of the current context (after the last idle reset:
+  `session.idle_reset_minutes` of silence opens a new one, the older messages stay
+  stored), the newest `context.max_history_messages` of them, read newest first with a
+  LIMIT so the read does not grow with the stored history, then cut to
+  `context.history_share` of the budget less `reserve_tokens`. Tokens are counted
+  approximately, as everywhere in the runtime: characters / 4
+  (`agents.runtime.context.estimate_tokens`) plus a message's framing. The loop's own
+  `prepare_messages` applies the same budget again to every request of the turn.
+- **One transaction**: the turn, its last debug log, the user's message, the answer
+  (when the turn succeeded) and the conversation's counters are committed together
+  (`agent_turn_complete(then=...)`); nothing is written before the model answered, so a
+  refused message leaves no empty conversation behind.
+
+Not yet (see the issue's note): compaction into summaries, memory notes, streaming.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.utils import timezone
+
+from agents import catalog
+from agents.models import Agent, AgentTurn, Conversation, ConversationMessage
+from agents.policy import RuntimePolicy, parse_runtime_policy
+from agents.runtime.context import MESSAGE_OVERHEAD_TOKENS, NO_HISTORY, History, estimate_tokens, history_budget
+from agents.runtime.loop import agent_turn_complete, agent_turn_prepare
+from agents.runtime.providers.base import Message
+from aihummer.actors import Actor
+from aihummer.jsonsafe import require_text
+
+CHANNEL_PATTERN = re.compile(r"^[a-z0-9_-]{1,50}$")
+MAX_MESSAGE_CHARS = 20_000
+PEER_REFUSED = (
+    "No API key scope vouches for another peer yet, so a client may not name one: leave 'peer' out. "
+    "The conversation's peer is the caller (a person, a key's owner, or an owner-less key)."
+)
+
+
+@dataclass(frozen=True)
+class ConversationReply:
+    """What `conversation_send` answers: the conversation, the user's message as
+    stored, the agent's answer (None when the turn failed: `turn.error` says why)."""
+
+    conversation: Conversation
+    message: ConversationMessage
+    answer: ConversationMessage | None
+    turn: AgentTurn
+
+
+def conversation_peer(actor: Actor) -> str:
+    """The verified peer of `actor`: `user:<id>` or `api_key:<id>` (see the module)."""
+    kind, value = actor.identity
+    return f"{kind}:{value}"
+
+
+def conversation_send(
+    *, agent: Agent, actor: Actor, message: str, channel: str, peer: str | None = None
+) -> ConversationReply:
+    """Send `message` to `agent` in the conversation `runtime_policy.session.scope`
+    picks for the caller on `channel`, run the agent's turn with that conversation's
+    history, and record the message, the answer and the turn in one transaction.
+
+    Raises ValidationError (channel, message), PermissionDenied (the actor may not run
+    the agent, or names a peer it may not vouch for) before anything is written."""
+    message = require_text(message, field="message", max_chars=MAX_MESSAGE_CHARS)
+    if not isinstance(channel, str) or not CHANNEL_PATTERN.match(channel):
+        raise ValidationError({"channel": "Give a channel: 1 to 50 characters among a-z, 0-9, _ and -."})
+    verified = conversation_peer(actor)
+    if peer is not None and peer != verified:
+        raise PermissionDenied(PEER_REFUSED)
+    policy = parse_runtime_policy(agent.runtime_policy)
+    channel_key = "" if policy.session.scope == "per-peer" else channel
+    conversation = (
+        # all_objects: a sandbox agent's conversations are sandbox rows; the agent was resolved for this actor.
+        Conversation.all_objects.filter(agent=agent, peer=verified, channel=channel_key).order_by().first()
+    )
+    reset = conversation is not None and _idle(conversation, policy)
+    history = NO_HISTORY if conversation is None or reset else conversation_window(conversation, policy, agent)
+    prepared = agent_turn_prepare(agent=agent, message=message, actor=actor, history=history)
+    recorded: dict[str, object] = {}
+
+    def record(turn: AgentTurn) -> None:
+        recorded.update(_record(turn, agent, verified, channel_key, channel, conversation, reset))
+
+    turn = agent_turn_complete(prepared, then=record)
+    return ConversationReply(turn=turn, **recorded)
+
+
+def conversation_window(conversation: Conversation, policy: RuntimePolicy, agent: Agent) -> History:
+    """The history a turn of `conversation` carries (see the module): one query of at
+    most `context.max_history_messages` rows, oldest first, within `history_share` of
+    the budget, starting with a user message."""
+    rows = list(
+        ConversationMessage.all_objects.filter(conversation=conversation, sequence__gte=conversation.context_start)
+        .order_by("-sequence")
+        .values_list("role", "text", "created_at")[: policy.context.max_history_messages]
+    )
+    preset = agent.preset if agent.preset_id else None
+    model_info = catalog.get_model(preset.provider_name, preset.model) if preset else None
+    budget, used, kept = history_budget(policy, model_info), 0, []
+    for role, text, written in rows:  # newest first: the oldest leave first
+        used += estimate_tokens(text) + MESSAGE_OVERHEAD_TOKENS
+        if used > budget:
+            break
+        kept.append((role, text, written))
+    kept.reverse()
+    while kept and kept[0][0] != ConversationMessage.Role.USER:
+        kept.pop(0)  # never start with an answer whose question left the window
+    return History(
+        messages=tuple(Message(role=role, content=text) for role, text, _ in kept),
+        written_at=tuple(written.timestamp() for _, _, written in kept),
+    )
+
+
+def _idle(conversation: Conversation, policy: RuntimePolicy) -> bool:
+    minutes = policy.session.idle_reset_minutes
+    last = conversation.last_message_at
+    return minutes is not None and last is not None and timezone.now() - last >= timedelta(minutes=minutes)
+
+
+def _record(
+    turn: AgentTurn,
+    agent: Agent,
+    peer: str,
+    channel_key: str,
+    channel: str,
+    found: Conversation | None,
+    reset: bool,
+) -> dict[str, object]:
+    """Inside the turn's transaction: the conversation locked (created on its first
+    message), then its messages numbered after the lock, so two messages sent at once
+    get distinct, ordered numbers."""
+    if found is None:
+        found, _ = Conversation.all_objects.get_or_create(
+            agent=agent,
+            peer=peer,
+            channel=channel_key,
+            defaults={"workspace_id": agent.workspace_id, "is_sandbox": agent.is_sandbox},
+        )
+    conversation = Conversation.all_objects.select_for_update().get(pk=found.pk)
+    first = conversation.message_count + 1
+    user = ConversationMessage(
+        conversation=conversation,
+        sequence=first,
+        role=ConversationMessage.Role.USER,
+        channel=channel,
+        text=turn.message,
+        turn=turn,
+        created_at=turn.started_at,
+        is_sandbox=conversation.is_sandbox,
+    )
+    answer = None
+    if turn.status == AgentTurn.Status.SUCCEEDED:
+        answer = ConversationMessage(
+            conversation=conversation,
+            sequence=first + 1,
+            role=ConversationMessage.Role.ASSISTANT,
+            channel=channel,
+            text=turn.answer,
+            turn=turn,
+            version_number=turn.version_number,
+            created_at=turn.finished_at,
+            is_sandbox=conversation.is_sandbox,
+        )
+    rows = [user] if answer is None else [user, answer]
+    ConversationMessage.all_objects.bulk_create(rows)
+    conversation.message_count += len(rows)
+    conversation.last_message_at = turn.finished_at
+    if reset:  # what the model was sent had no history: the new context starts here
+        conversation.context_start = first
+    conversation.save(update_fields=["message_count", "last_message_at", "context_start", "updated_at"])
+    return {"conversation": conversation, "message": user, "answer": answer}

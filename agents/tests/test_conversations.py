@@ -1,0 +1,95 @@
+"""`conversation_send` as a service: its statements per message, constant whatever the
+stored history, and the admin's read-only pages of conversations."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from agents.models import Agent, Conversation, ConversationMessage, Preset
+from agents.runtime import conversation_send
+from agents.services import agent_create
+from aihummer.actors import Actor
+from aihummer.models import User, Workspace
+
+
+@pytest.fixture
+def writer(workspace: Workspace, ada: User, echo_preset: Preset) -> Agent:
+    snapshot = {"identity": {"name": "Camille"}, "runtime_policy": {"context": {"max_history_messages": 10}}}
+    return agent_create(workspace=workspace, actor=Actor.for_user(ada), key="writer", name="Writer", snapshot=snapshot)
+
+
+def stored(conversation: Conversation, count: int) -> None:
+    """`count` more messages of history in `conversation`, as if sent long ago."""
+    first = conversation.message_count + 1
+    ConversationMessage.objects.bulk_create(
+        ConversationMessage(
+            conversation=conversation,
+            sequence=n,
+            role="user" if n % 2 else "assistant",
+            channel="api",
+            text=f"old {n}",
+            version_number=None if n % 2 else 1,
+        )
+        for n in range(first, first + count)
+    )
+    Conversation.objects.filter(pk=conversation.pk).update(message_count=first + count - 1)
+
+
+# Per message, on an existing conversation: the conversation, its window (one LIMIT
+# query), the actor's roles, the turn's agent read; then one transaction (a savepoint
+# here, inside the test's) with the turn, its debug log, the conversation locked, both
+# messages in one insert and the conversation's counters.
+STATEMENTS_PER_MESSAGE = 11
+
+
+@pytest.mark.parametrize("history", [0, 1_000])
+def test_a_message_costs_the_same_statements_whatever_the_stored_history(
+    writer, alice, django_assert_num_queries, history
+):
+    conversation_send(agent=writer, actor=Actor.for_user(alice), message="hello", channel="api")
+    stored(Conversation.objects.get(), history)
+
+    with django_assert_num_queries(STATEMENTS_PER_MESSAGE):
+        reply = conversation_send(agent=writer, actor=Actor.for_user(alice), message="again", channel="api")
+
+    assert reply.answer.sequence == history + 4
+    assert reply.turn.status == "succeeded"
+
+
+# --- the admin ------------------------------------------------------------------------
+def test_the_admin_shows_a_conversation_read_only_with_each_answers_version(writer, alice, charlie, client):
+    reply = conversation_send(agent=writer, actor=Actor.for_user(alice), message="Bonjour <b>", channel="api")
+    url = reverse("admin:agents_conversation_change", args=[reply.conversation.pk])
+
+    client.force_login(alice)
+    listing = client.get(reverse("admin:agents_conversation_changelist"))
+    page = client.get(url)
+    client.force_login(charlie)
+    foreign = client.get(url)
+
+    assert listing.status_code == 200 and f"user:{alice.pk}" in listing.content.decode()
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert "Bonjour &lt;b&gt;" in html
+    assert "<td>v1</td>" in html
+    assert reverse("admin:agents_agentturn_change", args=[reply.turn.pk]) in html
+    assert 'name="_save"' not in html  # read-only
+    assert foreign.status_code == 302  # another workspace's: Django's "doesn't exist" redirect
+
+
+def test_the_admin_never_lists_sandbox_conversations(workspace, ada, alice, echo_preset, client, make_key):
+    from aihummer.services import api_key_authenticate
+
+    agent = agent_create(
+        workspace=workspace, actor=Actor.for_user(ada), key="box", name="Box", preset=echo_preset, is_sandbox=True
+    )
+    key = api_key_authenticate(make_key("read,write", owner=alice))
+    conversation_send(agent=agent, actor=Actor.for_api_key(key), message="hello", channel="api")
+
+    client.force_login(alice)
+    listing = client.get(reverse("admin:agents_conversation_changelist"))
+    page = client.get(reverse("admin:agents_conversation_change", args=[Conversation.all_objects.get().pk]))
+
+    assert "0 conversations" in listing.content.decode()
+    assert page.status_code == 302
