@@ -17,7 +17,7 @@ from pydantic import Field
 from agents import catalog
 from agents.models import Agent, AgentTurn, DebugLog, Preset, PromptVersion
 from agents.rendering import render_system_prompt
-from agents.runtime import agent_run_test
+from agents.runtime import agent_run_test, conversation_send
 from agents.runtime.debug import redact
 from agents.selectors import (
     agent_get_by_key,
@@ -331,6 +331,44 @@ def run_agent_test(
     return result
 
 
+@tool(title="Send a message to an agent")
+def send_message(
+    caller: Caller,
+    agentKey: AgentKey,
+    message: Annotated[str, Field(description="The user message to send to the agent.", min_length=1)],
+    channel: Annotated[
+        str,
+        Field(
+            description="The channel (default mcp); with the agent's runtime_policy.session.scope per-channel-peer "
+            "each channel has its own conversation.",
+            pattern=r"^[a-z0-9_-]{1,50}$",
+        ),
+    ] = "mcp",
+) -> dict:
+    """Send a message to an agent in your conversation with it (one per channel, or one
+    across channels when its runtime policy says per-peer) and return its answer. The
+    agent is sent the conversation's recent history under its runtime policy; the
+    message, the answer and the turn are recorded (see inspect_agent_debug)."""
+    agent = agent_get_by_key(actor=caller.actor, workspace=caller.workspace, key=agentKey)
+    reply = conversation_send(agent=agent, actor=caller.actor, message=message, channel=channel)
+    turn = reply.turn
+    result = {
+        "agentKey": agent.key,
+        "conversationId": reply.conversation.pk,
+        "messageCount": reply.conversation.message_count,
+        "answer": reply.answer.text if reply.answer else None,
+        "turnId": turn.pk,
+        "versionNumber": turn.version_number,
+        "model": turn.model,
+        "usage": _usage(turn.input_tokens, turn.output_tokens),
+    }
+    if turn.status != AgentTurn.Status.SUCCEEDED:
+        raise ApplicationError(
+            f"The turn failed: {turn.error}", extra={k: result[k] for k in ("conversationId", "turnId")}
+        )
+    return result
+
+
 # --- maintaining -------------------------------------------------------------------------------
 @tool(
     title="Update an agent",
@@ -469,6 +507,7 @@ TOOLS = [
     list_models,
     update_agent_system_prompt,
     run_agent_test,
+    send_message,
     inspect_agent_debug,
     update_agent,
     update_preset,

@@ -35,6 +35,7 @@ READ_TOOLS = {"list_agents", "get_agent", "list_presets", "list_models", "inspec
 MUTATING_CALLS = [
     ("update_agent_system_prompt", {"agentId": "writer", "systemPrompt": NEW_PROMPT}),
     ("run_agent_test", {"agentKey": "writer", "input": "Hello"}),
+    ("send_message", {"agentKey": "writer", "message": "Hello"}),
     ("update_agent", {"agentKey": "writer", "name": "Renamed"}),
     ("update_agent", {"agentKey": "writer", "allowedToolNames": "delegate"}),
     ("update_preset", {"key": "echo", "temperature": 0.2}),
@@ -96,6 +97,7 @@ def test_every_tool_is_listed_with_a_description_and_a_schema(write_key: str) ->
         "list_models",
         "update_agent_system_prompt",
         "run_agent_test",
+        "send_message",
         "inspect_agent_debug",
         "update_agent",
         "update_preset",
@@ -542,6 +544,7 @@ def test_a_key_without_write_is_refused_by_every_mutating_tool(writer: Agent, re
     assert messages == [
         "API key 'reader' lacks the 'write' scope needed for proposing changes.",
         "API key 'reader' lacks the 'write' scope needed for running agents and workflows.",
+        "API key 'reader' lacks the 'write' scope needed for running agents and workflows.",
         "API key 'reader' lacks the 'publish' scope needed for publishing changes directly.",
         "API key 'reader' lacks the 'write' scope needed for proposing changes.",
         "API key 'reader' lacks the 'publish' scope needed for publishing changes directly.",
@@ -573,6 +576,7 @@ def test_another_workspaces_key_sees_nothing_of_this_one(
     assert [error(result)["error"] for result in results[2:]] == [
         "Unknown agent 'writer'.",
         f"Unknown debug log {log_id}.",
+        "Unknown agent 'writer'.",
         "Unknown agent 'writer'.",
         "Unknown agent 'writer'.",
         "Unknown agent 'writer'.",
@@ -634,3 +638,37 @@ def test_inspect_agent_debug_puts_a_later_calls_conversation_back_together(
     assert second["messages"][: len(first["messages"])] == first["messages"]
     assert [m["role"] for m in second["messages"]] == ["user", "assistant", "tool"]
     assert [execution["name"] for execution in first["toolExecutions"]] == ["propose_persona_edit"]
+
+
+# --- conversations -----------------------------------------------------------------------------
+def test_send_message_holds_a_conversation_with_its_history(
+    workspace: Workspace, ada: User, alice: User, local_preset: Preset, openai_server
+) -> None:
+    from agents.models import Conversation, ConversationMessage
+
+    snapshot = {"identity": {"name": "Talker"}, "runtime_policy": {"session": {"scope": "per-channel-peer"}}}
+    agent_create(workspace=workspace, actor=Actor.for_user(ada), key="talker", name="Talker", snapshot=snapshot)
+    key = make_key(workspace, "chat-bot", "read,write", owner=alice)
+
+    first, second, elsewhere, bad = call_tools(
+        key,
+        ("send_message", {"agentKey": "talker", "message": "hello"}),
+        ("send_message", {"agentKey": "talker", "message": "again"}),
+        ("send_message", {"agentKey": "talker", "message": "hi", "channel": "ide"}),
+        ("send_message", {"agentKey": "talker", "message": "hi", "channel": "Not A Channel"}),
+    )
+
+    assert ok(first)["answer"] == "answer: hello"
+    assert ok(second)["conversationId"] == ok(first)["conversationId"]
+    assert ok(second)["messageCount"] == 4
+    assert ok(second)["versionNumber"] == 1
+    assert ok(elsewhere)["conversationId"] != ok(first)["conversationId"]
+    assert error(bad)["status"] == "error"
+    assert [(m["role"], m["content"]) for m in openai_server.bodies[1]["messages"] if m["role"] != "system"] == [
+        ("user", "hello"),
+        ("assistant", "answer: hello"),
+        ("user", "again"),
+    ]
+    assert set(Conversation.objects.values_list("peer", flat=True)) == {f"user:{alice.pk}"}
+    assert sorted(set(ConversationMessage.objects.values_list("channel", flat=True))) == ["ide", "mcp"]
+    assert len(openai_server.bodies) == 3

@@ -1,0 +1,124 @@
+"""Milliseconds and SQL statements per conversation message (`conversation_send` on
+the offline echo provider) at 10, 100 and 1 000 messages of stored history, next to a
+plain turn without a conversation (`agent_turn_run`): the cost of finding the
+conversation, reading its window and recording both messages must not grow with the
+stored history beyond the window (`context.max_history_messages`, default 200).
+
+Compaction is not built yet, so it has no row here.
+
+`DATABASE_URL=postgres://postgres@127.0.0.1:5432/aihummer .venv/bin/python bench/conversations.py`
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+from _django import StatementCounter, throwaway_database
+
+MESSAGES = 30
+HISTORIES = (10, 100, 1_000)
+
+
+def main() -> None:
+    from agents.models import Conversation, ConversationMessage
+    from agents.policy import parse_runtime_policy
+    from agents.runtime import agent_turn_run, conversation_send
+    from agents.runtime.conversations import conversation_window
+    from agents.services import agent_create, preset_create
+    from aihummer.actors import Actor
+    from aihummer.models import Membership, User, Workspace
+
+    operator = Actor.for_operator()
+    workspace = Workspace.objects.create(slug="bench", name="Bench")
+    preset_create(
+        workspace=workspace,
+        actor=operator,
+        key="echo",
+        name="Echo",
+        provider_name="echo",
+        model="echo-1",
+        is_active=True,
+    )
+    sections = [{"key": f"s{i}", "title": f"Section {i}", "body": "Some guidance. " * 40} for i in range(8)]
+    agent = agent_create(
+        workspace=workspace,
+        actor=operator,
+        key="bench",
+        name="Bench",
+        snapshot={"identity": {"name": "Bench"}, "sections": sections},
+    )
+    policy = parse_runtime_policy(agent.runtime_policy)
+    print(
+        f"workload: {MESSAGES} messages of ~40 characters each, echo provider, max_history_messages "
+        f"{policy.context.max_history_messages}; steady state (the last message's statements)"
+    )
+    print(
+        f"{'stored history':<22} {'median ms':>10} {'p90 ms':>8} {'stmts':>6} {'commits':>8} {'sent':>6} "
+        f"{'vs plain':>9}"
+    )
+    plain_actor = Actor.for_user(_person(workspace, "plain"))
+    plain = _measure(lambda n: agent_turn_run(agent=agent, message=f"plain message {n}", actor=plain_actor))
+    print(f"{'plain turn (none)':<22} {plain[0]:>10.1f} {plain[1]:>8.1f} {plain[2]:>6} {plain[3]:>8} {0:>6} {1:>9.2f}")
+    for size in HISTORIES:
+        person = _person(workspace, f"p{size}")
+        actor = Actor.for_user(person)
+        conversation_send(agent=agent, actor=actor, message="first", channel="api")
+        conversation = Conversation.objects.get(peer=f"user:{person.pk}")
+        _store(ConversationMessage, conversation, size - 2)
+        median, p90, statements, commits = _measure(
+            lambda n, actor=actor: conversation_send(
+                agent=agent, actor=actor, message=f"a message of about forty chars {n}", channel="api"
+            )
+        )
+        conversation.refresh_from_db()
+        sent = len(conversation_window(conversation, policy, agent).messages)
+        print(
+            f"{size:>14} messages {median:>10.1f} {p90:>8.1f} {statements:>6} {commits:>8} {sent:>6} "
+            f"{median / plain[0]:>9.2f}"
+        )
+    Membership.objects.all().delete()
+    User.objects.all().delete()
+
+
+def _person(workspace, name):
+    from aihummer.models import Membership, User
+
+    user = User.objects.create_user(name, password="x")
+    Membership.objects.create(user=user, workspace=workspace, role="editor")
+    return user
+
+
+def _store(model, conversation, count: int) -> None:
+    first = conversation.message_count + 1
+    model.objects.bulk_create(
+        model(
+            conversation=conversation,
+            sequence=n,
+            role="user" if n % 2 else "assistant",
+            channel="api",
+            text=f"an older message of the conversation, number {n}",
+            version_number=None if n % 2 else 1,
+        )
+        for n in range(first, first + count)
+    )
+    type(conversation).objects.filter(pk=conversation.pk).update(message_count=first + count - 1)
+
+
+def _measure(send) -> tuple[float, float, int, int]:
+    timings, counts = [], (0, 0)
+    for n in range(MESSAGES):
+        with StatementCounter() as counter:
+            started = time.perf_counter()
+            result = send(n)
+            timings.append((time.perf_counter() - started) * 1000)
+        turn = getattr(result, "turn", result)
+        assert turn.status == "succeeded", turn.error
+        counts = (counter.statements, counter.commits)
+    timings.sort()
+    return statistics.median(timings), timings[int(len(timings) * 0.9)], *counts
+
+
+if __name__ == "__main__":
+    with throwaway_database():
+        main()
