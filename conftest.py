@@ -145,3 +145,25 @@ def worker_on_redis(settings, redis_url):
     """A real Celery worker (threads pool) on this xdist worker's own Redis database;
     `enqueue` sends to it while the fixture is active."""
     yield from _worker_on(settings, redis_url)
+
+
+@pytest.fixture
+def browser(monkeypatch: pytest.MonkeyPatch):
+    """Headless Chromium through Playwright's sync API, for one test. That API runs an
+    event loop in this thread while the test uses the ORM, so Django's async-safety
+    check is relaxed for this test only (set at import, it would be off for the whole
+    suite)."""
+    import shutil
+
+    from playwright.sync_api import sync_playwright
+
+    from aihummer.tests.browser import CHROMIUM_ARGS
+
+    executable = shutil.which("chromium")
+    if executable is None:
+        pytest.fail("Chromium is not installed: `make test` installs it (bin/ensure-browser).")
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()

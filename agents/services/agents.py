@@ -8,7 +8,13 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from agents.models import Agent, Preset, PromptVersion
-from agents.services.common import (
+from agents.services.notifications import notify
+from agents.services.versions import version_go_live, version_record
+from agents.snapshot import is_empty_prompt, normalize_snapshot
+from aihummer.actors import Actor
+from aihummer.models import Workspace
+from aihummer.service_checks import (
+    delete_with_dependents,
     name_dependents,
     no_sandbox_reference,
     require_key_free,
@@ -16,13 +22,6 @@ from agents.services.common import (
     save_checked,
     write_verb,
 )
-from agents.services.notifications import notify
-from agents.services.versions import version_go_live, version_record
-from agents.snapshot import is_empty_prompt, normalize_snapshot
-from aihummer.actors import Actor
-from aihummer.exceptions import ApplicationError
-from aihummer.history import stamp
-from aihummer.models import Workspace
 
 AGENT_FIELDS = ("name", "description", "preset", "is_active")
 
@@ -123,15 +122,5 @@ def agent_delete(*, agent: Agent, actor: Actor, force: bool = False) -> list[str
     """Delete an agent and its versions. Built-in agents never; with dependents only
     when forced. Returns the dependents it had."""
     actor.require(write_verb(agent.is_sandbox), agent.workspace)
-    if agent.is_builtin:
-        raise ApplicationError(f"Agent '{agent.key}' is built in and cannot be deleted; disable it instead.")
-    dependents = agent_dependents(agent, actor=actor)
-    if dependents and not force:
-        raise ApplicationError(
-            f"Agent '{agent.key}' is used: {'; '.join(dependents)}. Delete with force to proceed.",
-            extra={"dependents": dependents},
-        )
-    with transaction.atomic():
-        stamp(agent, actor=actor, reason="deleted")
-        agent.delete()
-    return dependents
+    dependents = [] if agent.is_builtin else agent_dependents(agent, actor=actor)
+    return delete_with_dependents(agent, actor=actor, noun="agent", dependents=dependents, force=force)

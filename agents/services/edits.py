@@ -19,7 +19,6 @@ from django.db import transaction
 from agents.models import Agent, PromptVersion, Skill
 from agents.policy import validate_runtime_policy
 from agents.services.agents import agent_delete, agent_update
-from agents.services.common import require_visible, write_verb
 from agents.services.proposals import (
     StaleProposal,
     prompt_version_approve,
@@ -29,6 +28,7 @@ from agents.services.proposals import (
 from agents.services.skills import skill_as_snapshot_entry
 from aihummer.actors import Actor, Verb
 from aihummer.exceptions import NotFound, VersionMismatch
+from aihummer.service_checks import require_visible, write_verb
 
 Edit = Callable[[dict], dict]
 

@@ -525,7 +525,7 @@ def test_delete_agent_and_preset(writer: Agent, workspace: Workspace, ada: User,
     assert error(refused_builtin)["error"] == "Agent 'core' is built in and cannot be deleted; disable it instead."
     assert error(used) == {
         "status": "error",
-        "error": "Preset 'slow' is used by agent 'writer'; delete with force to detach them.",
+        "error": "Preset 'slow' is in use: agent 'writer'. Delete with force to detach them.",
         "dependents": ["agent 'writer'"],
     }
     assert ok(forced)["detached"] == ["agent 'writer'"]

@@ -138,15 +138,20 @@ def test_an_agent_of_another_workspace_is_unknown_here(writer: Agent, other_work
     assert str(error.value) == "No agent 'writer' in workspace 'globex'."
 
 
-def test_a_sandbox_agent_is_unknown_here(workspace: Workspace, alice: User, echo_preset: Preset) -> None:
+def test_a_sandbox_agent_runs_for_the_operator_as_for_run_test_cases(
+    workspace: Workspace, alice: User, echo_preset: Preset, capsys: pytest.CaptureFixture
+) -> None:
+    # Sandbox rows are for programs and the operator (Actor.sees_sandbox_rows); every
+    # command resolves agents as the program surfaces do.
     agent_create(
         workspace=workspace, actor=Actor.for_user(alice), key="sb_reader", name="SB", snapshot=PROFILE, is_sandbox=True
     )
 
-    with pytest.raises(CommandError) as error:
-        call_command("run_agent", "acme", "sb_reader", "Hello")
+    call_command("run_agent", "acme", "sb_reader", "Hello", "--json")
 
-    assert str(error.value) == "No agent 'sb_reader' in workspace 'acme'."
+    result = json.loads(capsys.readouterr().out)
+    assert result["status"] == "succeeded"
+    assert AgentTurn.all_objects.get().agent.key == "sb_reader"
 
 
 def test_an_unknown_workspace_is_an_error(db: None) -> None:

@@ -198,6 +198,6 @@ def test_an_agent_a_workflow_runs_is_a_dependent_of_its_deletion(pipeline, criti
     with pytest.raises(ApplicationError) as caught:
         agent_delete(agent=critic, actor=operator)
     assert caught.value.message == (
-        "Agent 'critique' is used: workflow 'pipeline' runs it in step critique. Delete with force to proceed."
+        "Agent 'critique' is in use: workflow 'pipeline' runs it in step critique. Delete with force to proceed."
     )
     assert agent_delete(agent=critic, actor=operator, force=True) == ["workflow 'pipeline' runs it in step critique"]
