@@ -2,29 +2,22 @@
 approves one proposal and rejects another, an editor proposes a section edit, then
 both agents run on the echo provider."""
 
-import hashlib
 import re
 
 import pytest
-from django.utils import timezone
 from playwright.sync_api import expect
 
 from agents.models import Agent, PromptVersion
-from agents.rendering import render_system_prompt
 from agents.runtime import agent_turn_run
 from agents.services import agent_create, preset_create, prompt_version_propose
 from aihummer.actors import Actor
 from aihummer.tests.browser import admin_log_in
+from aihummer.tests.factories import echo_sp
 
 SNAPSHOT = {
     "identity": {"name": "Camille", "role": "Rédactrice"},
     "sections": [{"key": "methode", "title": "Méthode", "body": "Un plan en trois points."}],
 }
-
-
-def sp_hash(snapshot: dict) -> str:
-    text = render_system_prompt(snapshot, first_turn=True, today=timezone.localdate()).text
-    return hashlib.sha256(text.encode()).hexdigest()[:8]
 
 
 @pytest.mark.django_db(transaction=True)
@@ -87,6 +80,6 @@ def test_a_reviewer_clears_the_queue_and_an_editor_proposes_in_a_browser(
     # both agents on echo: the approved one runs the approved prompt, the rejected one is unchanged
     first_turn = agent_turn_run(agent=Agent.objects.get(pk=first.pk), message="Bonjour", actor=Actor.for_user(alice))
     second_turn = agent_turn_run(agent=Agent.objects.get(pk=second.pk), message="Bonjour", actor=Actor.for_user(alice))
-    assert first_turn.answer == f"[echo echo-1] Bonjour #sp={sp_hash(to_approve.snapshot)}"
-    assert second_turn.answer == f"[echo echo-1] Bonjour #sp={sp_hash(second.live_version.snapshot)}"
-    assert sp_hash(to_reject.snapshot) != sp_hash(second.live_version.snapshot)
+    assert first_turn.answer == f"[echo echo-1] Bonjour #sp={echo_sp(to_approve.snapshot)}"
+    assert second_turn.answer == f"[echo echo-1] Bonjour #sp={echo_sp(second.live_version.snapshot)}"
+    assert echo_sp(to_reject.snapshot) != echo_sp(second.live_version.snapshot)

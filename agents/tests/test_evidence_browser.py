@@ -6,7 +6,6 @@ Chromium, without clicking anything."""
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 from playwright.sync_api import expect
@@ -15,19 +14,11 @@ from agents.models import CaseResult, EvidenceRun
 from agents.services import agent_create, agent_test_case_create, preset_create, prompt_version_propose
 from aihummer.actors import Actor
 from aihummer.tests.browser import admin_log_in
+from aihummer.tests.waiting import wait_until
 
 SNAPSHOT = {"identity": {"name": "Camille", "role": "Rédactrice"}, "sections": [{"key": "ton", "body": "Sois brève."}]}
+FINISHED = (EvidenceRun.Status.DONE, EvidenceRun.Status.FAILED)
 LONG_SECTION = {"key": "details", "body": "Détaille chaque étape avec soin. " * 120}
-
-
-def wait_for_run(version, seconds: float = 30) -> EvidenceRun:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        run = EvidenceRun.objects.filter(version=version).first()
-        if run is not None and run.is_finished:
-            return run
-        time.sleep(0.1)
-    pytest.fail(f"The evidence run of v{version.number} did not finish within {seconds} s.")
 
 
 @pytest.mark.django_db(transaction=True)
@@ -59,7 +50,10 @@ def test_a_proposal_runs_its_cases_on_a_worker_and_the_reviewer_sees_them(
     proposal = prompt_version_propose(
         agent=agent, changes={"sections": [*SNAPSHOT["sections"], LONG_SECTION]}, actor=editor, reason="plus de détails"
     )
-    run = wait_for_run(proposal)
+    run = wait_until(
+        lambda: EvidenceRun.objects.filter(version=proposal, status__in=FINISHED).first(),
+        what=f"the evidence run of v{proposal.number}",
+    )
 
     assert (run.status, run.trigger, run.regressions) == ("done", "proposed", 1)
     assert CaseResult.objects.filter(run=run).count() == 4

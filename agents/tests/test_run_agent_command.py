@@ -4,25 +4,18 @@ answer and its usage printed (or one JSON object with --json), a failed turn an 
 from __future__ import annotations
 
 import getpass
-import hashlib
 import json
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.utils import timezone
 
 from agents.models import Agent, AgentTurn, DebugLog, Preset
-from agents.rendering import render_system_prompt
 from agents.services import agent_create, prompt_version_approve, prompt_version_propose
 from aihummer.actors import Actor
 from aihummer.models import User, Workspace
+from aihummer.tests.factories import echo_sp
 
 PROFILE = {"identity": {"name": "Camille", "role": "Writer"}, "onboarding": "Introduce yourself once."}
-
-
-def expected_sp(snapshot: dict) -> str:
-    rendered = render_system_prompt(snapshot, first_turn=True, today=timezone.localdate())
-    return hashlib.sha256(rendered.text.encode()).hexdigest()[:8]
 
 
 @pytest.fixture
@@ -35,7 +28,7 @@ def test_it_prints_the_answer_then_usage_turn_and_debug_log(writer: Agent, capsy
 
     turn = AgentTurn.objects.get()
     log = DebugLog.objects.get()
-    assert turn.answer == f"[echo echo-1] Hello #sp={expected_sp(writer.live_version.snapshot)}"
+    assert turn.answer == f"[echo echo-1] Hello #sp={echo_sp(writer.live_version.snapshot)}"
     assert capsys.readouterr().out == (
         f"{turn.answer}\n"
         f"-- echo:echo-1 v1: {turn.input_tokens} in / {turn.output_tokens} out tokens, 1 call(s), $0.000000; "
@@ -112,8 +105,8 @@ def test_version_runs_that_version_instead_of_the_live_one(
 
     result = json.loads(capsys.readouterr().out)
     assert result["version"] == 1
-    assert result["answer"] == f"[echo echo-1] Hello #sp={expected_sp(v1.snapshot)}"
-    assert expected_sp(v1.snapshot) != expected_sp(proposal.snapshot)
+    assert result["answer"] == f"[echo echo-1] Hello #sp={echo_sp(v1.snapshot)}"
+    assert echo_sp(v1.snapshot) != echo_sp(proposal.snapshot)
 
 
 def test_an_unknown_version_is_an_error(writer: Agent) -> None:

@@ -20,8 +20,8 @@ from agents.services import (
 from aihummer.actors import Actor
 from aihummer.celery import app
 from aihummer.tests.brokers import point_app_at
+from aihummer.tests.factories import PIPELINE
 from workflows.services import workflow_create, workflow_run_start, workflow_run_wait
-from workflows.tests.conftest import PIPELINE
 
 TOKEN = "scrape-token-0123456789abcdef"
 

@@ -18,8 +18,8 @@ from playwright.sync_api import expect
 from agents.services import preset_activate
 from aihummer.models import Workspace
 from aihummer.tests.browser import admin_log_in
+from aihummer.tests.factories import openai_preset
 from workflows.models import StepRun, Workflow, WorkflowRun
-from workflows.tests.conftest import fake_preset
 from workflows.tests.fake_openai import FakeOpenAI
 
 STEP_SECONDS = 1.5
@@ -32,7 +32,7 @@ def demo(settings, tmp_path, operator):
     call_command("seed_demo", stdout=StringIO())
     workspace = Workspace.objects.get(slug="demo")
     with FakeOpenAI(delay=STEP_SECONDS) as server:
-        preset_activate(preset=fake_preset(workspace, operator, server), actor=operator)
+        preset_activate(preset=openai_preset(workspace, server, by=operator), actor=operator)
         yield json.loads((tmp_path / "var" / "demo-logins.json").read_text())
 
 

@@ -10,6 +10,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 
 from aihummer.actors import Actor
 from aihummer.exceptions import ApplicationError, NotFound
+from aihummer.tests.factories import PIPELINE, make_agent
 from workflows.models import StepRun, Workflow, WorkflowRun
 from workflows.services import (
     workflow_create,
@@ -20,7 +21,6 @@ from workflows.services import (
     workflow_run_wait,
     workflow_update,
 )
-from workflows.tests.conftest import PIPELINE, make_agent
 
 pytestmark = pytest.mark.django_db
 
