@@ -177,14 +177,21 @@ def request_workspace(request: Request) -> Workspace:
     """The workspace a request works in: an API key's own, or for a person the one named
     by `X-Workspace` (optional when they belong to exactly one)."""
     actor: Actor = request.auth
-    slug = request.headers.get(WORKSPACE_HEADER, "").strip()
+    slug = request.headers.get(WORKSPACE_HEADER)
+    if slug is not None and not _WORKSPACE_SLUG.match(slug.strip()):
+        # Sent, it must be a slug, for keys too, as the schema says: an empty or
+        # malformed header is a mistake worth naming, not a header to ignore.
+        raise drf_exceptions.ValidationError(
+            {WORKSPACE_HEADER: ["Give a workspace slug: 1 to 50 characters among a-z, 0-9, _ and -."]}
+        )
+    slug = (slug or "").strip()
     if actor.kind == Actor.API_KEY:
         workspace = actor.api_key.workspace
         if slug and slug != workspace.slug:
             raise NotFound(f"Unknown workspace '{slug}'.")
         return workspace
     if slug:
-        workspace = Workspace.objects.filter(slug=slug).first() if _WORKSPACE_SLUG.match(slug) else None
+        workspace = Workspace.objects.filter(slug=slug).first()
         if workspace is None or not actor.belongs_to(workspace):
             raise NotFound(f"Unknown workspace '{slug}'.")
         return workspace

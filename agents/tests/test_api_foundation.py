@@ -67,6 +67,24 @@ def test_another_workspaces_agent_answers_like_a_missing_one(api_agent, api_as, 
     assert envelope(missing)["message"] == "Unknown agent 'nobody'."
 
 
+@pytest.mark.parametrize("header", ["", "   ", "ACME", "acme/../globex", "a" * 51])
+def test_a_malformed_x_workspace_is_a_400_for_keys_and_people(api_agent, alice_api, api_as, alice, header):
+    """Issue 24, item 20: the schema's pattern held for people only; a key's request
+    ignored an empty or malformed header."""
+    for client in (alice_api, api_as(alice)):
+        response = client.get("/v1/admin/agents", headers={"X-Workspace": header})
+
+        assert response.status_code == 400
+        assert envelope(response)["fields"] == {
+            "X-Workspace": ["Give a workspace slug: 1 to 50 characters among a-z, 0-9, _ and -."]
+        }
+
+
+def test_a_keys_own_workspace_named_in_x_workspace_is_fine(api_agent, alice_api):
+    assert alice_api.get("/v1/admin/agents", headers={"X-Workspace": "acme"}).status_code == 200
+    assert alice_api.get("/v1/admin/agents", headers={"X-Workspace": "globex"}).status_code == 404
+
+
 def test_nested_errors_are_keyed_by_their_json_path(api_agent, api_as, make_key, ada):
     body = {
         "key": "Bad Key",
@@ -514,7 +532,7 @@ def test_header_values_are_checked_before_any_query(api_agent, api_as, alice):
         "/v1/admin/agents/redacteur/sections", {"key": "ton", "body": "A."}, headers={"Idempotency-Key": "a b"}
     )
 
-    assert workspace.status_code == 404
+    assert (workspace.status_code, list(envelope(workspace)["fields"])) == (400, ["X-Workspace"])
     assert envelope(idempotency)["fields"] == {
         "Idempotency-Key": ["Use 1 to 255 printable ASCII characters, no spaces."]
     }

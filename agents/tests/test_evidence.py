@@ -107,7 +107,7 @@ def test_a_bad_regex_is_a_field_error_and_nothing_is_saved(agent, alice):
         )
 
     assert caught.value.message_dict == {
-        "regex": ["Not a valid regular expression: missing ), unterminated subpattern at position 0."]
+        "regex": ["Not a valid regular expression: missing ): (a (RE2 syntax: no backreferences or lookarounds)."]
     }
     assert not AgentTestCase.objects.exists()
 
