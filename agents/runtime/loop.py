@@ -6,8 +6,8 @@ across a provider call. A turn is the unit of work of a workflow step, so its ow
 statements are counted (`bench/agent_turns.py`): a plain turn reads its agent with
 everything it needs in one query, then writes its row, with its outcome, and its one
 debug log in one statement (`agents.runtime.prepared`), in the transaction of the
-caller's result; a tool-calling turn adds one insert per model call. Totals are summed in memory (child turns, in threads,
-write their own rows) and written with the outcome.
+caller's result; a tool-calling turn adds one insert per model call. Totals are summed
+in memory (child turns, in threads, write their own rows) and written with the outcome.
 """
 
 from __future__ import annotations
