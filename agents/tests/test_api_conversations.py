@@ -8,6 +8,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from agents.models import Agent, AgentTurn, Conversation, ConversationMessage, Preset
@@ -289,3 +291,17 @@ def test_a_read_only_key_may_not_send(writer, api_as, make_key, alice, openai_se
     assert response.status_code == 403
     assert Conversation.all_objects.count() == 0
     assert openai_server.bodies == []
+
+
+def test_the_list_costs_the_same_statements_for_one_conversation_or_many(workspace, ada, local_preset, alice_api):
+    make_agent(workspace, ada, "capped", {"session": {"index_max_entries": 10, "index_prune_after_days": 30}})
+    alice_api.post(send_url("capped"), {"message": "hi", "channel": "c0"})
+    with CaptureQueriesContext(connection) as one:
+        alice_api.get("/v1/admin/conversations")
+    for n in range(1, 5):
+        alice_api.post(send_url("capped"), {"message": "hi", "channel": f"c{n}"})
+    with CaptureQueriesContext(connection) as many:
+        listed = alice_api.get("/v1/admin/conversations").json()["results"]
+
+    assert len(listed) == 5
+    assert len(many.captured_queries) == len(one.captured_queries)

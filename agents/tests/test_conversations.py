@@ -38,9 +38,10 @@ def stored(conversation: Conversation, count: int) -> None:
 
 # Per message, on an existing conversation: the conversation, its window (one LIMIT
 # query), the actor's roles, the turn's agent read; then one transaction (a savepoint
-# here, inside the test's) with the turn, its debug log, the conversation locked, both
-# messages in one insert and the conversation's counters.
-STATEMENTS_PER_MESSAGE = 11
+# and its release here, inside the test's) with the turn and its debug log (one
+# statement), the conversation locked, both messages in one insert and the
+# conversation's counters.
+STATEMENTS_PER_MESSAGE = 10
 
 
 @pytest.mark.parametrize("history", [0, 1_000])

@@ -391,7 +391,7 @@ def test_reading_tools_validation_errors(writer: Agent, read_key: str) -> None:
         "Unknown tool 'no_such_tool'. Known tools: cleanup_sandbox, create_sandbox_agent, create_sandbox_preset, "
         "create_sandbox_workflow, delete_agent, delete_preset, delete_workflow, get_agent, inspect_agent_debug, "
         "inspect_workflow_run, list_agents, list_models, list_presets, list_workflows, run_agent_test, "
-        "run_workflow, update_agent, update_agent_system_prompt, update_preset, update_workflow.",
+        "run_workflow, send_message, update_agent, update_agent_system_prompt, update_preset, update_workflow.",
     ]
 
 
@@ -634,7 +634,7 @@ def test_send_message_holds_a_conversation_with_its_history(
 
     snapshot = {"identity": {"name": "Talker"}, "runtime_policy": {"session": {"scope": "per-channel-peer"}}}
     agent_create(workspace=workspace, actor=Actor.for_user(ada), key="talker", name="Talker", snapshot=snapshot)
-    key = make_key(workspace, "chat-bot", "read,write", owner=alice)
+    key = make_key(workspace, "chat-bot", "read,write", owner=alice)[1]
 
     first, second, elsewhere, bad = call_tools(
         key,

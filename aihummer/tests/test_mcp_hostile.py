@@ -35,6 +35,7 @@ VALID = {
     "agentKey": "writer",
     "systemPrompt": "Tu écris.",
     "input": "Bonjour",
+    "message": "Bonjour",
     "key": "echo",
     "name": "N",
     "providerName": "echo",
