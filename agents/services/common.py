@@ -7,7 +7,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, models, transaction
 
 from aihummer.actors import Actor, Verb
-from aihummer.exceptions import NotFound
+from aihummer.exceptions import ApplicationError, NotFound
 from aihummer.history import stamp
 from aihummer.models import Workspace
 
@@ -59,6 +59,17 @@ def same_workspace(target: models.Model | None, workspace: Workspace, field: str
 def no_sandbox_reference(owner: models.Model, target: models.Model | None, field: str, noun: str) -> None:
     if target is not None and target.is_sandbox and not owner.is_sandbox:
         raise ValidationError({field: f"A real row cannot use the sandbox {noun} '{target.key}'."})
+
+
+class NoLiveVersion(ApplicationError):
+    """The agent's version 1 waits for review: nothing is live yet to read or change."""
+
+
+def require_live(agent: models.Model) -> models.Model:
+    """The live version of `agent`, or NoLiveVersion (409) while its version 1 waits."""
+    if agent.live_number is None:
+        raise NoLiveVersion(f"Agent '{agent.key}' has no live version yet: its version 1 is waiting for review.")
+    return agent.live_version
 
 
 def write_verb(is_sandbox: bool) -> Verb:

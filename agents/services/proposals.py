@@ -14,7 +14,7 @@ from agents.diff import diff_stats
 from agents.models import Agent, EvidenceRun, PromptVersion
 from agents.policy import upgrade_stored_policy
 from agents.services.agents import agent_create
-from agents.services.common import identity_label, require_visible
+from agents.services.common import identity_label, require_live, require_visible
 from agents.services.evidence import evidence_request, evidence_require_confirmed
 from agents.services.notifications import notify
 from agents.services.versions import agent_lock, version_go_live, version_record
@@ -86,11 +86,7 @@ def prompt_version_propose(
     with transaction.atomic():
         # The agent's row lock serialises proposals and decisions on one agent.
         agent = agent_lock(agent, expected_live=expected_live)
-        live = agent.live_version
-        if live is None:
-            raise ApplicationError(
-                f"Agent '{agent.key}' has no approved version yet: a reviewer decides its version 1 first."
-            )
+        live = require_live(agent)
         if prepared is None or seen.pk != live.pk:  # live moved since: again, from it
             prepared = _prepared(live, changes)
         snapshot, stats = prepared
