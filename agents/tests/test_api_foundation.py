@@ -367,6 +367,31 @@ def test_ordering_is_validated(api_agent, alice_api):
     }
 
 
+@pytest.mark.parametrize("limit", ["", "0", "201", "-1", "1.5", "false", "\u0661"])
+def test_a_limit_outside_the_schemas_bounds_is_a_400(api_agent, alice_api, limit):
+    response = alice_api.get("/v1/admin/agents", {"limit": limit})
+
+    assert (response.status_code, envelope(response)["fields"]) == (
+        400,
+        {"limit": ["Give a whole number from 1 to 200."]},
+    )
+
+
+def test_limit_sets_the_page_size_and_the_schema_says_its_bounds(api_agent, alice_api, client):
+    assert len(alice_api.get("/v1/admin/agents", {"limit": "1"}).json()["results"]) == 1
+    agents = client.get("/v1/schema/?format=json").json()["paths"]["/v1/admin/agents"]["get"]
+    limit = next(p for p in agents["parameters"] if p["name"] == "limit")
+    assert limit["schema"] == {"type": "integer", "minimum": 1, "maximum": 200, "default": 50}
+
+
+def test_an_empty_ordering_or_if_match_is_malformed_not_absent(api_agent, alice_api):
+    ordering = alice_api.get("/v1/admin/agents", {"ordering": ""})
+    if_match = alice_api.patch(SECTION, {"body": "Court."}, headers={"If-Match": ""})
+
+    assert (ordering.status_code, list(envelope(ordering)["fields"])) == (400, ["ordering"])
+    assert (if_match.status_code, list(envelope(if_match)["fields"])) == (400, ["If-Match"])
+
+
 def test_a_forged_cursor_is_a_400(api_agent, alice_api):
     response = alice_api.get("/v1/admin/agents?cursor=bm9wZQ")
 
