@@ -34,8 +34,8 @@ from agents.runtime import agent_run_test
 from agents.runtime.tools import REGISTRY
 from agents.selectors import agent_get_by_key, agent_list, agent_version_get, workspace_rows
 from agents.services import agent_change, agent_clone, agent_create, agent_delete, edits, prompt_version_propose
-from agents.services.common import require_live
 from aihummer.api import AdminViewSet, if_match_version, outside_transaction
+from aihummer.service_checks import require_live
 
 
 class AgentSerializer(serializers.Serializer):

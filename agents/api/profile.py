@@ -22,7 +22,7 @@ from agents.api.versions import (
 from agents.models import Skill
 from agents.selectors import workspace_rows
 from agents.services import edits, prompt_version_propose
-from agents.services.common import require_live
+from aihummer.service_checks import require_live
 
 
 class ProfileSerializer(serializers.Serializer):
