@@ -464,7 +464,8 @@ def test_an_agent_others_delegate_to_is_kept_unless_forced(workspace, as_ada, wr
         agent_delete(agent=writer, actor=as_ada)
 
     assert (
-        refused.value.message == "Agent 'writer' is used: agent 'editor' delegates to it. Delete with force to proceed."
+        refused.value.message
+        == "Agent 'writer' is in use: agent 'editor' delegates to it. Delete with force to proceed."
     )
     assert refused.value.extra == {"dependents": ["agent 'editor' delegates to it"]}
     assert counts() == before

@@ -24,7 +24,7 @@ JSON dict. With `request.stream` the answer is streamed: text deltas (passed to
 usage comes in the last chunk (`stream_options.include_usage`).
 
 Errors: a 429 whose code is `insufficient_quota` is `quota`; otherwise the status
-decides (`agents.runtime.providers.kind_for_status`). Transient failures are retried by the SDK
+decides (`agents.runtime.providers.common.kind_for_status`). Transient failures are retried by the SDK
 itself (`max_retries`, its own backoff, honouring `retry-after`); note that it retries a
 429 even when it means an exhausted quota.
 """
@@ -39,9 +39,9 @@ from typing import Any
 import openai
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-from agents.runtime.providers import kind_for_status, max_retries, provider_error, require_api_key, timeout_error
 from agents.runtime.providers.base import Message, ModelRequest, ModelResponse, ProviderError, ToolCall, Usage
 from agents.runtime.providers.clients import ClientCache
+from agents.runtime.providers.common import kind_for_status, max_retries, provider_error, require_api_key, timeout_error
 from agents.runtime.providers.deadline import Deadline, DeadlineClient, DeadlineExceeded, bounded_by
 
 # o1, o3, o4-mini, gpt-5, gpt-5-mini… but not gpt-5-chat-latest, a plain chat model.
