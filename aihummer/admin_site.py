@@ -190,16 +190,17 @@ class WorkspaceScopedAdmin(SimpleHistoryAdmin):
 
     def delete_view(self, request: HttpRequest, object_id: str, extra_context: dict | None = None) -> HttpResponse:
         obj = self.get_object(request, unquote(object_id))
-        if obj is not None and self.has_delete_permission(request, obj):
-            refusal = self.deletion_refusal(request, obj)
-            if refusal:
-                messages.error(request, refusal)
-                return HttpResponseRedirect(
-                    reverse(
-                        f"{self.admin_site.name}:{obj._meta.app_label}_{obj._meta.model_name}_change", args=[obj.pk]
-                    )
-                )
-        return super().delete_view(request, object_id, extra_context)
+        if obj is None or not self.has_delete_permission(request, obj):
+            return super().delete_view(request, object_id, extra_context)
+        refusal = self.deletion_refusal(request, obj)
+        if not refusal:
+            try:
+                return super().delete_view(request, object_id, extra_context)
+            except (ApplicationError, ValidationError) as exc:  # delete_model's service refused: rolled back
+                refusal = service_error_message(exc)
+        messages.error(request, refusal)
+        change = f"{self.admin_site.name}:{obj._meta.app_label}_{obj._meta.model_name}_change"
+        return HttpResponseRedirect(reverse(change, args=[obj.pk]))
 
     def formfield_for_foreignkey(self, db_field: models.Field, request: HttpRequest, **kwargs: object) -> object:
         # Pickers offer only what the actor's workspaces hold: another workspace's row

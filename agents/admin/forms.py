@@ -57,6 +57,10 @@ class RestoreForm(forms.Form):
     expected_live = expected_live_field()
 
 
+class DeleteForm(forms.Form):
+    expected_live = expected_live_field()
+
+
 class TryItForm(forms.Form):
     message = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), max_length=20_000)
 

@@ -14,7 +14,7 @@ from django.views.decorators.debug import sensitive_post_parameters
 
 from agents.admin.desk import AgentDeskMixin
 from agents.admin.evidence import AgentTestCaseInline
-from agents.admin.forms import AgentForm, CredentialForm, PresetForm, SkillForm
+from agents.admin.forms import AgentForm, CredentialForm, DeleteForm, PresetForm, SkillForm
 from agents.models import (
     Agent,
     AgentSection,
@@ -264,7 +264,9 @@ class AgentAdmin(AgentDeskMixin, WorkspaceScopedAdmin):
         return service_checks.deletion_refusal(obj, noun="agent", dependents=dependents)
 
     def delete_model(self, request: HttpRequest, obj: Agent) -> None:
-        agent_delete(agent=obj, actor=self.actor(request))
+        form = DeleteForm(request.POST)
+        expected_live = form.cleaned_data["expected_live"] if form.is_valid() else None
+        agent_delete(agent=obj, actor=self.actor(request), expected_live=expected_live)
 
 
 # --- turns and their debug logs (read-only) -------------------------------------------

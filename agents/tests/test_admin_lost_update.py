@@ -105,3 +105,16 @@ def test_an_agent_change_page_opened_before_v2_went_live_saves_nothing(agent, ad
     assert response.status_code == 200
     assert MOVED in text(response)
     assert Agent.objects.get().name == "Writer"
+
+
+def test_a_delete_confirmed_on_a_page_opened_before_v2_went_live_deletes_nothing(agent, ada):
+    editor = session(ada)
+    url = reverse("admin:agents_agent_delete", args=[agent.pk])
+    opened = page_of(editor, url)
+    assert opened["expected_live"] == "1"
+    put_v2_live_through_the_form(ada)
+
+    response = editor.post(url, opened, follow=True)
+
+    assert MOVED in text(response)
+    assert Agent.objects.filter(pk=agent.pk).exists()
