@@ -59,7 +59,7 @@ class StatementCounter:
 
     def _execute(self, execute, sql, params, many, context):
         self.statements += 1
-        if connection.get_autocommit() and not sql.lstrip()[:6].upper() == "SELECT":
+        if connection.get_autocommit() and sql.lstrip()[:6].upper() != "SELECT":
             self.commits += 1
         return execute(sql, params, many, context)
 
