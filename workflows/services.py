@@ -176,13 +176,13 @@ def workflow_delete(*, workflow: Workflow, actor: Actor, force: bool = False) ->
 
 def workflow_get(*, workspace: Workspace, key: str, actor: Actor) -> Workflow:
     """The workflow `key` of `workspace` as `actor` may see it (sandbox ones only for
-    actors allowed to use sandboxes), or NotFound; naming a row needs the read right,
+    programs allowed to use sandboxes), or NotFound; naming a row needs the read right,
     whatever is done with it next (as for agents)."""
     if not actor.belongs_to(workspace):
         raise NotFound(f"Unknown workflow '{key}'.")
     actor.require(Verb.READ, workspace)
     workflow = Workflow.all_objects.filter(workspace=workspace, key=key).select_related("workspace").first()
-    if workflow is None or (workflow.is_sandbox and not actor.can(Verb.SANDBOX, workspace)):
+    if workflow is None or (workflow.is_sandbox and not actor.sees_sandbox_rows(workspace)):
         raise NotFound(f"No workflow '{key}' in workspace '{workspace.slug}'.")
     return workflow
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from agents.models import Agent, Preset
+from agents.models import Agent, DebugLog, Preset
 from agents.services import agent_create, preset_create
 from aihummer.actors import Actor
 from aihummer.models import User, Workspace
@@ -273,3 +273,13 @@ def test_cleanup_waits_for_a_running_sandbox_run(sandbox_agents: None, write_key
     }
     assert Workflow.all_objects.filter(key="sb_w").exists()
     assert Agent.all_objects.filter(key="sb_a").exists()
+
+
+# --- issue 25, item 6: a sandbox turn's logs stay readable by the client that made them ----
+def test_run_agent_test_on_a_sandbox_agent_returns_its_debug_id(sandbox_agents: None, write_key: str) -> None:
+    tested = ok(call_tool(write_key, "run_agent_test", agentKey="sb_a", input="hello"))
+
+    log = DebugLog.all_objects.get(turn_id=tested["turnId"])
+    assert (tested["debugId"], tested["debugIds"]) == (log.pk, [log.pk])
+    inspected = ok(call_tool(write_key, "inspect_agent_debug", debugId=tested["debugId"]))
+    assert (inspected["agentKey"], inspected["turnId"]) == ("sb_a", tested["turnId"])
