@@ -32,15 +32,21 @@ def create_sandbox_preset(
     name: Annotated[str, Field(description="A readable name.", min_length=1, max_length=100)],
     providerName: Annotated[str, Field(description="The provider (see list_models), e.g. 'openai' or 'echo'.")],
     model: Annotated[str, Field(description="A model of that provider's catalog (see list_models).")],
-    temperature: Annotated[float, Field(description="Sampling temperature.", ge=0, le=2)] = 1.0,
-    topP: Annotated[float, Field(description="Nucleus sampling.", ge=0, le=1)] = 0.95,
+    temperature: Annotated[
+        float | None, Field(description="Sampling temperature; null: the default, 1.0.", ge=0, le=2)
+    ] = None,
+    topP: Annotated[float | None, Field(description="Nucleus sampling; null: the default, 0.95.", ge=0, le=1)] = None,
     maxOutputTokens: Annotated[int | None, Field(description="Cap on the answer's tokens.", ge=1)] = None,
-    streamingEnabled: Annotated[bool, Field(description="Stream the answer from the provider.")] = False,
+    streamingEnabled: Annotated[
+        bool | None, Field(description="Stream the answer from the provider; null: the default, false.")
+    ] = None,
 ) -> dict:
     """Create a throw-away model preset, hidden from people and never the workspace's
     default. The key must not be taken (by a real or a sandbox preset); the model must
     be one of the provider's catalog (the error lists them). Remove it with
     cleanup_sandbox."""
+    # The seed types them ?float / ?bool: null (or absent) leaves the service's default.
+    settings = {"temperature": temperature, "top_p": topP, "streaming_enabled": streamingEnabled}
     preset = preset_create(
         workspace=caller.workspace,
         actor=caller.actor,
@@ -48,11 +54,9 @@ def create_sandbox_preset(
         name=name,
         provider_name=providerName,
         model=model,
-        temperature=temperature,
-        top_p=topP,
         max_output_tokens=maxOutputTokens,
-        streaming_enabled=streamingEnabled,
         is_sandbox=True,
+        **{field: value for field, value in settings.items() if value is not None},
     )
     return {
         "presetKey": preset.key,
@@ -73,7 +77,7 @@ def create_sandbox_agent(
     key: SandboxKey,
     name: Annotated[str, Field(description="A readable name.", min_length=1, max_length=100)],
     systemPrompt: Annotated[str, Field(description="The agent's system prompt.", min_length=1)],
-    description: Annotated[str, Field(description="A short description.")] = "",
+    description: Annotated[str | None, Field(description="A short description.")] = None,
     presetKey: Annotated[
         str | None, Field(description="The preset it runs on (sandbox or real); default: the workspace's default.")
     ] = None,
@@ -92,7 +96,7 @@ def create_sandbox_agent(
         actor=caller.actor,
         key=key,
         name=name,
-        description=description,
+        description=description or "",
         preset=_preset_for(caller, presetKey or ""),
         snapshot=snapshot,
         is_sandbox=True,
@@ -114,7 +118,7 @@ def create_sandbox_workflow(
     workflowKey: WorkflowKey,
     name: Annotated[str, Field(description="A readable name.", min_length=1, max_length=200)],
     definition: Definition,
-    description: Annotated[str, Field(description="What the pipeline does.")] = "",
+    description: Annotated[str | None, Field(description="What the pipeline does.")] = None,
 ) -> dict:
     """Assemble a throw-away multi-agent pipeline, hidden from people. The definition is
     checked whole (JSON, at least one step, unique step names, each agent existing and
@@ -126,7 +130,7 @@ def create_sandbox_workflow(
         actor=caller.actor,
         key=workflowKey,
         name=name,
-        description=description,
+        description=description or "",
         definition=parse_json(definition, "definition"),
         is_sandbox=True,
     )
@@ -139,7 +143,7 @@ def create_sandbox_workflow(
     }
 
 
-@tool(title="Delete this workspace's sandbox", destructive=True)
+@tool(title="Delete this workspace's sandbox", destructive=True, idempotent=True)
 def cleanup_sandbox(caller: Caller) -> dict:
     """Delete every sandbox row of your workspace, in one transaction: workflow runs,
     then workflows, agents and presets. Idempotent (all zeros the second time). Debug

@@ -12,6 +12,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from agents.models import Agent
+from agents.services.common import require_key_free
 from aihummer import telemetry
 from aihummer.actors import Actor, Verb
 from aihummer.exceptions import ApplicationError, NotFound
@@ -71,21 +72,6 @@ def _require_visible(actor: Actor, workspace: Workspace) -> None:
         raise NotFound("Unknown workflow.")
 
 
-def _require_key_free(*, workspace: Workspace, key: str, exclude_pk: int | None = None) -> None:
-    # all_objects: a sandbox key may not shadow a real one, nor the reverse.
-    clash = Workflow.all_objects.filter(workspace=workspace, key=key).exclude(pk=exclude_pk).first()
-    if clash is None:
-        return
-    if clash.is_sandbox:
-        raise ValidationError(
-            {
-                "key": f"Key '{key}' is taken by sandbox workflow '{clash.key}' (id {clash.pk}), left by an automated "
-                f"client. Remove it with `manage.py sandbox_cleanup --workspace {workspace.slug}`, then retry."
-            }
-        )
-    raise ValidationError({"key": f"A workflow with key '{key}' already exists in workspace '{workspace.slug}'."})
-
-
 def _save(workflow: Workflow, *, actor: Actor, reason: str) -> None:
     workflow.full_clean(validate_unique=False, validate_constraints=False)
     stamp(workflow, actor=actor, reason=reason)
@@ -113,7 +99,7 @@ def workflow_create(
     """A new workflow, its definition validated against the workspace's agents."""
     actor.require(_write_verb(is_sandbox), workspace)
     workflow_validate(workspace=workspace, definition=definition, is_sandbox=is_sandbox)
-    _require_key_free(workspace=workspace, key=key)
+    require_key_free(Workflow, workspace=workspace, key=key, noun="workflow", actor=actor)
     workflow = Workflow(
         workspace=workspace,
         key=key,

@@ -12,6 +12,7 @@ from agents.services.common import (
     name_dependents,
     no_sandbox_reference,
     require_key_free,
+    require_registered_tools,
     same_workspace,
     save_checked,
     write_verb,
@@ -50,6 +51,7 @@ def agent_create(
     snapshot = normalize_snapshot(snapshot if snapshot is not None else {"identity": {"name": name}})
     if is_empty_prompt(snapshot):
         raise ValidationError({"snapshot": "The agent would be told nothing: give an identity, sections or a prompt."})
+    require_registered_tools(snapshot)
     agent = Agent(
         workspace=workspace,
         key=key,
@@ -65,7 +67,7 @@ def agent_create(
             raise ValidationError({"preset": "This workspace has no default preset; give one."})
     same_workspace(agent.preset, workspace, "preset", "preset")
     no_sandbox_reference(agent, agent.preset, "preset", "preset")
-    require_key_free(Agent, workspace=workspace, key=key, noun="agent")
+    require_key_free(Agent, workspace=workspace, key=key, noun="agent", actor=actor)
     with transaction.atomic():
         save_checked(agent, actor=actor, reason=reason, noun="agent")
         live_now = is_sandbox or actor.may_publish(workspace)

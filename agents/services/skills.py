@@ -16,7 +16,7 @@ from aihummer.models import Workspace
 def skill_create(*, workspace: Workspace, key: str, title: str, body: str, actor: Actor) -> Skill:
     """A shared skill. It reaches an agent only through that agent's versions."""
     actor.require(Verb.PROPOSE, workspace)
-    require_key_free(Skill, workspace=workspace, key=key, noun="skill")
+    require_key_free(Skill, workspace=workspace, key=key, noun="skill", actor=actor)
     skill = Skill(workspace=workspace, key=key, title=title, body=body)
     save_checked(skill, actor=actor, reason="created", noun="skill")
     return skill

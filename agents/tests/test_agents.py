@@ -28,7 +28,7 @@ WRITER = {
     "onboarding": "Ask who reads.",
     "skills": [{"key": "house-style", "title": "House style", "body": "Short sentences.", "shared": True}],
     "runtime_policy": {"max_iterations": 32},
-    "allowed_tool_names": ["search"],
+    "allowed_tool_names": ["delegate"],
 }
 NOT_EDITABLE = "Not editable here: what an agent is told changes through a proposal."
 
@@ -93,7 +93,7 @@ def test_create_projects_the_snapshot_onto_the_profile_rows(workspace, as_ada):
         "fr",
         ["Draft"],
     )
-    assert (agent.system_prompt, agent.onboarding, agent.allowed_tool_names) == (None, "Ask who reads.", ["search"])
+    assert (agent.system_prompt, agent.onboarding, agent.allowed_tool_names) == (None, "Ask who reads.", ["delegate"])
     assert agent.runtime_policy == snapshot["runtime_policy"]
     assert agent.runtime_policy["max_iterations"] == 32
     assert [
