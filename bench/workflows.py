@@ -26,8 +26,9 @@ prefer CPU ms per step to wall time.
 `DATABASE_URL=postgres://postgres@127.0.0.1:5432/aihummer .venv/bin/python bench/workflows.py \\
     --peer ~/.cache/aihummer-peer/bin/python`
 
-`--profile DIR` records a py-spy flame graph (SVG) of each worker process during the
-first repetition's phase B (needs `py-spy` on the PATH or in --py-spy).
+`--profile DIR` records py-spy samples of each worker process during the first
+repetition's phases A and B, folded (one stack per line; `bench/spy_top.py DIR/*.txt`
+sums them by function; needs `py-spy` on the PATH or in --py-spy).
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--peer", help="a Python with LangGraph (see ../shared/peers/README.md)")
     parser.add_argument("--peer-dsn", default="postgresql://postgres@127.0.0.1:5432/langgraph_peer_bench")
     parser.add_argument("--phases", default="A,B")
-    parser.add_argument("--profile", help="a folder for py-spy flame graphs of the workers in phase B")
+    parser.add_argument("--profile", help="a folder for py-spy samples of the workers (phases A and B)")
     parser.add_argument(
         "--py-spy", default=shutil.which("py-spy") or os.path.expanduser("~/.cache/aihummer-tools/bin/py-spy")
     )
@@ -269,12 +270,13 @@ class Bench:
             raise SystemExit(f"{len(failed)} run(s) did not complete, e.g. {failed[0].pk}: {failed[0].error}")
         return runs
 
-    def phase_a(self, model: str, steps: int, runs: int) -> dict:
+    def phase_a(self, model: str, steps: int, runs: int, profile: str | None = None) -> dict:
         from workflows.models import WorkflowRun
         from workflows.services import workflow_run_start
 
         self.server.delay = 0.0
         per_step = []
+        spies = self.spy(profile, f"A-{len(self.processes)}w-{model}-{steps}") if profile else []
         cpu0, pg0 = self.cpu()
         for _ in range(runs):
             run = workflow_run_start(workflow=self.workflows[(model, steps)], actor=self.operator, message="a")
@@ -284,6 +286,7 @@ class Bench:
             assert run.status == "completed", run.error
             per_step.append((run.finished_at - run.created_at).total_seconds() * 1000 / steps)
         cpu1, pg1 = self.cpu()
+        self.unspy(spies)
         return {
             "step_ms_p50": statistics.median(per_step),
             "step_ms_p95": percentile(per_step, 0.95),
@@ -297,9 +300,7 @@ class Bench:
         cpu0, pg0 = self.cpu()
         finished = self.wait_all(self.start_many(runs, "b", self.workflows[("sdk", steps)]), timeout=900)
         cpu1, pg1 = self.cpu()
-        for spy in spies:
-            spy.send_signal(signal.SIGINT)
-            spy.wait(timeout=60)
+        self.unspy(spies)
         wall = (max(r.finished_at for r in finished) - min(r.created_at for r in finished)).total_seconds()
         return {
             "wall_s": wall,
@@ -310,15 +311,21 @@ class Bench:
         }
 
     def spy(self, folder: str, name: str) -> list[subprocess.Popen]:
+        """py-spy on each worker process, its samples folded (`name-i.txt`: one stack per
+        line with its count; `bench/spy_top.py` sums them by function; flamegraph.pl or
+        speedscope draw them)."""
         Path(folder).mkdir(parents=True, exist_ok=True)
-        return [
-            subprocess.Popen(
-                [self.args.py_spy, "record", "--pid", str(p.pid), "--rate", "200", "-o", f"{folder}/{name}-{i}.svg"],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-            for i, p in enumerate(self.processes)
-        ]
+        spies = []
+        for i, p in enumerate(self.processes):
+            command = [self.args.py_spy, "record", "--pid", str(p.pid), "--rate", "200", "--format", "raw"]
+            command += ["--nonblocking", "-o", f"{folder}/{name}-{i}.txt"]
+            spies.append(subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        return spies
+
+    def unspy(self, spies: list[subprocess.Popen]) -> None:
+        for spy in spies:
+            spy.send_signal(signal.SIGINT)
+            spy.wait(timeout=60)
 
 
 def run_ours(bench: Bench, args: argparse.Namespace, rep: int) -> dict:
@@ -328,8 +335,9 @@ def run_ours(bench: Bench, args: argparse.Namespace, rep: int) -> dict:
         bench.start_workers(workers)
         try:
             if "A" in args.phases:
+                profile = args.profile if rep == 0 else None
                 for model in ("sdk", "echo"):
-                    results[("A", model, STEPS, workers)] = bench.phase_a(model, STEPS, args.runs)
+                    results[("A", model, STEPS, workers)] = bench.phase_a(model, STEPS, args.runs, profile)
                     if long:
                         results[("A", model, long, workers)] = bench.phase_a(model, long, max(args.runs // 10, 3))
             if "B" in args.phases:
