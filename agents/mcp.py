@@ -364,22 +364,16 @@ def update_agent(
     if all(value is None for value in given.values()):
         raise ValidationError(NOTHING_GIVEN)
     agent = agent_get_by_key(actor=caller.actor, workspace=caller.workspace, key=agentKey)
-    fields: dict[str, object] = {}
-    if name is not None and name != agent.name:
-        fields["name"] = name
-    if description is not None and description != agent.description:
-        fields["description"] = description
+    fields = {name: value for name, value in (("name", name), ("description", description)) if value is not None}
     if modelPresetKey is not None:
-        preset = _preset_for(caller, modelPresetKey)
-        if (preset.pk if preset else None) != agent.preset_id:
-            fields["preset"] = preset
-    if isActive is not None and isActive != agent.is_active:
+        fields["preset"] = _preset_for(caller, modelPresetKey)
+    if isActive is not None:
         fields["is_active"] = isActive
-    tools = comma_list(allowedToolNames) if allowedToolNames is not None else None
-    agent, version = agent_change(
-        agent=agent, actor=caller.actor, fields=fields, allowed_tool_names=tools, reason="update_agent over MCP"
+    changes = {"allowed_tool_names": comma_list(allowedToolNames)} if allowedToolNames is not None else {}
+    agent, version, written = agent_change(
+        agent=agent, actor=caller.actor, fields=fields, changes=changes, reason="update_agent over MCP"
     )
-    changed = [update_agent.parameter_for(field) for field in fields] + (["allowedToolNames"] if version else [])
+    changed = [update_agent.parameter_for(field) for field in written]
     agent = agent_get_by_key(actor=caller.actor, workspace=caller.workspace, key=agent.key)
     default = None if agent.preset_id else preset_default(workspace=caller.workspace)
     return {

@@ -32,3 +32,11 @@ def evidence_run_task(run_id: int) -> str:
 
     run = evidence_run_execute(run_id=run_id)
     return run.status if run is not None else "already claimed"
+
+
+@shared_task(name="agents.agent_turns_abandon", ignore_result=True)
+def agent_turns_abandon_task() -> int:
+    """Beat: end the turns a dead worker left `running`."""
+    from agents.services.turns import agent_turns_abandon
+
+    return agent_turns_abandon()

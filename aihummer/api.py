@@ -162,10 +162,10 @@ class ErrorSerializer(serializers.Serializer):
 # --- request helpers ------------------------------------------------------------------
 def if_match_version(request: Request) -> int | None:
     """The live version number the caller's change is based on (`If-Match: "3"`), or None."""
-    raw = request.headers.get("If-Match", "")
-    if not raw.strip() or raw.strip() == "*":
+    raw = request.headers.get("If-Match")
+    if raw is None or raw.strip() == "*":
         return None
-    match = _IF_MATCH.match(raw)
+    match = _IF_MATCH.match(raw)  # sent empty, it is malformed: the schema's pattern says so
     if match is None:
         raise drf_exceptions.ValidationError(
             {"If-Match": ['Give the live version number the change is based on, e.g. If-Match: "3".']}
@@ -177,14 +177,21 @@ def request_workspace(request: Request) -> Workspace:
     """The workspace a request works in: an API key's own, or for a person the one named
     by `X-Workspace` (optional when they belong to exactly one)."""
     actor: Actor = request.auth
-    slug = request.headers.get(WORKSPACE_HEADER, "").strip()
+    slug = request.headers.get(WORKSPACE_HEADER)
+    if slug is not None and not _WORKSPACE_SLUG.match(slug.strip()):
+        # Sent, it must be a slug, for keys too, as the schema says: an empty or
+        # malformed header is a mistake worth naming, not a header to ignore.
+        raise drf_exceptions.ValidationError(
+            {WORKSPACE_HEADER: ["Give a workspace slug: 1 to 50 characters among a-z, 0-9, _ and -."]}
+        )
+    slug = (slug or "").strip()
     if actor.kind == Actor.API_KEY:
         workspace = actor.api_key.workspace
         if slug and slug != workspace.slug:
             raise NotFound(f"Unknown workspace '{slug}'.")
         return workspace
     if slug:
-        workspace = Workspace.objects.filter(slug=slug).first() if _WORKSPACE_SLUG.match(slug) else None
+        workspace = Workspace.objects.filter(slug=slug).first()
         if workspace is None or not actor.belongs_to(workspace):
             raise NotFound(f"Unknown workspace '{slug}'.")
         return workspace
@@ -214,11 +221,20 @@ class ApiCursorPagination(CursorPagination):
     max_page_size = 200
     ordering = "pk"
 
+    def get_page_size(self, request: Request) -> int:
+        # DRF falls back to the default on a bad `limit`; the schema promises 1 to 200.
+        raw = request.query_params.get(self.page_size_query_param)
+        if raw is None:
+            return self.page_size
+        if not raw.isascii() or not raw.isdigit() or not 1 <= int(raw) <= self.max_page_size:
+            raise drf_exceptions.ValidationError({"limit": [f"Give a whole number from 1 to {self.max_page_size}."]})
+        return int(raw)
+
     def get_ordering(self, request: Request, queryset: object, view: object) -> tuple[str, ...]:
         self._model = queryset.model  # what a cursor's position is checked against
         allowed = getattr(view, "ordering_fields", ())
-        requested = request.query_params.get("ordering", "")
-        if not requested:
+        requested = request.query_params.get("ordering")
+        if requested is None:
             ordering = getattr(view, "ordering", self.ordering)
             return (ordering,) if isinstance(ordering, str) else tuple(ordering)
         if requested.lstrip("-") not in allowed:
@@ -256,6 +272,9 @@ class ApiCursorPagination(CursorPagination):
 
     def get_schema_operation_parameters(self, view: object) -> list[dict]:
         parameters = super().get_schema_operation_parameters(view)
+        for parameter in parameters:
+            if parameter["name"] == self.page_size_query_param:
+                parameter["schema"] |= {"minimum": 1, "maximum": self.max_page_size, "default": self.page_size}
         allowed = getattr(view, "ordering_fields", ())
         if allowed:
             choices = [choice for field in allowed for choice in (field, f"-{field}")]

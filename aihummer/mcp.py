@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
+from urllib.parse import urlsplit
 
 import pydantic
 from asgiref.sync import sync_to_async
@@ -33,6 +34,7 @@ from django.conf import settings
 from django.core.exceptions import NON_FIELD_ERRORS, ObjectDoesNotExist, PermissionDenied, ValidationError
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import close_old_connections
+from django.http.request import split_domain_port, validate_host
 from django.utils import timezone
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
@@ -362,6 +364,9 @@ class ApiKeyAuth:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        if refusal := _misdirected(scope):
+            await _refuse(send, *refusal)
+            return
         raw_key = _bearer_token(scope)
         api_key = await self.authenticate(raw_key) if raw_key else None
         if api_key is None:
@@ -380,6 +385,33 @@ def _bearer_token(scope: Scope) -> str:
             kind, _, token = value.decode("latin-1").partition(" ")
             return token.strip() if kind.lower() == "bearer" else ""
     return ""
+
+
+def _misdirected(scope: Scope) -> tuple[int, str] | None:
+    """The DNS-rebinding guard, by Django's own rule: the Host one of ALLOWED_HOSTS (its
+    port parsed, not a prefix match: the SDK's `host:*` pattern lets `localhost:1@evil`
+    through), and an Origin, when sent, on such a host or in CSRF_TRUSTED_ORIGINS."""
+    headers = {name: value.decode("latin-1") for name, value in scope["headers"] if name in (b"host", b"origin")}
+    domain, _ = split_domain_port(headers.get(b"host", ""))
+    if not domain or not validate_host(domain, settings.ALLOWED_HOSTS):
+        return 421, "Invalid Host header"
+    origin = headers.get(b"origin")
+    if origin and origin not in settings.CSRF_TRUSTED_ORIGINS:
+        try:
+            netloc = urlsplit(origin).netloc
+        except ValueError:
+            netloc = ""
+        domain, _ = split_domain_port(netloc)
+        if not domain or not validate_host(domain, settings.ALLOWED_HOSTS):
+            return 403, "Invalid Origin header"
+    return None
+
+
+async def _refuse(send: Send, status: int, reason: str) -> None:
+    body = reason.encode()
+    headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 async def _unauthorized(send: Send, reason: str) -> None:

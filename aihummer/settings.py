@@ -279,6 +279,8 @@ AIHUMMER_SANDBOX_SWEEP_INTERVAL_SEC = env.int(
 CELERY_BEAT_SCHEDULE = {
     "workflow-runs-revive": {"task": "workflows.workflow_runs_revive", "schedule": AIHUMMER_REVIVE_INTERVAL_SEC},
     "sandbox-sweep": {"task": "sandbox.sandbox_sweep", "schedule": AIHUMMER_SANDBOX_SWEEP_INTERVAL_SEC},
+    # A turn cannot outlive AIHUMMER_TURN_TIMEOUT_SEC: looking once a minute is plenty.
+    "agent-turns-abandon": {"task": "agents.agent_turns_abandon", "schedule": 60.0},
 }
 AIHUMMER_PROVIDER_MAX_RETRIES = env.int("AIHUMMER_PROVIDER_MAX_RETRIES", 2, minimum=0, maximum=10)
 # Evidence: saved test cases per agent, and how many of their turns run at once per proposal.

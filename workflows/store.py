@@ -27,6 +27,7 @@ from uuid import UUID
 from django.db import connection, transaction
 from django.db.models import Q
 
+from aihummer.db import prepared_cursor
 from workflows.models import StepRun, StepStatus, WorkflowRun
 
 PORTABLE_ONLY = False
@@ -167,7 +168,7 @@ def step_claim(
         "name": name,
         "definition": with_definition,
     }
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         if _fast():
             cursor.execute(_CLAIM_FAST, params | {"whole": reads is None, "reads": list(reads or ())})
             row = cursor.fetchone()
@@ -256,7 +257,7 @@ def step_finish(*, claim: Claim, outcome: Outcome, now: datetime, steps: int | N
             "whole": steps is None or outcome.status == StepStatus.FAILED,
             "steps": steps or 0,
         }
-        with connection.cursor() as cursor:
+        with prepared_cursor() as cursor:
             cursor.execute(_FINISH_SQL, params)
             row = cursor.fetchone()
         return None if row is None else (row[0], _json(row[1]))

@@ -250,7 +250,7 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
                     actor=actor,
                     note=note,
                     confirm_stale=form.cleaned_data["confirm_stale"],
-                    live_number_seen=form.cleaned_data["live_number"],
+                    expected_live=form.cleaned_data["live_number"],
                     confirm_regressions=request.POST.getlist("confirm_regressions"),
                 )
             else:

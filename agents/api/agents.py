@@ -33,7 +33,7 @@ from agents.models import Preset
 from agents.runtime import agent_run_test
 from agents.runtime.tools import REGISTRY
 from agents.selectors import agent_get_by_key, agent_list, agent_version_get, workspace_rows
-from agents.services import agent_clone, agent_create, edits
+from agents.services import agent_change, agent_clone, agent_create, agent_delete, edits, prompt_version_propose
 from aihummer.api import AdminViewSet, if_match_version, outside_transaction
 
 
@@ -214,7 +214,7 @@ class AgentViewSet(
         changes = {key: fields.pop(key) for key in ("runtime_policy", "allowed_tool_names") if key in fields}
         if "preset" in fields:
             fields["preset"] = self._preset(fields["preset"])
-        agent, version = edits.agent_change(
+        agent, version, _ = agent_change(
             agent=self.get_agent(),
             actor=self.actor,
             fields=fields,
@@ -240,7 +240,7 @@ class AgentViewSet(
         depend on it unless `force=true`."""
         force = ForceSerializer(data=request.query_params)
         force.is_valid(raise_exception=True)
-        edits.agent_delete_checked(
+        agent_delete(
             agent=self.get_agent(),
             actor=self.actor,
             force=force.validated_data["force"],
@@ -262,8 +262,8 @@ class AgentViewSet(
         changes = profile_changes(serializer.validated_data)
         if not changes:
             raise serializers.ValidationError({"non_field_errors": ["Name at least one profile field to change."]})
-        version = edits.agent_snapshot_edit(
-            agent=agent, actor=self.actor, edit=edits.changes_as_given(changes), **proposal_args(serializer, request)
+        version = prompt_version_propose(
+            agent=agent, actor=self.actor, changes=changes, **proposal_args(serializer, request)
         )
         return proposal_response(version)
 
@@ -287,7 +287,7 @@ class AgentViewSet(
         if not isinstance(request.data, dict):
             raise serializers.ValidationError({"non_field_errors": ["The policy must be a JSON object."]})
         edit = edits.runtime_policy_replace(policy=request.data)
-        version = edits.agent_snapshot_edit(agent=agent, actor=self.actor, edit=edit, **proposal_args(query, request))
+        version = prompt_version_propose(agent=agent, actor=self.actor, changes=edit, **proposal_args(query, request))
         return proposal_response(version)
 
     @extend_schema(request=CloneSerializer, responses={201: AgentDetailSerializer})

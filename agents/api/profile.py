@@ -21,7 +21,7 @@ from agents.api.versions import (
 )
 from agents.models import Skill
 from agents.selectors import workspace_rows
-from agents.services import edits
+from agents.services import edits, prompt_version_propose
 
 
 class ProfileSerializer(serializers.Serializer):
@@ -84,8 +84,8 @@ class AgentPartViewSet(AgentChildViewSet):
     """Base of the sections and skills: each write proposes one edit of the live snapshot."""
 
     def _propose(self, edit: edits.Edit, serializer: serializers.Serializer) -> Response:
-        version = edits.agent_snapshot_edit(
-            agent=self.get_agent(), actor=self.actor, edit=edit, **proposal_args(serializer, self.request)
+        version = prompt_version_propose(
+            agent=self.get_agent(), actor=self.actor, changes=edit, **proposal_args(serializer, self.request)
         )
         return proposal_response(version)
 

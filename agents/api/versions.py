@@ -17,7 +17,13 @@ from agents.api.base import ID_REGEX, MAX_TEXT, NUMBER_REGEX, AgentChildViewSet,
 from agents.diff import ItemChanges, TextChange, snapshot_diff
 from agents.models import PromptVersion
 from agents.selectors import agent_version_get, agent_versions, prompt_version_get, prompt_version_queue
-from agents.services import edits, prompt_version_reject, prompt_version_reverts, prompt_version_withdraw
+from agents.services import (
+    prompt_version_approve,
+    prompt_version_reject,
+    prompt_version_restore,
+    prompt_version_reverts,
+    prompt_version_withdraw,
+)
 from aihummer.api import AdminViewSet, if_match_version
 from aihummer.exceptions import NotFound
 
@@ -218,9 +224,7 @@ class AgentVersionViewSet(AgentChildViewSet):
         serializer = ProposalInSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         version = agent_version_get(agent=self.get_agent(), number=number)
-        restored = edits.prompt_version_restore_checked(
-            version=version, actor=self.actor, **proposal_args(serializer, request)
-        )
+        restored = prompt_version_restore(version=version, actor=self.actor, **proposal_args(serializer, request))
         return proposal_response(restored)
 
 
@@ -240,7 +244,16 @@ class ApproveSerializer(serializers.Serializer):
         allow_null=True,
         default=None,
         help_text="For a stale proposal: the live version number you saw, confirming that approving reverts the "
-        "versions listed in `reverts`. Refused again if yet another version went live since.",
+        "versions listed in `reverts`. Refused again if yet another version went live since. Without it, "
+        "`If-Match` may carry the live version you saw.",
+    )
+    confirm_regressions = serializers.ListField(
+        child=serializers.CharField(max_length=200),
+        max_length=1000,
+        required=False,
+        default=list,
+        help_text="Where the workspace blocks approval on regressions: the names of the test cases the proposal "
+        "fails and live passes, confirming you approve it anyway (the 409 lists them in `regressions`).",
     )
 
 
@@ -304,11 +317,15 @@ class PromptVersionViewSet(mixins.ListModelMixin, AdminViewSet):
         """Approve and put live (a person with the reviewer role, not the proposer)."""
         serializer = ApproveSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        version = edits.prompt_version_approve_seen(
+        data = serializer.validated_data
+        seen = data["confirm_stale"]
+        version = prompt_version_approve(
             version=self.get_version(),
             actor=self.actor,
-            note=serializer.validated_data["note"],
-            live_version_seen=serializer.validated_data["confirm_stale"],
+            note=data["note"],
+            expected_live=seen if seen is not None else if_match_version(request),
+            confirm_stale=seen is not None,
+            confirm_regressions=data["confirm_regressions"],
         )
         return Response(VersionSerializer(version).data)
 

@@ -10,6 +10,7 @@ from django.conf import settings
 
 from agents.models import AgentTurn, DebugLog
 from agents.redaction import REDACTED, redact_values  # noqa: F401 - REDACTED re-exported
+from agents.runtime.prepared import insert, insert_with_parent
 
 if TYPE_CHECKING:
     from agents.runtime.providers.base import Message, ModelRequest, ModelResponse, Provider, Usage
@@ -117,14 +118,19 @@ class DebugLogWriter:
         """Insert the turn's row if it is not yet in the database (a plain turn's is
         written once, with its outcome)."""
         if self.turn.pk is None:
-            self.turn.save(force_insert=True)
+            insert(self.turn)
 
     def flush(self) -> None:
-        if self._pending is not None:
+        """Write the pending call's log, and the turn's row if it has none yet: both in
+        one statement (the turn alone when no call is pending)."""
+        if self._pending is None:
             self.save_turn()
+        elif self.turn.pk is None:
+            insert_with_parent(self.turn, self._pending, link="turn")
+        else:
             self._pending.turn = self.turn  # the turn's id, now that it has one
-            self._pending.save(force_insert=True)
-            self._pending = None
+            insert(self._pending)
+        self._pending = None
 
 
 def _message_dict(message: Message) -> dict:

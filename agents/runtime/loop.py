@@ -4,10 +4,10 @@ asks for, feed the results back, until a final answer or the iteration limit.
 Every model call is recorded as a DebugLog. Nothing here holds a database transaction
 across a provider call. A turn is the unit of work of a workflow step, so its own
 statements are counted (`bench/agent_turns.py`): a plain turn reads its agent with
-everything it needs in one query and records the turn in the same transaction, then
-writes its one debug log and its outcome together in a second one; a tool-calling turn
-adds one insert per model call. Totals are summed in memory (child turns, in threads,
-write their own rows) and written with the outcome.
+everything it needs in one query, then writes its row, with its outcome, and its one
+debug log in one statement (`agents.runtime.prepared`), in the transaction of the
+caller's result; a tool-calling turn adds one insert per model call. Totals are summed
+in memory (child turns, in threads, write their own rows) and written with the outcome.
 """
 
 from __future__ import annotations
@@ -230,11 +230,9 @@ def _complete(prepared: PreparedTurn, *, then: Callable[[AgentTurn], None] | Non
     turn.status, turn.finished_at, turn.error_kind = status, timezone.now(), kind
     turn.answer, turn.error = redactor.text(answer), redactor.text(error)
     with transaction.atomic():  # the turn, its last call's log and the caller's result: one commit
-        if turn.pk is None:
-            turn.save(force_insert=True)
-        else:
+        if turn.pk is not None:  # a tool-calling turn's row, written before its tools ran
             turn.save(update_fields=[*TOTALS, "status", "answer", "error", "error_kind", "finished_at"])
-        log.flush()
+        log.flush()  # with the turn's row when it has none yet: one statement
         if then is not None:
             then(turn)
     metrics.observe_turn(turn)

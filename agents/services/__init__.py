@@ -3,13 +3,7 @@ tests import them from here: `from agents.services import prompt_version_propose
 
 from agents.services.agents import AGENT_FIELDS, agent_create, agent_delete, agent_dependents, agent_update
 from agents.services.credentials import credential_create, credential_delete, credential_rotate_all, credential_update
-from agents.services.edits import (
-    agent_delete_checked,
-    agent_snapshot_edit,
-    agent_update_checked,
-    prompt_version_approve_seen,
-    prompt_version_restore_checked,
-)
+from agents.services.edits import AgentChange, agent_change
 from agents.services.evidence import (
     UnconfirmedRegressions,
     agent_test_case_create,
@@ -36,7 +30,6 @@ from agents.services.proposals import (
     PROPOSAL_MODES,
     IdenticalToLive,
     StaleProposal,
-    agent_change,
     agent_clone,
     prompt_version_approve,
     prompt_version_propose,
@@ -52,6 +45,7 @@ __all__ = [
     "AGENT_FIELDS",
     "PRESET_FIELDS",
     "PROPOSAL_MODES",
+    "AgentChange",
     "IdenticalToLive",
     "StaleProposal",
     "UnconfirmedRegressions",
@@ -59,15 +53,12 @@ __all__ = [
     "agent_clone",
     "agent_create",
     "agent_delete",
-    "agent_delete_checked",
     "agent_dependents",
     "agent_snapshot",
-    "agent_snapshot_edit",
     "agent_test_case_create",
     "agent_test_case_delete",
     "agent_test_case_update",
     "agent_update",
-    "agent_update_checked",
     "credential_create",
     "credential_delete",
     "credential_rotate_all",
@@ -85,12 +76,10 @@ __all__ = [
     "preset_resolve",
     "preset_update",
     "prompt_version_approve",
-    "prompt_version_approve_seen",
     "prompt_version_notify",
     "prompt_version_propose",
     "prompt_version_reject",
     "prompt_version_restore",
-    "prompt_version_restore_checked",
     "prompt_version_reverts",
     "prompt_version_withdraw",
     "skill_as_snapshot_entry",

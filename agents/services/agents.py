@@ -18,7 +18,7 @@ from agents.services.common import (
     write_verb,
 )
 from agents.services.notifications import notify
-from agents.services.versions import version_go_live, version_record
+from agents.services.versions import agent_lock, version_go_live, version_record
 from agents.snapshot import is_empty_prompt, normalize_snapshot
 from aihummer.actors import Actor
 from aihummer.exceptions import ApplicationError
@@ -80,8 +80,11 @@ def agent_create(
     return agent
 
 
-def agent_update(*, agent: Agent, actor: Actor, **fields: object) -> Agent:
-    """Change what is not prompt-bearing: name, description, preset, enabled."""
+def agent_update(*, agent: Agent, actor: Actor, expected_live: int | None = None, **fields: object) -> Agent:
+    """Change what is not prompt-bearing: name, description, preset, enabled.
+
+    `expected_live`: the live version number the caller saw; another one is live now →
+    `VersionMismatch`, nothing written (as for every write on an agent)."""
     actor.require(write_verb(agent.is_sandbox), agent.workspace)
     unknown = set(fields) - set(AGENT_FIELDS)
     if unknown:
@@ -89,7 +92,7 @@ def agent_update(*, agent: Agent, actor: Actor, **fields: object) -> Agent:
             dict.fromkeys(sorted(unknown), "Not editable here: what an agent is told changes through a proposal.")
         )
     with transaction.atomic():
-        agent = Agent.all_objects.select_for_update().get(pk=agent.pk)
+        agent = agent_lock(agent, expected_live=expected_live)
         for field, value in fields.items():
             setattr(agent, field, value)
         same_workspace(agent.preset, agent.workspace, "preset", "preset")
@@ -121,19 +124,22 @@ def agent_dependents(agent: Agent, *, actor: Actor | None = None) -> list[str]:
     return dependents + name_dependents(rows, actor=actor, workspace=agent.workspace, noun="workflow")
 
 
-def agent_delete(*, agent: Agent, actor: Actor, force: bool = False) -> list[str]:
+def agent_delete(*, agent: Agent, actor: Actor, force: bool = False, expected_live: int | None = None) -> list[str]:
     """Delete an agent and its versions. Built-in agents never; with dependents only
-    when forced. Returns the dependents it had."""
+    when forced. Returns the dependents it had. `expected_live` as for `agent_update`:
+    nobody deletes an agent that moved on since they looked at it."""
     actor.require(write_verb(agent.is_sandbox), agent.workspace)
     if agent.is_builtin:
         raise ApplicationError(f"Agent '{agent.key}' is built in and cannot be deleted; disable it instead.")
-    dependents = agent_dependents(agent, actor=actor)
-    if dependents and not force:
-        raise ApplicationError(
-            f"Agent '{agent.key}' is used: {'; '.join(dependents)}. Delete with force to proceed.",
-            extra={"dependents": dependents},
-        )
     with transaction.atomic():
+        # Dependents read under the lock: what they are now is what the delete breaks.
+        agent = agent_lock(agent, expected_live=expected_live)
+        dependents = agent_dependents(agent, actor=actor)
+        if dependents and not force:
+            raise ApplicationError(
+                f"Agent '{agent.key}' is used: {'; '.join(dependents)}. Delete with force to proceed.",
+                extra={"dependents": dependents},
+            )
         stamp(agent, actor=actor, reason="deleted")
         agent.delete()
     return dependents

@@ -13,11 +13,11 @@ from django.utils import timezone
 from agents.diff import diff_stats
 from agents.models import Agent, EvidenceRun, PromptVersion
 from agents.policy import upgrade_stored_policy
-from agents.services.agents import agent_create, agent_update
+from agents.services.agents import agent_create
 from agents.services.common import identity_label, require_visible
 from agents.services.evidence import evidence_request, evidence_require_confirmed
 from agents.services.notifications import notify
-from agents.services.versions import version_go_live, version_record
+from agents.services.versions import agent_lock, version_go_live, version_record
 from agents.snapshot import SNAPSHOT_KEYS, apply_changes, content_hash, is_empty_prompt
 from aihummer.actors import Actor, Verb
 from aihummer.exceptions import AlreadyDecided, ApplicationError
@@ -50,6 +50,7 @@ def prompt_version_propose(
     actor: Actor,
     reason: str = "",
     mode: str = "pending",
+    expected_live: int | None = None,
 ) -> PromptVersion:
     """Record a change to what `agent` is told: the only way a snapshot changes.
 
@@ -60,6 +61,10 @@ def prompt_version_propose(
     sandbox agent's changes apply at once (nobody could review a hidden row). A change
     identical to live records nothing (IdenticalToLive); one identical to the
     proposer's own open proposal returns that proposal.
+
+    `expected_live`: the live version number the caller based the change on (a form's
+    hidden field, `If-Match`); another one is live now → `VersionMismatch`, nothing
+    recorded. Without it the change applies to live as it is under the lock.
     """
     if mode not in PROPOSAL_MODES:
         raise ValidationError({"mode": f"Unknown mode '{mode}'; use pending or live."})
@@ -80,12 +85,8 @@ def prompt_version_propose(
     prepared = _prepared(seen, changes) if seen is not None else None
     with transaction.atomic():
         # The agent's row lock serialises proposals and decisions on one agent.
-        agent = Agent.all_objects.select_for_update(of=("self",)).select_related("live_version").get(pk=agent.pk)
+        agent = agent_lock(agent, expected_live=expected_live)
         live = agent.live_version
-        if agent.live_version_id and (live is None or live.pk != agent.live_version_id):
-            # We waited for a writer that put a new version live: the join, evaluated
-            # on the snapshot taken before the wait, cannot see it. Read it now.
-            live = PromptVersion.all_objects.filter(pk=agent.live_version_id).first()
         if live is None:
             raise ApplicationError(
                 f"Agent '{agent.key}' has no approved version yet: a reviewer decides its version 1 first."
@@ -139,16 +140,17 @@ def prompt_version_approve(
     version: PromptVersion,
     actor: Actor,
     note: str = "",
+    expected_live: int | None = None,
     confirm_stale: bool = False,
-    live_number_seen: int | None = None,
     may_revert: Collection[int] | None = None,
     confirm_regressions: Iterable[str] = (),
 ) -> PromptVersion:
     """Approve a pending proposal and put it live. The reviewer is never the proposer.
 
-    A stale proposal (the live version moved since) needs `confirm_stale=True`. The
-    confirmation holds for the live version the reviewer saw (`live_number_seen`): if
-    live moved again since, it is refused so the reviewer looks again. `may_revert`
+    `expected_live`: the live version number the reviewer saw; another one is live now
+    → `StaleProposal`, so they look at the change again. A stale proposal (live moved
+    since it was proposed) needs `confirm_stale=True`, which holds for `expected_live`
+    only. `may_revert`
     (ids, for bulk approval) limits which later versions the approval may undo. Where
     the workspace blocks approval on regressions, `confirm_regressions` must name every
     test case the proposal fails and live passes."""
@@ -157,7 +159,8 @@ def prompt_version_approve(
         actor=actor,
         note=note,
         approve=True,
-        stale=_StaleConsent(confirm_stale, live_number_seen, may_revert),
+        expected_live=expected_live,
+        stale=_StaleConsent(confirm_stale, may_revert),
         confirm_regressions=confirm_regressions,
     )
 
@@ -166,13 +169,12 @@ def prompt_version_reject(*, version: PromptVersion, actor: Actor, note: str) ->
     """Reject a pending proposal; it is never applied. A note saying why is required."""
     if not isinstance(note, str) or not note.strip():
         raise ValidationError({"note": "Say why you reject it: the proposer reads this note."})
-    return _decide(version=version, actor=actor, note=note, approve=False, stale=_StaleConsent(True, None, None))
+    return _decide(version=version, actor=actor, note=note, approve=False, stale=_StaleConsent(True, None))
 
 
 @dataclass(frozen=True)
 class _StaleConsent:
     confirmed: bool
-    live_number_seen: int | None
     may_revert: Collection[int] | None
 
 
@@ -183,6 +185,7 @@ def _decide(
     note: str,
     approve: bool,
     stale: _StaleConsent,
+    expected_live: int | None = None,
     confirm_regressions: Iterable[str] = (),
 ) -> PromptVersion:
     note = require_text(note, field="note", max_chars=MAX_NOTE_CHARS)
@@ -190,11 +193,14 @@ def _decide(
     actor.require(Verb.DECIDE, version.workspace)
     with transaction.atomic():
         # Agent first, then version, always in this order: two reviewers deciding at
-        # once serialise on the agent, and the second sees the first's decision.
-        agent = Agent.all_objects.select_for_update().get(pk=version.agent_id)
+        # once serialise on the agent, and the second sees the first's decision. Both
+        # are read again under the locks: a decision made while we waited counts.
+        agent = agent_lock(version.agent)
         version = PromptVersion.all_objects.select_for_update().get(pk=version.pk)
-        _require_pending(version)
+        _require_pending(version, agent)
         actor.require_may_decide(version.proposer_identity)
+        if approve:
+            _require_live_seen(agent, version, expected_live)
         if approve and agent.live_version_id != version.base_version_id:
             _require_stale_consent(agent, version, stale)
         if approve:
@@ -211,23 +217,31 @@ def _decide(
     return version
 
 
+def _require_live_seen(agent: Agent, version: PromptVersion, expected_live: int | None) -> None:
+    """The reviewer decided on the page as it was at `expected_live`: if another version
+    went live since, what they approve is not what they looked at."""
+    live_number = agent.live_version.number if agent.live_version else None
+    if expected_live is None or expected_live == live_number:
+        return
+    labels = [f"v{v.number}" for v in prompt_version_reverts(version)]
+    raise StaleProposal(
+        f"You looked at live v{expected_live}, but v{live_number} is live now: review the proposal again and "
+        "approve it against the live version you see.",
+        extra={"reverts": labels, "live_number": live_number, "live_version": live_number},
+    )
+
+
 def _require_stale_consent(agent: Agent, version: PromptVersion, stale: _StaleConsent) -> None:
     """Approving `version` would undo what went live since it was proposed: only with a
     confirmation given for the live version as it is now, covering what it reverts."""
     reverted = prompt_version_reverts(version)
     labels = [f"v{v.number}" for v in reverted]
-    live_number = PromptVersion.all_objects.filter(pk=agent.live_version_id).values_list("number", flat=True).first()
+    live_number = agent.live_version.number if agent.live_version else None
     base = f"v{version.base_version.number}" if version.base_version_id else "no live version"
     if not stale.confirmed:
         raise StaleProposal(
             f"Version {version.number} was proposed against {base}, but the live version moved since; "
             f"approving would revert {', '.join(labels) or 'later changes'}. Confirm to approve.",
-            extra={"reverts": labels, "live_number": live_number},
-        )
-    if stale.live_number_seen is not None and stale.live_number_seen != live_number:
-        raise StaleProposal(
-            f"The live version moved to v{live_number} since you confirmed over v{stale.live_number_seen}; "
-            "look at the change again before approving.",
             extra={"reverts": labels, "live_number": live_number},
         )
     if stale.may_revert is not None:
@@ -245,9 +259,9 @@ def prompt_version_withdraw(*, version: PromptVersion, actor: Actor) -> PromptVe
     require_visible(actor, version.workspace, "version")
     actor.require(Verb.WITHDRAW, version.workspace)
     with transaction.atomic():
-        Agent.all_objects.select_for_update().get(pk=version.agent_id)
+        agent = agent_lock(version.agent)
         version = PromptVersion.all_objects.select_for_update().get(pk=version.pk)
-        _require_pending(version)
+        _require_pending(version, agent)
         if not actor.answers_for(version.proposer_identity):
             raise PermissionDenied("Only the proposer may withdraw a proposal; reviewers reject it instead.")
         version.status = PromptVersion.Status.WITHDRAWN
@@ -257,13 +271,16 @@ def prompt_version_withdraw(*, version: PromptVersion, actor: Actor) -> PromptVe
     return version
 
 
-def _require_pending(version: PromptVersion) -> None:
+def _require_pending(version: PromptVersion, agent: Agent) -> None:
+    """A decision lost to one made first is a conflict that says where things stand now
+    (`agent` as read under its lock)."""
     if version.is_pending:
         return
     by = f" by {version.reviewed_by.get_username()}" if version.reviewed_by else ""
     raise AlreadyDecided(
-        f"Version {version.number} of '{version.agent.key}' was already {version.status}{by} "
-        f"at {version.reviewed_at:%Y-%m-%d %H:%M:%S} UTC."
+        f"Version {version.number} of '{agent.key}' was already {version.status}{by} "
+        f"at {version.reviewed_at:%Y-%m-%d %H:%M:%S} UTC.",
+        extra={"status": version.status, "live_version": agent.live_version.number if agent.live_version else None},
     )
 
 
@@ -284,43 +301,23 @@ def prompt_version_reverts(version: PromptVersion) -> list[PromptVersion]:
 
 
 def prompt_version_restore(
-    *, version: PromptVersion, actor: Actor, reason: str = "", mode: str = "pending"
+    *, version: PromptVersion, actor: Actor, reason: str = "", mode: str = "pending", expected_live: int | None = None
 ) -> PromptVersion:
     """Propose (or, with publish and `live`, apply) an old snapshot as a new version.
-    History is never rewritten: the old version stays as it was."""
+    History is never rewritten: the old version stays as it was. `expected_live` as for
+    `prompt_version_propose`."""
     require_visible(actor, version.workspace, "version")
     changes = {key: version.snapshot[key] for key in SNAPSHOT_KEYS}
     changes["runtime_policy"] = upgrade_stored_policy(changes["runtime_policy"])  # an old version's names
     label = f"restore of v{version.number}"
     return prompt_version_propose(
-        agent=version.agent, changes=changes, actor=actor, reason=f"{label}: {reason}" if reason else label, mode=mode
+        agent=version.agent,
+        changes=changes,
+        actor=actor,
+        reason=f"{label}: {reason}" if reason else label,
+        mode=mode,
+        expected_live=expected_live,
     )
-
-
-def agent_change(
-    *,
-    agent: Agent,
-    actor: Actor,
-    fields: dict | None = None,
-    allowed_tool_names: list[str] | None = None,
-    reason: str = "",
-) -> tuple[Agent, PromptVersion | None]:
-    """Change an agent in one go: its plain fields (`agent_update`: name, description,
-    preset, enabled) at once, its allowed tools (what it is told) through a proposal,
-    pending for review like any other. Both or neither: a refused proposal leaves the
-    plain fields as they were. Returns the agent and the proposal, when one was made."""
-    version = None
-    with transaction.atomic():
-        if fields:
-            agent = agent_update(agent=agent, actor=actor, **fields)
-        if allowed_tool_names is not None and allowed_tool_names != agent.allowed_tool_names:
-            version = prompt_version_propose(
-                agent=agent,
-                changes={"allowed_tool_names": allowed_tool_names},
-                actor=actor,
-                reason=reason or "allowed tools changed",
-            )
-    return agent, version
 
 
 def agent_clone(*, version: PromptVersion, actor: Actor, key: str, name: str, description: str = "") -> Agent:

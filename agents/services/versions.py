@@ -11,7 +11,29 @@ from agents.models import Agent, AgentSection, AgentSkill, PromptVersion
 from agents.services.secrets import refuse_vault_secrets
 from agents.snapshot import content_hash
 from aihummer.actors import Actor
+from aihummer.exceptions import VersionMismatch
 from aihummer.history import stamp
+
+
+def agent_lock(agent: Agent, *, expected_live: int | None = None) -> Agent:
+    """`agent` row-locked (the caller is in a transaction), its live version read after
+    the lock, and checked to be `expected_live` (the number the caller saw) when given.
+
+    One statement joins the live version. When the lock had to wait for a writer that
+    put another version live, the join (evaluated on the snapshot from before the wait)
+    shows the old version, or none: then the live version is read again, by its id."""
+    agent = Agent.all_objects.select_for_update(of=("self",)).select_related("live_version").get(pk=agent.pk)
+    if agent.live_version_id and (agent.live_version is None or agent.live_version.pk != agent.live_version_id):
+        agent.live_version = PromptVersion.all_objects.get(pk=agent.live_version_id)
+    live = agent.live_version.number if agent.live_version else None
+    if expected_live is not None and live != expected_live:
+        seen = f"live version {live}" if live is not None else "no live version yet"
+        raise VersionMismatch(
+            f"Agent '{agent.key}' is at {seen}, not {expected_live}: re-read it, redo the change on top of it, "
+            "and send it again.",
+            extra={"live_version": live},
+        )
+    return agent
 
 
 def version_record(

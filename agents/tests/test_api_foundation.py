@@ -67,6 +67,24 @@ def test_another_workspaces_agent_answers_like_a_missing_one(api_agent, api_as, 
     assert envelope(missing)["message"] == "Unknown agent 'nobody'."
 
 
+@pytest.mark.parametrize("header", ["", "   ", "ACME", "acme/../globex", "a" * 51])
+def test_a_malformed_x_workspace_is_a_400_for_keys_and_people(api_agent, alice_api, api_as, alice, header):
+    """Issue 24, item 20: the schema's pattern held for people only; a key's request
+    ignored an empty or malformed header."""
+    for client in (alice_api, api_as(alice)):
+        response = client.get("/v1/admin/agents", headers={"X-Workspace": header})
+
+        assert response.status_code == 400
+        assert envelope(response)["fields"] == {
+            "X-Workspace": ["Give a workspace slug: 1 to 50 characters among a-z, 0-9, _ and -."]
+        }
+
+
+def test_a_keys_own_workspace_named_in_x_workspace_is_fine(api_agent, alice_api):
+    assert alice_api.get("/v1/admin/agents", headers={"X-Workspace": "acme"}).status_code == 200
+    assert alice_api.get("/v1/admin/agents", headers={"X-Workspace": "globex"}).status_code == 404
+
+
 def test_nested_errors_are_keyed_by_their_json_path(api_agent, api_as, make_key, ada):
     body = {
         "key": "Bad Key",
@@ -349,6 +367,31 @@ def test_ordering_is_validated(api_agent, alice_api):
     }
 
 
+@pytest.mark.parametrize("limit", ["", "0", "201", "-1", "1.5", "false", "\u0661"])
+def test_a_limit_outside_the_schemas_bounds_is_a_400(api_agent, alice_api, limit):
+    response = alice_api.get("/v1/admin/agents", {"limit": limit})
+
+    assert (response.status_code, envelope(response)["fields"]) == (
+        400,
+        {"limit": ["Give a whole number from 1 to 200."]},
+    )
+
+
+def test_limit_sets_the_page_size_and_the_schema_says_its_bounds(api_agent, alice_api, client):
+    assert len(alice_api.get("/v1/admin/agents", {"limit": "1"}).json()["results"]) == 1
+    agents = client.get("/v1/schema/?format=json").json()["paths"]["/v1/admin/agents"]["get"]
+    limit = next(p for p in agents["parameters"] if p["name"] == "limit")
+    assert limit["schema"] == {"type": "integer", "minimum": 1, "maximum": 200, "default": 50}
+
+
+def test_an_empty_ordering_or_if_match_is_malformed_not_absent(api_agent, alice_api):
+    ordering = alice_api.get("/v1/admin/agents", {"ordering": ""})
+    if_match = alice_api.patch(SECTION, {"body": "Court."}, headers={"If-Match": ""})
+
+    assert (ordering.status_code, list(envelope(ordering)["fields"])) == (400, ["ordering"])
+    assert (if_match.status_code, list(envelope(if_match)["fields"])) == (400, ["If-Match"])
+
+
 def test_a_forged_cursor_is_a_400(api_agent, alice_api):
     response = alice_api.get("/v1/admin/agents?cursor=bm9wZQ")
 
@@ -514,7 +557,7 @@ def test_header_values_are_checked_before_any_query(api_agent, api_as, alice):
         "/v1/admin/agents/redacteur/sections", {"key": "ton", "body": "A."}, headers={"Idempotency-Key": "a b"}
     )
 
-    assert workspace.status_code == 404
+    assert (workspace.status_code, list(envelope(workspace)["fields"])) == (400, ["X-Workspace"])
     assert envelope(idempotency)["fields"] == {
         "Idempotency-Key": ["Use 1 to 255 printable ASCII characters, no spaces."]
     }

@@ -135,7 +135,7 @@ def test_a_stale_proposal_is_approved_only_against_the_live_version_seen(proposa
     assert error(unconfirmed)["reverts"] == ["v3"]
     assert outdated.status_code == 409
     assert error(outdated)["message"] == (
-        "You confirmed against live v2, but v3 is live now: review the proposal again and confirm with the live "
+        "You looked at live v2, but v3 is live now: review the proposal again and approve it against the live "
         "version you see."
     )
     assert confirmed.status_code == 200

@@ -17,27 +17,40 @@ def agent(workspace: Workspace, ada: User, echo_preset: Preset) -> Agent:
 
 
 def test_agent_change_saves_fields_and_proposes_the_tools(agent: Agent, ada: User) -> None:
-    agent, version = agent_change(
-        agent=agent, actor=Actor.for_user(ada), fields={"name": "Writer II"}, allowed_tool_names=["delegate"]
+    agent, version, changed = agent_change(
+        agent=agent,
+        actor=Actor.for_user(ada),
+        fields={"name": "Writer II"},
+        changes={"allowed_tool_names": ["delegate"]},
     )
 
-    assert agent.name == "Writer II"
+    assert (agent.name, changed) == ("Writer II", ["name", "allowed_tool_names"])
     assert (version.status, version.snapshot["allowed_tool_names"]) == ("pending", ["delegate"])
     assert Agent.objects.get().allowed_tool_names == []
 
 
 def test_agent_change_is_both_or_neither(agent: Agent, ada: User) -> None:
     with pytest.raises(ValidationError, match="must match"):
-        agent_change(agent=agent, actor=Actor.for_user(ada), fields={"name": "New"}, allowed_tool_names=["Bad!"])
+        agent_change(
+            agent=agent, actor=Actor.for_user(ada), fields={"name": "New"}, changes={"allowed_tool_names": ["Bad!"]}
+        )
 
     assert Agent.objects.get().name == "Writer"
     assert PromptVersion.objects.count() == 1
 
 
-def test_agent_change_without_a_tool_change_proposes_nothing(agent: Agent, ada: User) -> None:
-    _, version = agent_change(agent=agent, actor=Actor.for_user(ada), fields={}, allowed_tool_names=[])
+def test_agent_change_of_values_as_they_are_writes_and_proposes_nothing(agent: Agent, ada: User) -> None:
+    _, version, changed = agent_change(
+        agent=agent, actor=Actor.for_user(ada), fields={"name": "Writer"}, changes={"allowed_tool_names": []}
+    )
 
-    assert version is None
+    assert (version, changed) == (None, [])
+    assert Agent.history.count() == 2  # created, version 1 live: no "updated" record
+
+
+def test_agent_change_naming_nothing_is_refused(agent: Agent, ada: User) -> None:
+    with pytest.raises(ValidationError, match=r"Name at least one field to change\."):
+        agent_change(agent=agent, actor=Actor.for_user(ada))
 
 
 def test_preset_change_updates_and_makes_default_together(workspace: Workspace, ada: User, echo_preset: Preset) -> None:

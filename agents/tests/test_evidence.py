@@ -107,7 +107,7 @@ def test_a_bad_regex_is_a_field_error_and_nothing_is_saved(agent, alice):
         )
 
     assert caught.value.message_dict == {
-        "regex": ["Not a valid regular expression: missing ), unterminated subpattern at position 0."]
+        "regex": ["Not a valid regular expression: missing ): (a (RE2 syntax: no backreferences or lookarounds)."]
     }
     assert not AgentTestCase.objects.exists()
 
@@ -382,6 +382,26 @@ def test_a_workspace_that_blocks_on_regressions_needs_the_failing_cases_named(
     approved = prompt_version_approve(version=proposal, actor=reviewer, confirm_regressions=["budget"])
 
     assert approved.status == "approved"
+
+
+def test_rest_approve_confirms_the_regressions_a_blocking_workspace_names(
+    workspace, agent, alice, bob, cases, api_as, django_capture_on_commit_callbacks
+):
+    workspace.block_approval_on_regressions = True
+    workspace.save()
+    proposal = run_now(django_capture_on_commit_callbacks, lambda: propose_long(agent, alice))
+    url = f"/v1/admin/prompt-versions/{proposal.pk}/approve"
+    reviewer = api_as(bob)
+
+    blocked = reviewer.post(url, {})
+    approved = reviewer.post(url, {"confirm_regressions": ["budget"]})
+
+    assert blocked.status_code == 409
+    assert (blocked.json()["error"]["code"], blocked.json()["error"]["regressions"]) == (
+        "unconfirmed_regressions",
+        ["budget"],
+    )
+    assert (approved.status_code, approved.json()["status"]) == (200, "approved")
 
 
 def test_without_the_policy_a_regression_never_blocks(agent, alice, bob, cases, django_capture_on_commit_callbacks):

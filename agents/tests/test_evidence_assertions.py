@@ -43,10 +43,29 @@ def test_contains_is_bounded():
     }
 
 
+RE2 = "(RE2 syntax: no backreferences or lookarounds)."
+
+
 def test_a_bad_regex_is_a_field_error_naming_the_problem():
     assert errors_of({"regex": "(unclosed"}) == {
-        "regex": ["Not a valid regular expression: missing ), unterminated subpattern at position 0."]
+        "regex": [f"Not a valid regular expression: missing ): (unclosed {RE2}"]
     }
+
+
+def test_patterns_re2_cannot_run_in_linear_time_are_refused():
+    assert errors_of({"regex": r"(a)\1"}) == {
+        "regex": [f"Not a valid regular expression: invalid escape sequence: \\1 {RE2}"]
+    }
+    assert errors_of({"regex": "foo(?=bar)"}) == {
+        "regex": [f"Not a valid regular expression: invalid perl operator: (?= {RE2}"]
+    }
+
+
+def test_a_catastrophic_pattern_answers_at_once_on_a_long_answer():
+    # With Python's backtracking `re` this search takes longer than the universe's age.
+    answer = "a" * 10_000 + "!"
+    assert run(answer, regex=r"^(a+)+$") == [Check("regex", r"^(a+)+$", False, "no match")]
+    assert run(answer, regex=r"(a|aa)+!")[0].passed
 
 
 def test_case_insensitive_must_be_a_boolean():
@@ -79,7 +98,7 @@ def test_unknown_assertions_are_errors_and_every_problem_is_reported_at_once():
             "Unknown assertion; use contains, not_contains, case_insensitive, regex, min_length, max_length, "
             "max_tokens, max_cost_usd."
         ],
-        "regex": ["Not a valid regular expression: unterminated character set at position 0."],
+        "regex": [f"Not a valid regular expression: missing ]: [ {RE2}"],
         "min_length": ["Give a whole number."],
     }
 

@@ -143,13 +143,11 @@ def test_a_stale_confirmation_is_for_the_live_version_the_reviewer_saw(agent, al
     newer = propose(agent, ada, "moved again")
     prompt_version_approve(version=newer, actor=Actor.for_user(bob))
 
-    with pytest.raises(
-        StaleProposal, match=f"The live version moved to v{newer.number} since you confirmed over v{seen}"
-    ):
-        prompt_version_approve(version=old, actor=Actor.for_user(bob), confirm_stale=True, live_number_seen=seen)
+    with pytest.raises(StaleProposal, match=f"You looked at live v{seen}, but v{newer.number} is live now"):
+        prompt_version_approve(version=old, actor=Actor.for_user(bob), confirm_stale=True, expected_live=seen)
 
     approved = prompt_version_approve(
-        version=old, actor=Actor.for_user(bob), confirm_stale=True, live_number_seen=newer.number
+        version=old, actor=Actor.for_user(bob), confirm_stale=True, expected_live=newer.number
     )
     assert approved.status == "approved"
 
@@ -166,7 +164,7 @@ def test_the_review_page_shows_itself_again_when_live_moved_since_it_was_shown(c
     response = client.post(url, {"_approve": "1", "note": "", "confirm_stale": "on", "live_number": seen})
 
     assert response.status_code == 200
-    assert "The live version moved to v4 since you confirmed over v3" in response.content.decode()
+    assert "You looked at live v3, but v4 is live now" in response.content.decode()
     assert PromptVersion.objects.get(pk=old.pk).status == "pending"
 
 

@@ -153,3 +153,32 @@ def test_eight_proposals_racing_eight_approvals_never_answer_500(live_server, ag
         said = messages_of(response)
         assert re.search(r"Race v\d+ approved\.|was proposed against", said), said
     assert PromptVersion.objects.filter(agent=agent, status="pending").count() >= 8
+
+
+def test_twenty_races_of_two_approvals_and_two_rejections_over_rest_end_in_one_decision_and_409s(
+    live_server, agent, alice, bob
+):
+    reviewers = [http_as(live_server, bob) for _ in range(4)]
+    outcomes = []
+    for attempt in range(20):
+        version = prompt_version_propose(
+            agent=agent, changes={"identity": {"role": f"try {attempt}"}}, actor=Actor.for_user(alice)
+        )
+        url = f"/v1/admin/prompt-versions/{version.pk}"
+        calls = [("approve", {}), ("approve", {}), ("reject", {"note": "Non."}), ("reject", {"note": "Non."})]
+        results = run_at_once(
+            [
+                lambda s=s, verb=verb, body=body, url=url: s.post(f"{url}/{verb}", json=body)
+                for s, (verb, body) in zip(reviewers, calls, strict=True)
+            ]
+        )
+        statuses = [r.status_code if isinstance(r, requests.Response) else repr(r) for r in results]
+        assert sorted(statuses) == [200, 409, 409, 409], (attempt, statuses, [r.text[:300] for r in results])
+        version.refresh_from_db()
+        live = PromptVersion.objects.get(live_for__pk=agent.pk).number
+        for response in results:
+            if response.status_code == 409:
+                body = response.json()["error"]
+                assert (body["code"], body["status"], body["live_version"]) == ("already_decided", version.status, live)
+        outcomes.append(version.status)
+    assert set(outcomes) <= {"approved", "rejected"}

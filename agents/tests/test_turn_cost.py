@@ -37,16 +37,17 @@ def kinds(captured) -> list[str]:
     return [query["sql"].split(maxsplit=1)[0] for query in captured.captured_queries]
 
 
-def test_a_plain_echo_turn_costs_three_statements_and_two_commits(agent, alice, django_assert_num_queries):
+def test_a_plain_echo_turn_costs_two_statements_and_two_commits(agent, alice, django_assert_num_queries):
     actor = Actor.for_user(alice)
     agent_turn_run(agent=agent, message="Warm up", actor=actor)  # the actor's roles are read once, here
 
     # Read the agent with its presets (autocommit); then the turn, written once with its
-    # outcome, and its log.
-    with django_assert_num_queries(1 + 4) as captured:
+    # outcome, and its log, in one statement (a data-modifying CTE).
+    with django_assert_num_queries(1 + 3) as captured:
         turn = agent_turn_run(agent=agent, message="Bonjour", actor=actor)
 
-    assert kinds(captured) == ["SELECT", "BEGIN", "INSERT", "INSERT", "COMMIT"]
+    assert kinds(captured) == ["SELECT", "BEGIN", "WITH", "COMMIT"]
+    assert turn.debug_logs.get().turn_id == turn.pk
     assert (turn.status, turn.model_calls) == ("succeeded", 1)
     stored = AgentTurn.objects.get(pk=turn.pk)
     assert (stored.status, stored.model_calls, stored.input_tokens) == ("succeeded", 1, turn.input_tokens)

@@ -309,6 +309,11 @@ def test_over_http_malformed_requests_are_refused_never_a_500(base_url: str, wri
     assert post("[]") == 400
     assert post('{"jsonrpc": "2.0", "id": 1, "method": "tools/call"}') == 400
     assert post("{}", Host="evil.example.com") == 421  # DNS rebinding: not one of ALLOWED_HOSTS
+    assert post("{}", Host="localhost:1@evil") == 421  # not a host with a port, whatever its prefix
+    assert post("{}", Host="localhost:abc") == 421
+    assert post("{}", Origin="http://evil.example.com") == 403
+    assert post("{}", Origin="http://localhost:1@evil") == 403
+    assert post("{}", Host="localhost:8123", Origin="http://localhost:9999") == 400  # both fine: the body is not
 
 
 def test_over_http_everything_else_is_django(base_url: str, db: None) -> None:

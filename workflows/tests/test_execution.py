@@ -10,6 +10,7 @@ from django.db import connection
 from agents.models import AgentTurn
 from agents.runtime import agent_turn_run
 from agents.services import agent_update
+from aihummer import db
 from aihummer.actors import Actor
 from workflows import store
 from workflows.execution import workflow_step_run
@@ -159,7 +160,7 @@ def test_a_run_that_changed_workflow_keeps_its_own_definition(pipeline, operator
 # Inside the test's transaction each of a step's transactions shows as a savepoint pair:
 # one pair = one commit on a worker.
 CLAIM = ["SAVEPOINT", "UPDATE", "SELECT", "RELEASE"]  # the claim, the turn's agent read
-RESULT = ["SAVEPOINT", "INSERT", "INSERT", "WITH", "RELEASE"]  # turn, debug log, finish
+RESULT = ["SAVEPOINT", "WITH", "WITH", "RELEASE"]  # turn with its debug log (one statement), finish
 
 
 @pytest.fixture
@@ -180,17 +181,22 @@ def statements(kinds: list[str]) -> int:
 @pytest.mark.django_db(transaction=False)
 def test_one_echo_turn_reads_once_and_writes_once(three_steps, operator, django_assert_num_queries) -> None:
     agent, _ = three_steps
-    with django_assert_num_queries(5) as captured:
-        agent_turn_run(
+    with django_assert_num_queries(4) as captured:
+        turn = agent_turn_run(
             agent=agent,
             message="Bonjour",
             actor=Actor.for_workflow_run(workspace_id=agent.workspace_id, source="cli:tests", person_id=None),
         )
-    assert kinds(captured) == ["SELECT", "SAVEPOINT", "INSERT", "INSERT", "RELEASE"]
+    # The turn's row and its one debug log: one statement (a data-modifying CTE).
+    assert kinds(captured) == ["SELECT", "SAVEPOINT", "WITH", "RELEASE"]
+    turn.refresh_from_db()
+    log = turn.debug_logs.get()
+    assert (turn.status, log.sequence, log.turn_id, log.workspace_id) == ("succeeded", 1, turn.pk, turn.workspace_id)
+    assert turn.answer.startswith("[echo ") and log.response and log.created_at
 
 
 @pytest.mark.django_db(transaction=False)
-def test_an_echo_step_costs_two_commits_and_at_most_six_statements(
+def test_an_echo_step_costs_two_commits_and_at_most_five_statements(
     three_steps, operator, django_assert_num_queries, django_capture_on_commit_callbacks
 ) -> None:
     _, workflow = three_steps
@@ -199,20 +205,49 @@ def test_an_echo_step_costs_two_commits_and_at_most_six_statements(
     assert len(dispatched) == 1  # the first step, enqueued on commit (not run: no commit in this test)
 
     # The first step also marks its run running, in its claim's transaction.
-    with django_capture_on_commit_callbacks() as dispatched, django_assert_num_queries(10) as first:
+    with django_capture_on_commit_callbacks() as dispatched, django_assert_num_queries(9) as first:
         assert workflow_step_run(run_id=run.pk, step="one") == "completed"
     # A middle step: its dispatch sends a task, not a statement.
-    with django_capture_on_commit_callbacks() as dispatched, django_assert_num_queries(9) as middle:
+    with django_capture_on_commit_callbacks() as dispatched, django_assert_num_queries(8) as middle:
         assert workflow_step_run(run_id=run.pk, step="two") == "completed"
     assert len(dispatched) == 1
     # The last one completes its run in its result's transaction.
-    with django_assert_num_queries(10) as last:
+    with django_assert_num_queries(9) as last:
         assert workflow_step_run(run_id=run.pk, step="three") == "completed"
 
     assert kinds(first) == ["SAVEPOINT", "UPDATE", "UPDATE", "SELECT", "RELEASE", *RESULT]
     assert kinds(middle) == CLAIM + RESULT
     assert kinds(last) == CLAIM + RESULT[:-1] + ["UPDATE", "RELEASE"]
-    assert [statements(kinds(step)) for step in (first, middle, last)] == [6, 5, 6]
+    assert [statements(kinds(step)) for step in (first, middle, last)] == [5, 4, 5]
     run.refresh_from_db()
     assert (run.status, run.answer) == ("completed", steps_of(run)["three"].output["answer"])
     assert connection.vendor == "postgresql"
+
+
+@pytest.mark.django_db(transaction=False)
+def test_prepared_on_the_server_a_step_sends_the_same_statements_and_gives_the_same_run(
+    three_steps, operator, monkeypatch, django_assert_num_queries
+) -> None:
+    # Prepared where connections live on (a pool): forced here, where they do not.
+    monkeypatch.setattr(db, "PREPARE", True)
+    _, workflow = three_steps
+    run = workflow_run_start(workflow=workflow, actor=operator, message="Bonjour")
+    workflow_step_run(run_id=run.pk, step="one")
+    with django_assert_num_queries(8) as middle:
+        assert workflow_step_run(run_id=run.pk, step="two") == "completed"
+    assert kinds(middle) == CLAIM + RESULT
+    assert workflow_step_run(run_id=run.pk, step="three") == "completed"
+
+    run.refresh_from_db()
+    steps = steps_of(run)
+    assert (run.status, run.answer) == ("completed", steps["three"].output["answer"])
+    assert [steps[name].output["answer"] for name in ("one", "two", "three")] == [steps["one"].output["answer"]] * 3
+    assert [log.turn_id for log in AgentTurn.objects.get(pk=steps["two"].turn_id).debug_logs.all()] == [
+        steps["two"].turn_id
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        prepared = [row[0] for row in cursor.fetchall()]
+    # The claim, the agent read, the turn with its log, the finish: each prepared once.
+    assert len(prepared) == 4
+    assert sum("WITH parent AS (INSERT INTO" in sql for sql in prepared) == 1
