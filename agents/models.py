@@ -383,6 +383,7 @@ class AgentTurn(SandboxedModel):
         RATE_LIMIT = "rate_limit", "Rate limited"
         UNAVAILABLE = "unavailable", "Provider unavailable"
         TIMEOUT = "timeout", "Timed out"
+        DEADLINE = "deadline", "Out of the turn's time"  # its deadline (a step's timeout_seconds) passed
         BAD_REQUEST = "bad_request", "Invalid request"
         AUTH = "auth", "Authentication"
         QUOTA = "quota", "Quota exhausted"
@@ -392,7 +393,7 @@ class AgentTurn(SandboxedModel):
         REFUSED = "refused", "Refused by the turn's rules"  # disabled agent, limits, context budget
 
     # Failures that may pass on their own: worth another attempt.
-    TRANSIENT_KINDS = frozenset({ErrorKind.RATE_LIMIT, ErrorKind.UNAVAILABLE, ErrorKind.TIMEOUT})
+    TRANSIENT_KINDS = frozenset({ErrorKind.RATE_LIMIT, ErrorKind.UNAVAILABLE, ErrorKind.TIMEOUT, ErrorKind.DEADLINE})
 
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="agent_turns")
     agent = models.ForeignKey(Agent, null=True, blank=True, on_delete=models.SET_NULL, related_name="turns")

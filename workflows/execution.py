@@ -216,12 +216,11 @@ def _turn_outcome(message: str, turn: AgentTurn, spec: Step) -> Outcome:
 
 
 def _out_of_step_time(turn: AgentTurn, spec: Step) -> bool:
-    # A timeout that came when the step's time was up (not a model call's own limit).
+    # The turn's deadline passed, and that deadline was the step's (not the global limit).
     return (
         spec.timeout_seconds is not None
-        and turn.error_kind == AgentTurn.ErrorKind.TIMEOUT
-        and turn.finished_at is not None
-        and (turn.finished_at - turn.started_at).total_seconds() >= spec.timeout_seconds
+        and spec.timeout_seconds <= settings.AIHUMMER_TURN_TIMEOUT_SEC
+        and turn.error_kind == AgentTurn.ErrorKind.DEADLINE
     )
 
 

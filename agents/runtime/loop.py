@@ -310,7 +310,7 @@ def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
     for sequence in range(1, (1 if direct else policy.max_iterations) + 1):
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            raise TurnFailed(TURN_OUT_OF_TIME, kind=AgentTurn.ErrorKind.TIMEOUT)
+            raise TurnFailed(TURN_OUT_OF_TIME, kind=AgentTurn.ErrorKind.DEADLINE)
         prepared, dropped = prepare_messages(messages, policy, rendered.text, model_info)
         volatile = rendered.volatile
         if dropped:
@@ -338,7 +338,7 @@ def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
             response, error, kind = redact_response(complete(setup.provider, request), log.secrets), "", ""
         except ProviderError as exc:
             # The kind from the adapter's mapping of the vendor's exception types.
-            response, error, kind = None, _call_error(exc, request, call_timeout, direct), exc.kind
+            response, (error, kind) = None, _call_error(exc, request, call_timeout, direct)
         usage = response.usage if response else Usage()
         cost = _cost(model_info, usage)
         _add_totals(turn, usage, cost)
@@ -377,16 +377,18 @@ def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
 
 def _call_error(
     exc: ProviderError, request: ModelRequest, call_timeout: float, direct: DirectCompletionPolicy | None
-) -> str:
+) -> tuple[str, str]:
+    """The call's failure as the turn's error and its kind."""
     if exc.kind == ProviderError.TIMEOUT and request.timeout_seconds < call_timeout:
         # The turn's time, not the preset's, bounded this call.
-        return TURN_OUT_OF_TIME
+        return TURN_OUT_OF_TIME, AgentTurn.ErrorKind.DEADLINE
     if exc.kind == ProviderError.TIMEOUT and direct and call_timeout == direct.timeout_ms / 1000:
         return (
             f"The direct completion took longer than runtime_policy.app.direct_completion.timeout_ms "
-            f"({direct.timeout_ms} ms)."
+            f"({direct.timeout_ms} ms).",
+            exc.kind,
         )
-    return f"Provider error ({exc.kind}): {exc.message}"
+    return f"Provider error ({exc.kind}): {exc.message}", exc.kind
 
 
 def _cost(model_info: catalog.ModelInfo | None, usage: Usage) -> Decimal:

@@ -137,9 +137,11 @@ def test_a_bad_policy_has_the_same_path_on_create_and_update(api_agent, ada_api)
     updated = ada_api.patch(AGENT, bad)
     replaced = ada_api.put(f"{AGENT}/runtime-policy", bad["runtime_policy"])  # the body is the policy
 
-    assert error(created)["fields"] == error(updated)["fields"] == {
-        "runtime_policy.children.max_depth": ["must be at most 4 (got 9)"]
-    }
+    assert (
+        error(created)["fields"]
+        == error(updated)["fields"]
+        == {"runtime_policy.children.max_depth": ["must be at most 4 (got 9)"]}
+    )
     assert error(replaced)["fields"] == {"children.max_depth": ["must be at most 4 (got 9)"]}
     assert PromptVersion.objects.count() == 1
 

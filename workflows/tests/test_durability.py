@@ -149,7 +149,7 @@ def test_a_timed_out_steps_turn_has_ended_before_it_is_retried(workspace, operat
     assert (run.status, step.status, step.attempts) == ("failed", "failed", 2)
     assert step.error == "Step 's1' timed out after 1 s (timeout_seconds)."
     assert requests_when_the_run_ended == len(server.bodies) == 2  # one per attempt, none left running
-    assert [(turn.status, turn.error_kind) for turn in turns] == [("failed", "timeout"), ("failed", "timeout")]
+    assert [(turn.status, turn.error_kind) for turn in turns] == [("failed", "deadline"), ("failed", "deadline")]
     assert turns[1].started_at >= turns[0].finished_at  # the retry began after the first turn ended
     assert step.turn_id == turns[1].pk
 
