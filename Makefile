@@ -32,6 +32,7 @@ services:
 lint: $(VENV)/.test-deps
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/python bin/import_cycles.py --all
 	DATABASE_URL=sqlite:///:memory: $(BIN)/python manage.py makemigrations --check --dry-run
 
 test: $(VENV)/.test-deps services lint

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import openai
 import pydantic
 from django.conf import settings
 from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    import openai
 
 # Bands of the overall score: critical < 4 ≤ improvable < 7 ≤ good < 9 ≤ exemplary.
 BANDS = ((9, "exemplary"), (7, "good"), (4, "improvable"), (0, "critical"))
@@ -106,6 +109,10 @@ def judge_call(
     API key never appears in it)."""
     if not api_key:
         raise JudgeUnavailable("The judge preset has no API key: set its credential.")
+    # Imported here: the SDK takes seconds to load, and every process that reads a
+    # score band (the admin's queue) would pay them.
+    import openai
+
     try:
         with openai.OpenAI(
             api_key=api_key,

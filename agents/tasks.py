@@ -1,7 +1,8 @@
 """Celery tasks of the agents app: thin wrappers that take ids and call services.
 
-Services import this module to enqueue; a task imports its service in its body, so
-this module imports nothing of the agents app when it loads."""
+Services enqueue them by name (`aihummer.tasks.enqueue`), a task imports its service in
+its body: this module imports nothing of the agents app, and nothing imports it back
+but the app's `ready()`."""
 
 from smtplib import SMTPException
 

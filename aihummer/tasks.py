@@ -17,8 +17,10 @@ INLINE_ATTEMPTS = 3
 INLINE_BACKOFF_SECONDS = 0.2
 
 
-def enqueue(task: Task, *args: object, **kwargs: object) -> None:
-    """Run `task(*args, **kwargs)` once the current transaction commits.
+def enqueue(task: Task | str, *args: object, **kwargs: object) -> None:
+    """Run `task(*args, **kwargs)` once the current transaction commits. `task` may be
+    its registered name: a service that enqueues the task that calls it back then
+    imports no tasks module (no import cycle between services and tasks).
 
     With `CELERY_BROKER_URL` set, it goes to the broker for a worker (which retries
     what the task declares retryable); without one (the embedded default) it runs
@@ -26,10 +28,21 @@ def enqueue(task: Task, *args: object, **kwargs: object) -> None:
     broker nobody configured. Either way, a failure after the commit is logged and
     retried, never raised into the request that committed.
     """
+    task = registered(task)
     if settings.CELERY_BROKER_URL:
         transaction.on_commit(lambda: _send(task, args, kwargs))
     else:
         transaction.on_commit(lambda: _run_inline(task, args, kwargs))
+
+
+def registered(task: Task | str) -> Task:
+    """The task itself, or the one registered under that name (each app's `tasks`
+    module is imported when the app is ready); an unknown name is a KeyError at once."""
+    if isinstance(task, str):
+        from aihummer.celery import app
+
+        return app.tasks[task]
+    return task
 
 
 def _send(task: Task, args: tuple, kwargs: dict, countdown: float | None = None) -> None:
@@ -57,8 +70,9 @@ def _run_inline(task: Task, args: tuple, kwargs: dict) -> None:
             time.sleep(INLINE_BACKOFF_SECONDS * attempt)
 
 
-def enqueue_in(seconds: float, task: Task, *args: object) -> None:
+def enqueue_in(seconds: float, task: Task | str, *args: object) -> None:
     """Like `enqueue`, `seconds` later (a retry's backoff). Inline, it waits that long."""
+    task = registered(task)
     if settings.CELERY_BROKER_URL:
         transaction.on_commit(lambda: _send(task, args, {}, countdown=seconds))
     else:

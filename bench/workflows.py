@@ -26,8 +26,8 @@ prefer CPU ms per step to wall time.
 `DATABASE_URL=postgres://postgres@127.0.0.1:5432/aihummer .venv/bin/python bench/workflows.py \\
     --peer ~/.cache/aihummer-peer/bin/python`
 
-`--profile DIR` records py-spy samples of each worker process during the first
-repetition's phases A and B, folded (one stack per line; `bench/spy_top.py DIR/*.txt`
+`--profile DIR` records py-spy samples of each worker process (threads running Python
+only) during the first repetition's phases A and B, folded (one stack per line; `bench/spy_top.py DIR/*.txt`
 sums them by function; needs `py-spy` on the PATH or in --py-spy).
 """
 
@@ -76,9 +76,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--peer-dsn", default="postgresql://postgres@127.0.0.1:5432/langgraph_peer_bench")
     parser.add_argument("--phases", default="A,B")
     parser.add_argument("--profile", help="a folder for py-spy samples of the workers (phases A and B)")
-    parser.add_argument(
-        "--py-spy", default=shutil.which("py-spy") or os.path.expanduser("~/.cache/aihummer-tools/bin/py-spy")
-    )
+    parser.add_argument("--py-spy", default=shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy")))
     args = parser.parse_args()
     args.concurrency = [int(x) for x in args.concurrency.split(",") if x]
     args.workers = [int(x) for x in args.workers.split(",") if x]
@@ -202,6 +200,8 @@ class Bench:
             "CELERY_BROKER_URL": self.args.redis,
             "AIHUMMER_VAULT_KEYS": ",".join(settings.AIHUMMER_VAULT_KEYS),
             "LOG_LEVEL": "WARNING",
+            # As in production: with DEBUG on Django also keeps and formats every statement.
+            "DEBUG": "false",
         }
         for _ in range(count):
             command = [sys.executable, "-m", "celery", "-A", "aihummer", "worker", "--pool", "threads"]
@@ -280,8 +280,10 @@ class Bench:
         cpu0, pg0 = self.cpu()
         for _ in range(runs):
             run = workflow_run_start(workflow=self.workflows[(model, steps)], actor=self.operator, message="a")
+            # Timed from the run's own timestamps: polling more often would only take
+            # CPU from the worker and PostgreSQL (two shared cores).
             while not WorkflowRun.objects.filter(pk=run.pk, status__in=WorkflowRun.FINISHED).exists():
-                time.sleep(0.001)
+                time.sleep(0.01)
             run.refresh_from_db()
             assert run.status == "completed", run.error
             per_step.append((run.finished_at - run.created_at).total_seconds() * 1000 / steps)
@@ -318,7 +320,9 @@ class Bench:
         spies = []
         for i, p in enumerate(self.processes):
             command = [self.args.py_spy, "record", "--pid", str(p.pid), "--rate", "200", "--format", "raw"]
-            command += ["--nonblocking", "-o", f"{folder}/{name}-{i}.txt"]
+            # --gil: only threads running Python (holding the GIL), so waits on sockets
+            # (the database, the model server, the broker) are left out: CPU, not wall.
+            command += ["--gil", "--nonblocking", "-o", f"{folder}/{name}-{i}.txt"]
             spies.append(subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         return spies
 

@@ -5,7 +5,8 @@ Reads the source with `ast` (nothing is imported). An edge A -> B means A's code
 imports B: `from agents.services import x` is an edge to `agents.services` (its
 __init__), `from agents.runtime import loop` to `agents.runtime.loop`. Imports under
 `if TYPE_CHECKING:` never run and are skipped. Imports inside a function body run at
-call time: they cannot break loading, so they are reported apart (`--all` counts them).
+call time: they cannot break loading, so they are reported apart (`--all` counts them;
+`make lint` runs it with `--all`: no cycle at all, function bodies included).
 
     .venv/bin/python bin/import_cycles.py [--all]
 """

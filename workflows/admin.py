@@ -29,6 +29,7 @@ from django.utils.timesince import timesince
 from django.views.decorators.http import require_POST
 
 from agents.models import PromptVersion
+from aihummer import service_checks
 from aihummer.actors import Verb
 from aihummer.admin_site import AgeFilter, ServiceModelForm, WorkspaceScopedAdmin, add_service_errors
 from aihummer.exceptions import ApplicationError
@@ -142,10 +143,8 @@ class WorkflowAdmin(WorkspaceScopedAdmin):
         return format_html('<a href="{}?workflow__id__exact={}">runs</a>', url, obj.pk)
 
     def deletion_refusal(self, request: HttpRequest, obj: Workflow) -> str | None:
-        if obj.is_builtin:
-            return f"Workflow '{obj.key}' is built in and cannot be deleted; disable it instead."
-        dependents = workflow_dependents(obj)
-        return f"Workflow '{obj.key}' is in use: {'; '.join(dependents)}." if dependents else None
+        dependents = [] if obj.is_builtin else workflow_dependents(obj)
+        return service_checks.deletion_refusal(obj, noun="workflow", dependents=dependents)
 
     def delete_model(self, request: HttpRequest, obj: Workflow) -> None:
         workflow_delete(workflow=obj, actor=self.actor(request))

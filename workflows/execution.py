@@ -82,17 +82,17 @@ def plan_for(run_id: UUID, definition: dict) -> Plan:
 
 
 REVIVE_BATCH = 200
+# By name: `workflows.tasks` calls this module, so this one does not import it back.
+STEP_TASK = "workflows.workflow_step_run"
 
 
 def dispatch(run_id: UUID | str, names: list[str], *, delay: float = 0.0) -> None:
     """Enqueue these steps of the run, each as its own task (they may run at once)."""
-    from workflows.tasks import workflow_step_run_task
-
     for name in names:
         if delay > 0:
-            enqueue_in(delay, workflow_step_run_task, str(run_id), name)
+            enqueue_in(delay, STEP_TASK, str(run_id), name)
         else:
-            enqueue(workflow_step_run_task, str(run_id), name)
+            enqueue(STEP_TASK, str(run_id), name)
 
 
 def wall_clock_error() -> str:

@@ -8,16 +8,21 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from agents.models import Agent
-from agents.services.common import require_key_free
 from aihummer import telemetry
 from aihummer.actors import Actor, Verb
 from aihummer.exceptions import ApplicationError, NotFound
-from aihummer.history import stamp
 from aihummer.models import Workspace
+from aihummer.service_checks import (
+    delete_with_dependents,
+    require_key_free,
+    require_visible,
+    save_checked,
+    write_verb,
+)
 from workflows.engine import DefinitionError, Plan, compile_definition
 from workflows.models import RunStatus, StepRun, Workflow, WorkflowRun
 
@@ -62,28 +67,6 @@ def workflow_validate(*, workspace: Workspace, definition: Any, is_sandbox: bool
 
 
 # --- workflows ------------------------------------------------------------------------
-def _write_verb(is_sandbox: bool) -> Verb:
-    return Verb.SANDBOX if is_sandbox else Verb.PUBLISH
-
-
-def _require_visible(actor: Actor, workspace: Workspace) -> None:
-    # Another workspace's workflow answers exactly as a missing one.
-    if not actor.belongs_to(workspace):
-        raise NotFound("Unknown workflow.")
-
-
-def _save(workflow: Workflow, *, actor: Actor, reason: str) -> None:
-    workflow.full_clean(validate_unique=False, validate_constraints=False)
-    stamp(workflow, actor=actor, reason=reason)
-    try:
-        with transaction.atomic():
-            workflow.save()
-    except IntegrityError as exc:
-        raise ValidationError(
-            {"key": f"A workflow with key '{workflow.key}' already exists (saved concurrently)."}
-        ) from exc
-
-
 def workflow_create(
     *,
     workspace: Workspace,
@@ -97,7 +80,7 @@ def workflow_create(
     is_sandbox: bool = False,
 ) -> Workflow:
     """A new workflow, its definition validated against the workspace's agents."""
-    actor.require(_write_verb(is_sandbox), workspace)
+    actor.require(write_verb(is_sandbox), workspace)
     workflow_validate(workspace=workspace, definition=definition, is_sandbox=is_sandbox)
     require_key_free(Workflow, workspace=workspace, key=key, noun="workflow", actor=actor)
     workflow = Workflow(
@@ -110,15 +93,15 @@ def workflow_create(
         is_builtin=is_builtin,
         is_sandbox=is_sandbox,
     )
-    _save(workflow, actor=actor, reason="created")
+    save_checked(workflow, actor=actor, reason="created", noun="workflow")
     return workflow
 
 
 def workflow_update(*, workflow: Workflow, actor: Actor, **fields: Any) -> Workflow:
     """Change name, description, definition or enabled; a new definition is validated
     and bumps `version` (runs keep the definition they started with)."""
-    _require_visible(actor, workflow.workspace)
-    actor.require(_write_verb(workflow.is_sandbox), workflow.workspace)
+    require_visible(actor, workflow.workspace, "workflow")
+    actor.require(write_verb(workflow.is_sandbox), workflow.workspace)
     unknown = set(fields) - set(WORKFLOW_FIELDS)
     if unknown:
         raise ValidationError(dict.fromkeys(sorted(unknown), "Not editable."))
@@ -131,7 +114,7 @@ def workflow_update(*, workflow: Workflow, actor: Actor, **fields: Any) -> Workf
             workflow.version += 1
         for field, value in fields.items():
             setattr(workflow, field, value)
-        _save(workflow, actor=actor, reason="updated")
+        save_checked(workflow, actor=actor, reason="updated", noun="workflow")
     return workflow
 
 
@@ -144,20 +127,10 @@ def workflow_dependents(workflow: Workflow) -> list[str]:
 def workflow_delete(*, workflow: Workflow, actor: Actor, force: bool = False) -> list[str]:
     """Delete a workflow; finished runs keep their copy of the definition. Built-in
     workflows never; with runs in progress only when forced (they still finish)."""
-    _require_visible(actor, workflow.workspace)
-    actor.require(_write_verb(workflow.is_sandbox), workflow.workspace)
-    if workflow.is_builtin:
-        raise ApplicationError(f"Workflow '{workflow.key}' is built in and cannot be deleted; disable it instead.")
-    dependents = workflow_dependents(workflow)
-    if dependents and not force:
-        raise ApplicationError(
-            f"Workflow '{workflow.key}' is in use: {'; '.join(dependents)}. Delete with force to proceed.",
-            extra={"dependents": dependents},
-        )
-    with transaction.atomic():
-        stamp(workflow, actor=actor, reason="deleted")
-        workflow.delete()
-    return dependents
+    require_visible(actor, workflow.workspace, "workflow")
+    actor.require(write_verb(workflow.is_sandbox), workflow.workspace)
+    dependents = [] if workflow.is_builtin else workflow_dependents(workflow)
+    return delete_with_dependents(workflow, actor=actor, noun="workflow", dependents=dependents, force=force)
 
 
 def workflow_get(*, workspace: Workspace, key: str, actor: Actor) -> Workflow:
@@ -192,7 +165,7 @@ def workflow_run_start(
     changed since), the run and one pending row per step are written, and the first
     steps are enqueued when the transaction commits. A definition that no longer
     validates gives a failed run that says why, never a pending one left behind."""
-    _require_visible(actor, workflow.workspace)
+    require_visible(actor, workflow.workspace, "workflow")
     actor.require(Verb.SANDBOX if workflow.is_sandbox else Verb.RUN, workflow.workspace)
     if not workflow.is_active:
         raise ApplicationError(f"Workflow '{workflow.key}' is disabled; enable it to run it.")

@@ -34,10 +34,12 @@ from agents.services import (
     agent_delete,
     agent_dependents,
     credential_delete,
+    credential_dependents,
     preset_activate,
     preset_delete,
     preset_dependents,
 )
+from aihummer import service_checks
 from aihummer.actors import Actor, Verb
 from aihummer.admin_site import ListedFilter, WorkspaceScopedAdmin
 from aihummer.exceptions import ApplicationError
@@ -87,8 +89,7 @@ class CredentialAdmin(WorkspaceScopedAdmin):
         return ["workspace", "key", "secret_status"] if obj else []
 
     def deletion_refusal(self, request: HttpRequest, obj: Credential) -> str | None:
-        users = sorted(Preset.all_objects.filter(credential=obj).values_list("key", flat=True))
-        return f"Credential '{obj.key}' is used by presets: {', '.join(users)}." if users else None
+        return service_checks.deletion_refusal(obj, noun="credential", dependents=credential_dependents(obj))
 
     def delete_model(self, request: HttpRequest, obj: Credential) -> None:
         credential_delete(credential=obj, actor=self.actor(request))
@@ -139,7 +140,7 @@ class PresetAdmin(WorkspaceScopedAdmin):
 
     def deletion_refusal(self, request: HttpRequest, obj: Preset) -> str | None:
         dependents = preset_dependents(obj, actor=self.actor(request))
-        return f"Preset '{obj.key}' is used by {', '.join(dependents)}." if dependents else None
+        return service_checks.deletion_refusal(obj, noun="preset", dependents=dependents)
 
     def delete_model(self, request: HttpRequest, obj: Preset) -> None:
         preset_delete(preset=obj, actor=self.actor(request))
@@ -260,10 +261,8 @@ class AgentAdmin(AgentDeskMixin, WorkspaceScopedAdmin):
         return format_html("<pre style='white-space:pre-wrap;max-width:60em'>{}</pre>", prefix)
 
     def deletion_refusal(self, request: HttpRequest, obj: Agent) -> str | None:
-        if obj.is_builtin:
-            return f"Agent '{obj.key}' is built in and cannot be deleted; disable it instead."
-        dependents = agent_dependents(obj, actor=self.actor(request))
-        return f"Agent '{obj.key}' is used: {'; '.join(dependents)}." if dependents else None
+        dependents = [] if obj.is_builtin else agent_dependents(obj, actor=self.actor(request))
+        return service_checks.deletion_refusal(obj, noun="agent", dependents=dependents)
 
     def delete_model(self, request: HttpRequest, obj: Agent) -> None:
         agent_delete(agent=obj, actor=self.actor(request))

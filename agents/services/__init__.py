@@ -2,7 +2,13 @@
 tests import them from here: `from agents.services import prompt_version_propose`."""
 
 from agents.services.agents import AGENT_FIELDS, agent_create, agent_delete, agent_dependents, agent_update
-from agents.services.credentials import credential_create, credential_delete, credential_rotate_all, credential_update
+from agents.services.credentials import (
+    credential_create,
+    credential_delete,
+    credential_dependents,
+    credential_rotate_all,
+    credential_update,
+)
 from agents.services.edits import AgentChange, agent_change
 from agents.services.evidence import (
     UnconfirmedRegressions,
@@ -61,6 +67,7 @@ __all__ = [
     "agent_update",
     "credential_create",
     "credential_delete",
+    "credential_dependents",
     "credential_rotate_all",
     "credential_update",
     "evidence_regressions",

@@ -8,22 +8,22 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from agents.models import Agent, Preset, PromptVersion
-from agents.services.common import (
-    name_dependents,
-    no_sandbox_reference,
-    require_key_free,
-    require_registered_tools,
-    same_workspace,
-    save_checked,
-    write_verb,
-)
 from agents.services.notifications import notify
 from agents.services.versions import agent_lock, version_go_live, version_record
 from agents.snapshot import is_empty_prompt, normalize_snapshot
 from aihummer.actors import Actor
 from aihummer.exceptions import ApplicationError
-from aihummer.history import stamp
 from aihummer.models import Workspace
+from aihummer.service_checks import (
+    delete_with_dependents,
+    deletion_refusal,
+    name_dependents,
+    no_sandbox_reference,
+    require_key_free,
+    same_workspace,
+    save_checked,
+    write_verb,
+)
 
 AGENT_FIELDS = ("name", "description", "preset", "is_active")
 
@@ -51,7 +51,6 @@ def agent_create(
     snapshot = normalize_snapshot(snapshot if snapshot is not None else {"identity": {"name": name}})
     if is_empty_prompt(snapshot):
         raise ValidationError({"snapshot": "The agent would be told nothing: give an identity, sections or a prompt."})
-    require_registered_tools(snapshot)
     agent = Agent(
         workspace=workspace,
         key=key,
@@ -130,16 +129,9 @@ def agent_delete(*, agent: Agent, actor: Actor, force: bool = False, expected_li
     nobody deletes an agent that moved on since they looked at it."""
     actor.require(write_verb(agent.is_sandbox), agent.workspace)
     if agent.is_builtin:
-        raise ApplicationError(f"Agent '{agent.key}' is built in and cannot be deleted; disable it instead.")
+        raise ApplicationError(deletion_refusal(agent, noun="agent", dependents=[]))
     with transaction.atomic():
         # Dependents read under the lock: what they are now is what the delete breaks.
         agent = agent_lock(agent, expected_live=expected_live)
         dependents = agent_dependents(agent, actor=actor)
-        if dependents and not force:
-            raise ApplicationError(
-                f"Agent '{agent.key}' is used: {'; '.join(dependents)}. Delete with force to proceed.",
-                extra={"dependents": dependents},
-            )
-        stamp(agent, actor=actor, reason="deleted")
-        agent.delete()
-    return dependents
+        return delete_with_dependents(agent, actor=actor, noun="agent", dependents=dependents, force=force)

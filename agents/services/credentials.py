@@ -8,11 +8,10 @@ from django.views.decorators.debug import sensitive_variables
 
 from agents import vault
 from agents.models import Credential, Preset
-from agents.services.common import require_key_free, save_checked
 from aihummer.actors import Actor, Verb
-from aihummer.exceptions import ApplicationError
 from aihummer.history import stamp
 from aihummer.models import Workspace
+from aihummer.service_checks import delete_with_dependents, require_key_free, save_checked
 
 MAX_SECRET_CHARS = 10_000
 
@@ -102,11 +101,15 @@ def _credential_write(
 def credential_delete(*, credential: Credential, actor: Actor) -> None:
     """Delete an unused credential; one a preset uses is refused, naming the presets."""
     actor.require(Verb.MANAGE, credential.workspace)
-    users = sorted(Preset.all_objects.filter(credential=credential).values_list("key", flat=True))
-    if users:
-        raise ApplicationError(f"Credential '{credential.key}' is used by presets: {', '.join(users)}.")
-    stamp(credential, actor=actor, reason="deleted")
-    credential.delete()
+    delete_with_dependents(
+        credential, actor=actor, noun="credential", dependents=credential_dependents(credential), forced=None
+    )
+
+
+def credential_dependents(credential: Credential) -> list[str]:
+    """The presets that send `credential` (sandbox ones too: only managers see this)."""
+    keys = Preset.all_objects.filter(credential=credential).order_by("key").values_list("key", flat=True)
+    return [f"preset '{key}'" for key in keys]
 
 
 def credential_rotate_all() -> int:

@@ -20,13 +20,13 @@ from django.db import transaction
 from agents.models import Agent, PromptVersion, Skill
 from agents.policy import validate_runtime_policy
 from agents.services.agents import agent_update
-from agents.services.common import write_verb
 from agents.services.proposals import IdenticalToLive, prompt_version_propose
 from agents.services.skills import skill_as_snapshot_entry
 from agents.services.versions import agent_lock
 from agents.snapshot import validate_snapshot_policy
 from aihummer.actors import Actor
 from aihummer.exceptions import NotFound
+from aihummer.service_checks import write_verb
 
 Edit = Callable[[dict], dict]
 

@@ -15,7 +15,6 @@ from django.db import IntegrityError, transaction
 
 from agents.evidence import ASSERTION_FIELDS
 from agents.models import Agent, AgentTestCase, CaseResult, EvidenceRun, PromptVersion
-from agents.tasks import evidence_run_task
 from aihummer.actors import Actor, Verb
 from aihummer.exceptions import ApplicationError, NotFound
 from aihummer.history import stamp
@@ -137,7 +136,7 @@ def evidence_request(*, version: PromptVersion, trigger: str) -> EvidenceRun | N
         trigger=trigger,
         judge_status=EvidenceRun.JudgeStatus.PENDING if workspace.judge_preset_id else EvidenceRun.JudgeStatus.NONE,
     )
-    enqueue(evidence_run_task, run.pk)
+    enqueue("agents.evidence_run_execute", run.pk)
     return run
 
 

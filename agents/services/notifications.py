@@ -5,7 +5,6 @@ from __future__ import annotations
 from django.core.mail import send_mass_mail
 
 from agents.models import PromptVersion
-from agents.tasks import prompt_version_notify_task
 from aihummer.models import Membership, User
 from aihummer.tasks import enqueue
 
@@ -39,7 +38,7 @@ def excerpt(text: str) -> str:
 
 def notify(version: PromptVersion, event: str) -> None:
     """Queue the e-mails about `event` ("proposed" or "decided") for after the commit."""
-    enqueue(prompt_version_notify_task, version.pk, event)
+    enqueue("agents.prompt_version_notify", version.pk, event)
 
 
 def prompt_version_notify(*, version_id: int, event: str) -> int:

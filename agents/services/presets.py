@@ -8,11 +8,17 @@ from django.db import transaction
 
 from agents import vault
 from agents.models import Agent, Preset
-from agents.services.common import name_dependents, require_key_free, same_workspace, save_checked, write_verb
 from aihummer.actors import Actor, Verb
-from aihummer.exceptions import ApplicationError
 from aihummer.history import stamp
 from aihummer.models import Workspace
+from aihummer.service_checks import (
+    delete_with_dependents,
+    name_dependents,
+    require_key_free,
+    same_workspace,
+    save_checked,
+    write_verb,
+)
 
 PRESET_FIELDS = (
     "name",
@@ -159,18 +165,14 @@ def preset_delete(*, preset: Preset, actor: Actor, force: bool = False) -> list[
     actor.require(write_verb(preset.is_sandbox), preset.workspace)
     with transaction.atomic():
         dependents = preset_dependents(preset, actor=actor)
-        if dependents and not force:
-            raise ApplicationError(
-                f"Preset '{preset.key}' is used by {', '.join(dependents)}; delete with force to detach them.",
-                extra={"dependents": dependents},
-            )
-        for agent in Agent.all_objects.select_for_update().filter(preset=preset).order_by("pk"):
-            agent.preset = None
-            stamp(agent, actor=actor, reason=f"preset {preset.key} deleted")
-            agent.save(update_fields=["preset", "updated_at"])
-        stamp(preset, actor=actor, reason="deleted")
-        preset.delete()
-    return dependents
+        if force:
+            for agent in Agent.all_objects.select_for_update().filter(preset=preset).order_by("pk"):
+                agent.preset = None
+                stamp(agent, actor=actor, reason=f"preset {preset.key} deleted")
+                agent.save(update_fields=["preset", "updated_at"])
+        return delete_with_dependents(
+            preset, actor=actor, noun="preset", dependents=dependents, force=force, forced="detach them"
+        )
 
 
 def preset_api_key(*, preset: Preset) -> str:

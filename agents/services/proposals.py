@@ -14,7 +14,6 @@ from agents.diff import diff_stats
 from agents.models import Agent, EvidenceRun, PromptVersion
 from agents.policy import upgrade_stored_policy
 from agents.services.agents import agent_create
-from agents.services.common import identity_label, require_visible
 from agents.services.evidence import evidence_request, evidence_require_confirmed
 from agents.services.notifications import notify
 from agents.services.versions import agent_lock, version_go_live, version_record
@@ -23,6 +22,7 @@ from aihummer.actors import Actor, Verb
 from aihummer.exceptions import AlreadyDecided, ApplicationError
 from aihummer.history import stamp
 from aihummer.jsonsafe import require_text
+from aihummer.service_checks import identity_label, require_visible
 
 
 class IdenticalToLive(ApplicationError):

@@ -6,12 +6,12 @@ from __future__ import annotations
 from django.db import transaction
 
 from agents.models import Agent, PromptVersion, Skill
-from agents.services.common import require_key_free, require_visible, save_checked
 from agents.services.proposals import IdenticalToLive, prompt_version_propose
 from agents.services.secrets import refuse_vault_secrets
 from aihummer.actors import Actor, Verb
 from aihummer.history import stamp
 from aihummer.models import Workspace
+from aihummer.service_checks import require_key_free, require_visible, save_checked
 
 
 def skill_create(*, workspace: Workspace, key: str, title: str, body: str, actor: Actor) -> Skill:

@@ -443,7 +443,7 @@ def test_an_agent_in_use_cannot_be_deleted_in_the_admin(client, workspace, ada, 
 
     response = client.post(agent_url("delete", writer.pk), {"post": "yes"}, follow=True)
 
-    assert messages_of(response) == ["Agent 'writer' is used: agent 'editor' delegates to it."]
+    assert messages_of(response) == ["Agent 'writer' is in use: agent 'editor' delegates to it."]
     assert counts() == before
 
 

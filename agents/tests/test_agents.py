@@ -28,7 +28,7 @@ WRITER = {
     "onboarding": "Ask who reads.",
     "skills": [{"key": "house-style", "title": "House style", "body": "Short sentences.", "shared": True}],
     "runtime_policy": {"max_iterations": 32},
-    "allowed_tool_names": ["delegate"],
+    "allowed_tool_names": ["search"],
 }
 NOT_EDITABLE = "Not editable here: what an agent is told changes through a proposal."
 
@@ -93,7 +93,7 @@ def test_create_projects_the_snapshot_onto_the_profile_rows(workspace, as_ada):
         "fr",
         ["Draft"],
     )
-    assert (agent.system_prompt, agent.onboarding, agent.allowed_tool_names) == (None, "Ask who reads.", ["delegate"])
+    assert (agent.system_prompt, agent.onboarding, agent.allowed_tool_names) == (None, "Ask who reads.", ["search"])
     assert agent.runtime_policy == snapshot["runtime_policy"]
     assert agent.runtime_policy["max_iterations"] == 32
     assert [
@@ -464,7 +464,8 @@ def test_an_agent_others_delegate_to_is_kept_unless_forced(workspace, as_ada, wr
         agent_delete(agent=writer, actor=as_ada)
 
     assert (
-        refused.value.message == "Agent 'writer' is used: agent 'editor' delegates to it. Delete with force to proceed."
+        refused.value.message
+        == "Agent 'writer' is in use: agent 'editor' delegates to it. Delete with force to proceed."
     )
     assert refused.value.extra == {"dependents": ["agent 'editor' delegates to it"]}
     assert counts() == before

@@ -153,7 +153,7 @@ def test_a_credential_a_preset_uses_is_not_deleted(workspace, ada, api_as):
     response = api_as(ada).delete("/v1/admin/credentials/openai")
 
     assert response.status_code == 409
-    assert error(response)["message"] == "Credential 'openai' is used by presets: gpt."
+    assert error(response)["message"] == "Credential 'openai' is in use: preset 'gpt'."
 
 
 # --- turns and debug logs -------------------------------------------------------------

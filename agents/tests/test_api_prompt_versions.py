@@ -7,7 +7,7 @@ import pytest
 from agents.models import Agent, PromptVersion
 from agents.services import prompt_version_propose
 from aihummer.actors import Actor
-from aihummer.tests.test_sso import oidc, sign, ursula  # noqa: F401 -- the identity provider's fixtures
+from aihummer.tests.sso_helpers import sign
 
 QUEUE = "/v1/admin/prompt-versions"
 
@@ -190,8 +190,8 @@ def test_a_version_detail_is_read_in_a_fixed_number_of_queries(proposal, alice_a
 def test_a_reviewer_signed_in_at_the_identity_provider_approves_with_a_bearer_token(
     proposal,
     client,
-    oidc,  # noqa: F811 -- the identity provider's fixture, imported above
-    ursula,  # noqa: F811
+    oidc,
+    ursula,
     sign_token,
 ):
     response = client.post(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from agents.models import Agent, PromptVersion
-from agents.tests.test_policy import BOUNDS, ROOMY_CONTEXT, policy_with, value_at
+from agents.tests.helpers import BOUNDS, ROOMY_CONTEXT, policy_with, value_at
 
 POLICY = "/v1/admin/agents/redacteur/runtime-policy"
 

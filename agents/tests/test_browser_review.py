@@ -2,62 +2,22 @@
 approves one proposal and rejects another, an editor proposes a section edit, then
 both agents run on the echo provider."""
 
-import hashlib
-import os
 import re
-import shutil
 
 import pytest
-from django.utils import timezone
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import expect
 
 from agents.models import Agent, PromptVersion
-from agents.rendering import render_system_prompt
 from agents.runtime import agent_turn_run
 from agents.services import agent_create, preset_create, prompt_version_propose
 from aihummer.actors import Actor
+from aihummer.tests.browser import admin_log_in
+from aihummer.tests.factories import echo_sp
 
-# Playwright's sync API runs an event loop in this thread; the test also uses the ORM.
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 SNAPSHOT = {
     "identity": {"name": "Camille", "role": "Rédactrice"},
     "sections": [{"key": "methode", "title": "Méthode", "body": "Un plan en trois points."}],
 }
-
-
-@pytest.fixture(scope="module")
-def browser() -> Browser:
-    executable = shutil.which("chromium")
-    if executable is None:
-        pytest.fail("Chromium is not installed: `make test` installs it (bin/ensure-browser).")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
-
-
-def log_in(browser: Browser, base_url: str, username: str) -> Page:
-    page = browser.new_context(base_url=base_url).new_page()
-    page.goto("/admin/login/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", f"pw-{username}")
-    page.click("input[type=submit]")
-    expect(page.locator("#aih-review-queue")).to_be_visible()
-    return page
-
-
-def sp_hash(snapshot: dict) -> str:
-    text = render_system_prompt(snapshot, first_turn=True, today=timezone.localdate()).text
-    return hashlib.sha256(text.encode()).hexdigest()[:8]
 
 
 @pytest.mark.django_db(transaction=True)
@@ -81,7 +41,7 @@ def test_a_reviewer_clears_the_queue_and_an_editor_proposes_in_a_browser(
     to_reject = prompt_version_propose(agent=second, changes=edit, actor=Actor.for_user(alice), reason="idem")
 
     # bob opens the queue, reads the diff of the first proposal and approves it
-    page = log_in(browser, live_server.url, "bob")
+    page = admin_log_in(browser, live_server.url, "bob", landmark="#aih-review-queue")
     expect(page.locator(".aih-queue-count")).to_have_text("2")
     page.click("#aih-review-queue")
     page.click("text=first v2")
@@ -99,7 +59,7 @@ def test_a_reviewer_clears_the_queue_and_an_editor_proposes_in_a_browser(
     expect(page.locator(".aih-queue-count")).to_have_text("0")
 
     # alice proposes a section edit through the form
-    editor = log_in(browser, live_server.url, "alice")
+    editor = admin_log_in(browser, live_server.url, "alice", landmark="#aih-review-queue")
     editor.goto(f"/admin/agents/agent/{first.pk}/change/")
     editor.click("#aih-propose-link")
     editor.fill("textarea[name='sections-0-body']", "Un plan en deux points, puis une conclusion.")
@@ -120,6 +80,6 @@ def test_a_reviewer_clears_the_queue_and_an_editor_proposes_in_a_browser(
     # both agents on echo: the approved one runs the approved prompt, the rejected one is unchanged
     first_turn = agent_turn_run(agent=Agent.objects.get(pk=first.pk), message="Bonjour", actor=Actor.for_user(alice))
     second_turn = agent_turn_run(agent=Agent.objects.get(pk=second.pk), message="Bonjour", actor=Actor.for_user(alice))
-    assert first_turn.answer == f"[echo echo-1] Bonjour #sp={sp_hash(to_approve.snapshot)}"
-    assert second_turn.answer == f"[echo echo-1] Bonjour #sp={sp_hash(second.live_version.snapshot)}"
-    assert sp_hash(to_reject.snapshot) != sp_hash(second.live_version.snapshot)
+    assert first_turn.answer == f"[echo echo-1] Bonjour #sp={echo_sp(to_approve.snapshot)}"
+    assert second_turn.answer == f"[echo echo-1] Bonjour #sp={echo_sp(second.live_version.snapshot)}"
+    assert echo_sp(to_reject.snapshot) != echo_sp(second.live_version.snapshot)

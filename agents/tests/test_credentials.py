@@ -219,7 +219,7 @@ def test_delete_is_refused_while_a_preset_uses_it_sandbox_ones_included(workspac
     with pytest.raises(ApplicationError) as refused:
         credential_delete(credential=credential, actor=Actor.for_user(ada))
 
-    assert refused.value.message == "Credential 'openai' is used by presets: main, sb-probe."
+    assert refused.value.message == "Credential 'openai' is in use: preset 'main'; preset 'sb-probe'."
     assert counts() == before
     assert Preset.all_objects.filter(credential=credential).count() == 2
 

@@ -5,62 +5,20 @@ Chromium, without clicking anything."""
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import time
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import expect
 
 from agents.models import CaseResult, EvidenceRun
 from agents.services import agent_create, agent_test_case_create, preset_create, prompt_version_propose
 from aihummer.actors import Actor
+from aihummer.tests.browser import admin_log_in
+from aihummer.tests.waiting import wait_until
 
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's loop shares this thread with the ORM
-
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 SNAPSHOT = {"identity": {"name": "Camille", "role": "Rédactrice"}, "sections": [{"key": "ton", "body": "Sois brève."}]}
+FINISHED = (EvidenceRun.Status.DONE, EvidenceRun.Status.FAILED)
 LONG_SECTION = {"key": "details", "body": "Détaille chaque étape avec soin. " * 120}
-
-
-@pytest.fixture(scope="module")
-def browser() -> Browser:
-    executable = shutil.which("chromium")
-    if executable is None:
-        pytest.fail("Chromium is not installed: `make test` installs it (bin/ensure-browser).")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
-
-
-def log_in(browser: Browser, base_url: str, username: str) -> Page:
-    page = browser.new_context(base_url=base_url).new_page()
-    page.set_default_timeout(10_000)
-    page.goto("/admin/login/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", f"pw-{username}")
-    page.click("input[type=submit]")
-    expect(page.locator("#aih-review-queue")).to_be_visible()
-    return page
-
-
-def wait_for_run(version, seconds: float = 30) -> EvidenceRun:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        run = EvidenceRun.objects.filter(version=version).first()
-        if run is not None and run.is_finished:
-            return run
-        time.sleep(0.1)
-    pytest.fail(f"The evidence run of v{version.number} did not finish within {seconds} s.")
 
 
 @pytest.mark.django_db(transaction=True)
@@ -92,7 +50,10 @@ def test_a_proposal_runs_its_cases_on_a_worker_and_the_reviewer_sees_them(
     proposal = prompt_version_propose(
         agent=agent, changes={"sections": [*SNAPSHOT["sections"], LONG_SECTION]}, actor=editor, reason="plus de détails"
     )
-    run = wait_for_run(proposal)
+    run = wait_until(
+        lambda: EvidenceRun.objects.filter(version=proposal, status__in=FINISHED).first(),
+        what=f"the evidence run of v{proposal.number}",
+    )
 
     assert (run.status, run.trigger, run.regressions) == ("done", "proposed", 1)
     assert CaseResult.objects.filter(run=run).count() == 4
@@ -102,7 +63,7 @@ def test_a_proposal_runs_its_cases_on_a_worker_and_the_reviewer_sees_them(
     assert candidate_hash != live_hash
 
     # bob sees the regression in the queue, filters on it, and opens the proposal
-    page = log_in(browser, live_server.url, "bob")
+    page = admin_log_in(browser, live_server.url, "bob", landmark="#aih-review-queue", timeout_ms=10_000)
     page.click("#aih-review-queue")
     expect(page.locator("td.field-evidence")).to_have_text("1 regression")
     page.click("text=has regressions")

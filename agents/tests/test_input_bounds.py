@@ -11,7 +11,7 @@ from django.utils.html import escape
 from agents.policy import validate_runtime_policy
 from agents.services import agent_create
 from agents.snapshot import normalize_snapshot
-from agents.tests.test_races_http import form_data
+from agents.tests.helpers import form_data
 from aihummer.actors import Actor
 from aihummer.jsonsafe import json_loads
 

@@ -7,24 +7,21 @@ rows these tests create must be committed, hence `transaction=True`.
 
 from __future__ import annotations
 
-import hashlib
-
 import anyio
 import anyio.to_thread
 import pytest
 from django.db import connection
-from django.utils import timezone
 from mcp import Client
 
 from agents.mcp import PENDING_MESSAGE, TOOLS
 from agents.models import Agent, AgentTurn, DebugLog, Preset, PromptVersion
-from agents.rendering import render_system_prompt
 from agents.selectors import prompt_version_queue
 from agents.services import agent_create, preset_create, prompt_version_approve
 from aihummer.actors import Actor
 from aihummer.mcp import Caller, build_server
 from aihummer.models import ApiKey, User, Workspace
 from aihummer.services import api_key_create, api_key_revoke
+from aihummer.tests.factories import echo_sp, make_key
 from aihummer.tests.mcp_helpers import CLIENT_NAME, call_tool, call_tools, error, ok, with_client
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -43,17 +40,6 @@ MUTATING_CALLS = [
 ]
 
 
-def sp_hash(version: PromptVersion) -> str:
-    """The `#sp=` the echo provider answers with when `version` runs today."""
-    rendered = render_system_prompt(version.snapshot, first_turn=True, today=timezone.localdate())
-    return hashlib.sha256(rendered.text.encode()).hexdigest()[:8]
-
-
-def make_key(workspace: Workspace, name: str, scopes: str, owner: User | None = None) -> str:
-    _, raw_key = api_key_create(workspace=workspace, name=name, scopes=scopes, owner=owner, actor=Actor.for_operator())
-    return raw_key
-
-
 @pytest.fixture
 def writer(workspace: Workspace, ada: User, echo_preset: Preset) -> Agent:
     return agent_create(
@@ -68,17 +54,17 @@ def writer(workspace: Workspace, ada: User, echo_preset: Preset) -> Agent:
 
 @pytest.fixture
 def write_key(workspace: Workspace, alice: User) -> str:
-    return make_key(workspace, "ci-bot", "read,write", owner=alice)
+    return make_key(workspace, "ci-bot", "read,write", owner=alice)[1]
 
 
 @pytest.fixture
 def publish_key(workspace: Workspace, ada: User) -> str:
-    return make_key(workspace, "maintainer", "read,write,publish", owner=ada)
+    return make_key(workspace, "maintainer", "read,write,publish", owner=ada)[1]
 
 
 @pytest.fixture
 def read_key(workspace: Workspace) -> str:
-    return make_key(workspace, "reader", "read")
+    return make_key(workspace, "reader", "read")[1]
 
 
 # --- the tool list --------------------------------------------------------------------------
@@ -151,12 +137,12 @@ def test_a_pending_proposal_waits_for_a_person_and_goes_live_once_approved(
     assert (queued.pk, queued.source, queued.reason) == (version.pk, f"mcp:ci-bot/{CLIENT_NAME}", "Shorter")
     writer.refresh_from_db()
     assert writer.live_version_id == v1.pk
-    assert ok(before)["answer"] == ok(during)["answer"] == f"[echo echo-1] Hi #sp={sp_hash(v1)}"
+    assert ok(before)["answer"] == ok(during)["answer"] == f"[echo echo-1] Hi #sp={echo_sp(v1)}"
 
     prompt_version_approve(version=version, actor=Actor.for_user(bob))
     after = ok(call_tool(write_key, "run_agent_test", agentKey="writer", input="Hi"))
 
-    assert after["answer"] == f"[echo echo-1] Hi #sp={sp_hash(version)}" != ok(before)["answer"]
+    assert after["answer"] == f"[echo echo-1] Hi #sp={echo_sp(version)}" != ok(before)["answer"]
     assert after["versionNumber"] == 2
 
 
@@ -525,7 +511,7 @@ def test_delete_agent_and_preset(writer: Agent, workspace: Workspace, ada: User,
     assert error(refused_builtin)["error"] == "Agent 'core' is built in and cannot be deleted; disable it instead."
     assert error(used) == {
         "status": "error",
-        "error": "Preset 'slow' is used by agent 'writer'; delete with force to detach them.",
+        "error": "Preset 'slow' is in use: agent 'writer'. Delete with force to detach them.",
         "dependents": ["agent 'writer'"],
     }
     assert ok(forced)["detached"] == ["agent 'writer'"]
@@ -558,7 +544,7 @@ def test_another_workspaces_key_sees_nothing_of_this_one(
     writer: Agent, other_workspace: Workspace, charlie: User, write_key: str
 ) -> None:
     log_id = ok(call_tool(write_key, "run_agent_test", agentKey="writer", input="Hi"))["debugId"]
-    globex_key = make_key(other_workspace, "globex-bot", "read,write,publish", owner=charlie)
+    globex_key = make_key(other_workspace, "globex-bot", "read,write,publish", owner=charlie)[1]
 
     results = call_tools(
         globex_key,

@@ -9,7 +9,7 @@ from django.db.migrations.executor import MigrationExecutor
 from agents.models import Agent, PromptVersion
 from agents.policy import default_runtime_policy, validate_runtime_policy
 from agents.snapshot import content_hash
-from agents.tests.test_policy import first_release
+from agents.tests.helpers import first_release
 
 BEFORE = ("agents", "0006_versions_belong_to_their_agent")
 POLICY_MIGRATION = ("agents", "0007_runtime_policy_in_the_documents_names")

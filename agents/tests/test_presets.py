@@ -317,7 +317,7 @@ def test_delete_is_refused_while_an_agent_uses_the_preset(ada, main, scribe):
     with pytest.raises(ApplicationError) as refused:
         preset_delete(preset=main, actor=Actor.for_user(ada))
 
-    assert refused.value.message == "Preset 'main' is used by agent 'scribe'; delete with force to detach them."
+    assert refused.value.message == "Preset 'main' is in use: agent 'scribe'. Delete with force to detach them."
     assert refused.value.extra == {"dependents": ["agent 'scribe'"]}
     assert counts() == before
     assert Agent.objects.get(pk=scribe.pk).preset == main
@@ -636,7 +636,7 @@ def test_the_delete_page_of_a_used_preset_refuses_with_its_dependents(client: Cl
 
     response = client.post(reverse("admin:agents_preset_delete", args=[main.pk]), {"post": "yes"}, follow=True)
 
-    assert [str(m) for m in response.context["messages"]] == ["Preset 'main' is used by agent 'scribe'."]
+    assert [str(m) for m in response.context["messages"]] == ["Preset 'main' is in use: agent 'scribe'."]
     assert Preset.objects.filter(pk=main.pk).exists()
 
 

@@ -16,6 +16,7 @@ from django.urls import reverse
 
 from agents.models import PromptVersion
 from agents.services import agent_create, prompt_version_propose
+from agents.tests.helpers import form_data
 from aihummer.actors import Actor
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -41,25 +42,6 @@ def http_as(live_server, user) -> Browser:
     browser.cookies.update({"sessionid": django_client.cookies["sessionid"].value, "csrftoken": CSRF})
     browser.headers["X-CSRFToken"] = CSRF
     return browser
-
-
-def form_data(page: str) -> dict[str, str | list[str]]:
-    """What a browser posts back from the page's largest form (not the logout one), untouched."""
-    form = max(re.findall(r"<form[^>]*>(.*?)</form>", page, re.S | re.I), key=len)
-    data: dict[str, str | list[str]] = {}
-    for tag in re.findall(r"<input[^>]*>", form):
-        name, kind = re.search(r'name="([^"]+)"', tag), re.search(r'type="([^"]+)"', tag)
-        if not name or (kind and kind.group(1) in {"submit", "checkbox", "radio"} and "checked" not in tag):
-            continue
-        value = re.search(r'value="([^"]*)"', tag)
-        default = "on" if kind and kind.group(1) in {"checkbox", "radio"} else ""
-        data[name.group(1)] = html.unescape(value.group(1)) if value else default
-    for name, text in re.findall(r'<textarea[^>]*name="([^"]+)"[^>]*>(.*?)</textarea>', form, re.S):
-        data[name] = html.unescape(text.removeprefix("\n"))
-    for name, options in re.findall(r'<select[^>]*name="([^"]+)"[^>]*>(.*?)</select>', form, re.S):
-        selected = re.search(r'<option value="([^"]*)"[^>]*selected', options)
-        data[name] = selected.group(1) if selected else ""
-    return data
 
 
 def run_at_once(calls: list) -> list[requests.Response | Exception]:

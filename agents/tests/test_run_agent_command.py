@@ -4,25 +4,18 @@ answer and its usage printed (or one JSON object with --json), a failed turn an 
 from __future__ import annotations
 
 import getpass
-import hashlib
 import json
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.utils import timezone
 
 from agents.models import Agent, AgentTurn, DebugLog, Preset
-from agents.rendering import render_system_prompt
 from agents.services import agent_create, prompt_version_approve, prompt_version_propose
 from aihummer.actors import Actor
 from aihummer.models import User, Workspace
+from aihummer.tests.factories import echo_sp
 
 PROFILE = {"identity": {"name": "Camille", "role": "Writer"}, "onboarding": "Introduce yourself once."}
-
-
-def expected_sp(snapshot: dict) -> str:
-    rendered = render_system_prompt(snapshot, first_turn=True, today=timezone.localdate())
-    return hashlib.sha256(rendered.text.encode()).hexdigest()[:8]
 
 
 @pytest.fixture
@@ -35,7 +28,7 @@ def test_it_prints_the_answer_then_usage_turn_and_debug_log(writer: Agent, capsy
 
     turn = AgentTurn.objects.get()
     log = DebugLog.objects.get()
-    assert turn.answer == f"[echo echo-1] Hello #sp={expected_sp(writer.live_version.snapshot)}"
+    assert turn.answer == f"[echo echo-1] Hello #sp={echo_sp(writer.live_version.snapshot)}"
     assert capsys.readouterr().out == (
         f"{turn.answer}\n"
         f"-- echo:echo-1 v1: {turn.input_tokens} in / {turn.output_tokens} out tokens, 1 call(s), $0.000000; "
@@ -112,8 +105,8 @@ def test_version_runs_that_version_instead_of_the_live_one(
 
     result = json.loads(capsys.readouterr().out)
     assert result["version"] == 1
-    assert result["answer"] == f"[echo echo-1] Hello #sp={expected_sp(v1.snapshot)}"
-    assert expected_sp(v1.snapshot) != expected_sp(proposal.snapshot)
+    assert result["answer"] == f"[echo echo-1] Hello #sp={echo_sp(v1.snapshot)}"
+    assert echo_sp(v1.snapshot) != echo_sp(proposal.snapshot)
 
 
 def test_an_unknown_version_is_an_error(writer: Agent) -> None:
@@ -138,15 +131,20 @@ def test_an_agent_of_another_workspace_is_unknown_here(writer: Agent, other_work
     assert str(error.value) == "No agent 'writer' in workspace 'globex'."
 
 
-def test_a_sandbox_agent_is_unknown_here(workspace: Workspace, alice: User, echo_preset: Preset) -> None:
+def test_a_sandbox_agent_runs_for_the_operator_as_for_run_test_cases(
+    workspace: Workspace, alice: User, echo_preset: Preset, capsys: pytest.CaptureFixture
+) -> None:
+    # Sandbox rows are for programs and the operator (Actor.sees_sandbox_rows); every
+    # command resolves agents as the program surfaces do.
     agent_create(
         workspace=workspace, actor=Actor.for_user(alice), key="sb_reader", name="SB", snapshot=PROFILE, is_sandbox=True
     )
 
-    with pytest.raises(CommandError) as error:
-        call_command("run_agent", "acme", "sb_reader", "Hello")
+    call_command("run_agent", "acme", "sb_reader", "Hello", "--json")
 
-    assert str(error.value) == "No agent 'sb_reader' in workspace 'acme'."
+    result = json.loads(capsys.readouterr().out)
+    assert result["status"] == "succeeded"
+    assert AgentTurn.all_objects.get().agent.key == "sb_reader"
 
 
 def test_an_unknown_workspace_is_an_error(db: None) -> None:

@@ -38,12 +38,8 @@ from agents.services import (
 )
 from aihummer.actors import Actor
 from aihummer.models import User, Workspace
+from aihummer.tests.factories import WRITER_PROFILE, echo_sp, make_agent
 
-PROFILE = {
-    "identity": {"name": "Camille", "role": "Writer", "persona": "Curious and precise."},
-    "sections": [{"key": "method", "title": "Method", "body": "Plan first."}],
-    "onboarding": "Introduce yourself once.",
-}
 PERSONA_CALL = '@call propose_persona_edit {"persona": "Warm and brief.", "reason": "Users asked for warmth."}'
 SECTION_CALL = '@call propose_section_edit {"section_key": "method", "body": "Plan, then write.", "reason": "Clearer"}'
 
@@ -52,26 +48,9 @@ def sp_hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:8]
 
 
-def expected_sp(version: PromptVersion) -> str:
-    """The `#sp=` the echo provider must answer with when `version` runs today."""
-    rendered = render_system_prompt(version.snapshot, first_turn=True, today=timezone.localdate())
-    return sp_hash(rendered.text)
-
-
-def make_agent(workspace: Workspace, ada: User, key: str, preset: Preset | None = None, **snapshot: object) -> Agent:
-    return agent_create(
-        workspace=workspace,
-        actor=Actor.for_user(ada),
-        key=key,
-        name=key.title(),
-        preset=preset,
-        snapshot={**PROFILE, **snapshot},
-    )
-
-
 @pytest.fixture
 def writer(workspace: Workspace, ada: User, echo_preset: Preset) -> Agent:
-    return make_agent(workspace, ada, "writer")
+    return make_agent(workspace, "writer", by=ada)
 
 
 # --- a plain turn ----------------------------------------------------------------------
@@ -82,7 +61,7 @@ def test_a_plain_turn_answers_with_the_hash_of_the_system_prompt_it_sent(writer:
     assert turn.status == AgentTurn.Status.SUCCEEDED
     assert turn.error == ""
     assert turn.answer == f"[echo echo-1] Hello there #sp={sp_hash(log.system_prompt)}"
-    assert sp_hash(log.system_prompt) == expected_sp(writer.live_version)
+    assert sp_hash(log.system_prompt) == echo_sp(writer.live_version)
     assert (turn.version_number, turn.provider_name, turn.model) == (1, "echo", "echo-1")
     assert (turn.actor_source, turn.started_by, turn.dry_run, turn.depth) == ("admin:alice", alice, False, 0)
     assert turn.finished_at is not None
@@ -123,17 +102,17 @@ def test_running_an_older_version_answers_with_that_versions_hash(writer: Agent,
     live = agent_turn_run(agent=writer, message="Hi", actor=Actor.for_user(alice))
 
     assert writer.live_version == v2
-    assert expected_sp(v1) != expected_sp(v2)
-    assert old.answer == f"[echo echo-1] Hi #sp={expected_sp(v1)}"
+    assert echo_sp(v1) != echo_sp(v2)
+    assert old.answer == f"[echo echo-1] Hi #sp={echo_sp(v1)}"
     assert old.version_number == 1
-    assert live.answer == f"[echo echo-1] Hi #sp={expected_sp(v2)}"
+    assert live.answer == f"[echo echo-1] Hi #sp={echo_sp(v2)}"
     assert live.version_number == 2
 
 
 def test_the_turn_totals_are_the_sum_of_its_model_calls(
     workspace: Workspace, ada: User, alice: User, paid_echo: Preset
 ) -> None:
-    agent = make_agent(workspace, ada, "writer", preset=paid_echo, allowed_tool_names=["propose_persona_edit"])
+    agent = make_agent(workspace, "writer", by=ada, preset=paid_echo, allowed_tool_names=["propose_persona_edit"])
 
     turn = agent_turn_run(agent=agent, message=PERSONA_CALL, actor=Actor.for_user(alice))
 
@@ -202,7 +181,7 @@ def test_an_empty_message_is_refused_before_any_turn_is_recorded(writer: Agent, 
 
 
 def test_a_version_of_another_agent_is_refused(workspace: Workspace, writer: Agent, ada: User, alice: User) -> None:
-    other = make_agent(workspace, ada, "critic")
+    other = make_agent(workspace, "critic", by=ada)
 
     with pytest.raises(ValidationError) as refused:
         agent_turn_run(agent=writer, message="Hi", actor=Actor.for_user(alice), version=other.live_version)
@@ -218,7 +197,7 @@ def test_the_iteration_limit_stops_a_model_that_never_answers(
     workspace: Workspace, ada: User, alice: User, echo_preset: Preset
 ) -> None:
     agent = make_agent(
-        workspace, ada, "looper", allowed_tool_names=["propose_persona_edit"], runtime_policy={"max_iterations": 3}
+        workspace, "looper", by=ada, allowed_tool_names=["propose_persona_edit"], runtime_policy={"max_iterations": 3}
     )
 
     turn = agent_turn_run(agent=agent, message=PERSONA_CALL.replace("@call", "@loop"), actor=Actor.for_user(alice))
@@ -266,7 +245,7 @@ def test_a_preset_without_its_credential_fails_with_a_debug_log_and_no_model_cal
         provider_name="gemini",
         model="gemini-2.5-flash",
     )
-    agent = make_agent(workspace, ada, "writer", preset=gemini)
+    agent = make_agent(workspace, "writer", by=ada, preset=gemini)
 
     turn = agent_turn_run(agent=agent, message="Hi", actor=Actor.for_user(alice))
 
@@ -296,7 +275,7 @@ def test_an_unknown_provider_has_no_adapter_and_says_so() -> None:
 def test_an_agent_without_a_preset_in_a_workspace_without_a_default_fails(
     workspace: Workspace, ada: User, alice: User
 ) -> None:
-    agent = make_agent(workspace, ada, "writer")
+    agent = make_agent(workspace, "writer", by=ada)
 
     turn = agent_turn_run(agent=agent, message="Hi", actor=Actor.for_user(alice))
 
@@ -325,7 +304,7 @@ def test_a_prompt_bigger_than_the_context_budget_fails_before_any_model_call(
     workspace: Workspace, ada: User, alice: User, echo_preset: Preset
 ) -> None:
     agent = make_agent(
-        workspace, ada, "writer", runtime_policy={"context": {"max_tokens": 1000, "reserve_tokens": 200}}
+        workspace, "writer", by=ada, runtime_policy={"context": {"max_tokens": 1000, "reserve_tokens": 200}}
     )
     message = "x" * 4000
     rendered = render_system_prompt(agent.live_version.snapshot, first_turn=True, today=timezone.localdate())
@@ -347,8 +326,8 @@ def test_a_tool_result_over_the_history_budget_still_reaches_the_model(
     # A history budget of 50 tokens: the queued-for-review result alone is about 56.
     agent = make_agent(
         workspace,
-        ada,
         "writer",
+        by=ada,
         allowed_tool_names=["propose_persona_edit"],
         runtime_policy={"context": {"max_tokens": 1000, "reserve_tokens": 0, "history_share": 0.05}},
     )
@@ -362,7 +341,7 @@ def test_a_tool_result_over_the_history_budget_still_reaches_the_model(
 def test_a_try_it_turn_records_a_self_edit_without_proposing_it(
     workspace: Workspace, ada: User, alice: User, echo_preset: Preset
 ) -> None:
-    agent = make_agent(workspace, ada, "writer", allowed_tool_names=["propose_section_edit"])
+    agent = make_agent(workspace, "writer", by=ada, allowed_tool_names=["propose_section_edit"])
 
     turn = agent_run_test(agent=agent, message=SECTION_CALL, actor=Actor.for_user(alice))
 
@@ -385,7 +364,7 @@ def test_a_try_it_turn_records_a_self_edit_without_proposing_it(
 def test_a_try_it_turn_still_checks_the_arguments(
     workspace: Workspace, ada: User, alice: User, echo_preset: Preset
 ) -> None:
-    agent = make_agent(workspace, ada, "writer", allowed_tool_names=["propose_section_edit"])
+    agent = make_agent(workspace, "writer", by=ada, allowed_tool_names=["propose_section_edit"])
 
     turn = agent_run_test(
         agent=agent, message='@call propose_section_edit {"section_key": "method"}', actor=Actor.for_user(alice)
@@ -407,8 +386,8 @@ def test_a_try_it_turn_runs_a_pending_version_and_shows_its_hash(writer: Agent, 
     assert pending.status == PromptVersion.Status.PENDING
     assert writer.live_version.number == 1
     assert turn.version_number == 2
-    assert turn.answer == f"[echo echo-1] Hi #sp={expected_sp(pending)}"
-    assert expected_sp(pending) != expected_sp(writer.live_version)
+    assert turn.answer == f"[echo echo-1] Hi #sp={echo_sp(pending)}"
+    assert echo_sp(pending) != echo_sp(writer.live_version)
 
 
 # --- secrets and bounds in debug logs --------------------------------------------------
@@ -463,7 +442,7 @@ def test_the_presets_own_credential_is_redacted_whatever_its_shape(
         model="local-model",
         credential=credential,
     )
-    agent = make_agent(workspace, ada, "writer", preset=preset)
+    agent = make_agent(workspace, "writer", by=ada, preset=preset)
 
     turn = agent_turn_run(agent=agent, message=f"my key is {secret}", actor=Actor.for_user(alice))
 
@@ -527,7 +506,7 @@ def direct_agent(workspace: Workspace, ada: User, **direct: object) -> Agent:
         key="quick",
         name="Quick",
         snapshot={
-            **PROFILE,
+            **WRITER_PROFILE,
             "allowed_tool_names": ["propose_persona_edit"],
             "runtime_policy": {"app": {"direct_completion": {"mode": "always", **direct}}},
         },

@@ -22,7 +22,7 @@ from werkzeug import Request, Response
 from agents.models import AgentTurn, DebugLog
 from agents.runtime import agent_turn_run
 from agents.services import agent_create, credential_create, preset_create, prompt_version_propose
-from agents.tests.test_secret_leaks import pg_dump, tables
+from agents.tests.helpers import pg_dump, tables
 from aihummer.actors import Actor
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -9,10 +9,6 @@ The tests commit (transaction=True) because pg_dump reads from its own connectio
 from __future__ import annotations
 
 import logging
-import os
-import re
-import shutil
-import subprocess
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -25,31 +21,11 @@ from django.urls import reverse
 from agents import vault
 from agents.models import Credential, Preset
 from agents.services import agent_create, credential_create, credential_update, preset_create
+from agents.tests.helpers import pg_dump, tables
 from aihummer.actors import Actor
 from aihummer.models import User, Workspace
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-COPY_BLOCK = re.compile(r"^COPY public\.(\w+) \(.*?\) FROM stdin;\n(.*?)^\\\.$", re.MULTILINE | re.DOTALL)
-
-
-def pg_dump() -> str:
-    """The data of the test database as pg_dump sees it from outside this process."""
-    executable = shutil.which("pg_dump")
-    if executable is None:
-        pytest.fail("pg_dump is not installed, so the database cannot be checked for leaked secrets: install it.")
-    db = connection.settings_dict
-    command = [executable, "-h", db["HOST"] or "127.0.0.1", "-U", db["USER"] or "postgres", "--data-only"]
-    command += ["-p", str(db["PORT"] or 5432), db["NAME"]]
-    env = {**os.environ, "PGPASSWORD": db["PASSWORD"] or ""}
-    result = subprocess.run(command, capture_output=True, text=True, env=env, check=False, timeout=120)
-    assert result.returncode == 0, f"pg_dump failed: {result.stderr}"
-    return result.stdout
-
-
-def tables(dump: str) -> dict[str, str]:
-    """The dump's rows, by table name."""
-    return dict(COPY_BLOCK.findall(dump))
 
 
 def historical(dump: str) -> dict[str, str]:

@@ -8,7 +8,6 @@ model call that asked for it (`tool_calls`), and from the next call's messages.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from datetime import timedelta
 
@@ -18,32 +17,16 @@ from django.utils import timezone
 from pytest_django.fixtures import Settings
 
 from agents.models import Agent, AgentSection, AgentTurn, DebugLog, Preset, PromptVersion
-from agents.rendering import render_system_prompt
 from agents.runtime import agent_run_test, agent_turn_run
 from agents.runtime.tools import QUEUED, REGISTRY, available_tools
 from agents.services import agent_create, agent_update, prompt_version_approve, prompt_version_propose
 from aihummer.actors import Actor
 from aihummer.models import User, Workspace
+from aihummer.tests.factories import WRITER_PROFILE, echo_sp, make_agent
 
-PROFILE = {
-    "identity": {"name": "Camille", "role": "Writer", "persona": "Curious and precise."},
-    "sections": [{"key": "method", "title": "Method", "body": "Plan first."}],
-    "onboarding": "Introduce yourself once.",
-}
 SELF_EDIT_TOOLS = ["propose_section_edit", "propose_persona_edit", "propose_onboarding_edit"]
 SECTION_ARGS = '{"section_key": "method", "body": "Plan, then write.", "reason": "Clearer"}'
 PER_PARENT_REFUSAL = "Delegation refused: at most 1 per turn (runtime_policy.children.max_per_parent)."
-
-
-def expected_sp(version: PromptVersion) -> str:
-    rendered = render_system_prompt(version.snapshot, first_turn=True, today=timezone.localdate())
-    return hashlib.sha256(rendered.text.encode()).hexdigest()[:8]
-
-
-def make_agent(workspace: Workspace, ada: User, key: str, **snapshot: object) -> Agent:
-    return agent_create(
-        workspace=workspace, actor=Actor.for_user(ada), key=key, name=key.title(), snapshot={**PROFILE, **snapshot}
-    )
 
 
 def delegate_line(agent: str, message: str) -> str:
@@ -60,19 +43,19 @@ def tool_calls(turn: AgentTurn) -> list[dict]:
 @pytest.fixture
 def editor_agent(workspace: Workspace, ada: User, echo_preset: Preset) -> Agent:
     """An agent allowed to propose edits to its own prompt."""
-    return make_agent(workspace, ada, "writer", allowed_tool_names=SELF_EDIT_TOOLS)
+    return make_agent(workspace, "writer", by=ada, allowed_tool_names=SELF_EDIT_TOOLS)
 
 
 @pytest.fixture
 def helper(workspace: Workspace, ada: User, echo_preset: Preset) -> Agent:
-    return make_agent(workspace, ada, "helper", identity={"name": "Helper"}, sections=[])
+    return make_agent(workspace, "helper", by=ada, identity={"name": "Helper"}, sections=[])
 
 
 def make_boss(workspace: Workspace, ada: User, **children: object) -> Agent:
     return make_agent(
         workspace,
-        ada,
         "boss",
+        by=ada,
         identity={"name": "Boss"},
         allowed_tool_names=["delegate"],
         runtime_policy={"children": {"max_depth": 1, **children}},
@@ -260,7 +243,7 @@ def test_a_sandbox_agent_is_told_its_edit_applied_at_once(
         actor=Actor.for_user(alice),
         key="sb_writer",
         name="Sandbox writer",
-        snapshot={**PROFILE, "allowed_tool_names": SELF_EDIT_TOOLS},
+        snapshot={**WRITER_PROFILE, "allowed_tool_names": SELF_EDIT_TOOLS},
         is_sandbox=True,
     )
 
@@ -281,7 +264,7 @@ def test_a_sandbox_agent_is_told_its_edit_applied_at_once(
 def test_a_tool_not_in_allowed_tool_names_is_refused(
     workspace: Workspace, ada: User, alice: User, echo_preset: Preset
 ) -> None:
-    agent = make_agent(workspace, ada, "writer", allowed_tool_names=["propose_persona_edit"])
+    agent = make_agent(workspace, "writer", by=ada, allowed_tool_names=["propose_persona_edit"])
 
     turn = agent_turn_run(
         agent=agent, message=f"@call propose_section_edit {SECTION_ARGS}", actor=Actor.for_user(alice)
@@ -303,7 +286,7 @@ def test_a_tool_not_in_allowed_tool_names_is_refused(
 def test_an_agent_with_no_tools_is_offered_none_and_refused_any(
     workspace: Workspace, ada: User, alice: User, echo_preset: Preset
 ) -> None:
-    agent = make_agent(workspace, ada, "writer")
+    agent = make_agent(workspace, "writer", by=ada)
 
     turn = agent_turn_run(
         agent=agent, message=f"@call propose_section_edit {SECTION_ARGS}", actor=Actor.for_user(alice)
@@ -418,7 +401,7 @@ def test_delegating_runs_the_child_and_returns_its_answer(
     assert turn.status == AgentTurn.Status.SUCCEEDED
     assert (child.agent, child.depth, child.status, child.message) == (helper, 1, AgentTurn.Status.SUCCEEDED, "hi")
     assert (child.actor_source, child.started_by, child.dry_run) == ("admin:alice", alice, False)
-    assert child.answer == f"[echo echo-1] hi #sp={expected_sp(helper.live_version)}"
+    assert child.answer == f"[echo echo-1] hi #sp={echo_sp(helper.live_version)}"
     assert tool_calls(turn)[0]["outcome"] == "ran"
     assert tool_calls(turn)[0]["result"] == child.answer
     assert turn.debug_logs.get(sequence=2).messages[-1]["content"] == child.answer
@@ -430,7 +413,7 @@ def test_a_child_delegating_beyond_the_depth_limit_is_refused(
     workspace: Workspace, ada: User, alice: User, echo_preset: Preset
 ) -> None:
     boss = make_boss(workspace, ada)
-    make_agent(workspace, ada, "helper", allowed_tool_names=["delegate"])
+    make_agent(workspace, "helper", by=ada, allowed_tool_names=["delegate"])
     nested = delegate_line("boss", "deeper")
 
     turn = agent_turn_run(agent=boss, message=delegate_line("helper", nested), actor=Actor.for_user(alice))
@@ -513,7 +496,7 @@ def test_a_child_of_another_workspace_is_refused_like_a_missing_one(
     workspace: Workspace, other_workspace: Workspace, ada: User, alice: User, echo_preset: Preset
 ) -> None:
     root_actor = Actor.for_operator(name="ops")
-    agent_create(workspace=other_workspace, actor=root_actor, key="helper", name="Theirs", snapshot=PROFILE)
+    agent_create(workspace=other_workspace, actor=root_actor, key="helper", name="Theirs", snapshot=WRITER_PROFILE)
     boss = make_boss(workspace, ada)
 
     turn = agent_turn_run(agent=boss, message=delegate_line("helper", "hi"), actor=Actor.for_user(alice))
@@ -526,7 +509,12 @@ def test_a_real_agent_cannot_delegate_to_a_sandbox_agent(
     workspace: Workspace, ada: User, alice: User, echo_preset: Preset
 ) -> None:
     agent_create(
-        workspace=workspace, actor=Actor.for_user(alice), key="sb_helper", name="SB", snapshot=PROFILE, is_sandbox=True
+        workspace=workspace,
+        actor=Actor.for_user(alice),
+        key="sb_helper",
+        name="SB",
+        snapshot=WRITER_PROFILE,
+        is_sandbox=True,
     )
     boss = make_boss(workspace, ada)
 
@@ -538,13 +526,13 @@ def test_a_real_agent_cannot_delegate_to_a_sandbox_agent(
 
 def test_a_sandbox_agent_delegates_to_a_sandbox_agent(workspace: Workspace, alice: User, echo_preset: Preset) -> None:
     actor = Actor.for_user(alice)
-    agent_create(workspace=workspace, actor=actor, key="sb_helper", name="SB", snapshot=PROFILE, is_sandbox=True)
+    agent_create(workspace=workspace, actor=actor, key="sb_helper", name="SB", snapshot=WRITER_PROFILE, is_sandbox=True)
     boss = agent_create(
         workspace=workspace,
         actor=actor,
         key="sb_boss",
         name="SB boss",
-        snapshot={**PROFILE, "allowed_tool_names": ["delegate"]},
+        snapshot={**WRITER_PROFILE, "allowed_tool_names": ["delegate"]},
         is_sandbox=True,
     )
 
@@ -643,7 +631,7 @@ def test_two_section_edits_of_a_sandbox_agent_in_one_turn_both_stay(
         actor=Actor.for_user(alice),
         key="sb_writer",
         name="Sandbox writer",
-        snapshot={**PROFILE, "allowed_tool_names": SELF_EDIT_TOOLS},
+        snapshot={**WRITER_PROFILE, "allowed_tool_names": SELF_EDIT_TOOLS},
         is_sandbox=True,
     )
     tone = '{"section_key": "tone", "title": "Tone", "body": "Be kind.", "reason": "Missing"}'

@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any
 
 import anyio
+import anyio.to_thread
+import httpx2
+from django.db import connection
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, Implementation
 
 from aihummer.mcp import build_server
 
 CLIENT_NAME = "pytest-client"
 TIMEOUT_SECONDS = 60
+SERVER_START_SECONDS = 30
 
 
 def with_client(client: Client, work: Callable[[Client], Awaitable[Any]]) -> Any:
@@ -63,3 +69,28 @@ def error(result: CallToolResult) -> dict:
     assert body["status"] == "error"
     assert "timestamp" not in body
     return body
+
+
+def server_env(**extra: str) -> dict[str, str]:
+    """The environment of a server process: this one's, on the test database, tasks inline."""
+    db = connection.settings_dict
+    url = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
+    return {**os.environ, "DATABASE_URL": url, "CELERY_BROKER_URL": "", **extra}
+
+
+async def in_thread(function: Callable[[], Any]) -> Any:
+    """Database work from inside a client session, on a connection of its own."""
+
+    def run() -> Any:
+        try:
+            return function()
+        finally:
+            connection.close()
+
+    return await anyio.to_thread.run_sync(run)
+
+
+def http_client(base_url: str, raw_key: str, *, name: str = "http-test", mode: str = "auto") -> Client:
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {raw_key}"}, timeout=30)
+    transport = streamable_http_client(f"{base_url}/mcp", http_client=http)
+    return Client(transport, client_info=Implementation(name=name, version="1"), mode=mode)

@@ -8,38 +8,32 @@ process each. Every session is bounded in time (`with_client`).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import socket
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import anyio
-import anyio.to_thread
 import httpx2
 import pytest
 from django.conf import settings
-from django.db import connection
-from django.utils import timezone
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
 from mcp.types import Implementation
 
 from agents.mcp import PENDING_MESSAGE
 from agents.models import Agent, Preset, PromptVersion
-from agents.rendering import render_system_prompt
 from agents.selectors import prompt_version_queue
 from agents.services import agent_create, preset_create, prompt_version_approve
 from aihummer.actors import Actor
-from aihummer.models import ApiKey, User, Workspace
-from aihummer.services import api_key_create, api_key_revoke
-from aihummer.tests.mcp_helpers import error, ok, with_client
+from aihummer.models import User, Workspace
+from aihummer.services import api_key_revoke
+from aihummer.tests.factories import echo_sp, make_key
+from aihummer.tests.mcp_helpers import SERVER_START_SECONDS, error, http_client, in_thread, ok, server_env, with_client
 from aihummer.tests.ports import free_port
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -47,36 +41,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 OLD_PROMPT = "Tu es un rédacteur soigneux."
 NEW_PROMPT = "Tu es un rédacteur soigneux. Trois phrases au plus."
 TOOL_COUNT = 20
-SERVER_START_SECONDS = 30
 
 
 # --- helpers ------------------------------------------------------------------------------------
-def server_env(**extra: str) -> dict[str, str]:
-    """The environment of a server process: this one's, on the test database, tasks inline."""
-    db = connection.settings_dict
-    url = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
-    return {**os.environ, "DATABASE_URL": url, "CELERY_BROKER_URL": "", **extra}
-
-
-def sp_hash(version: PromptVersion) -> str:
-    rendered = render_system_prompt(version.snapshot, first_turn=True, today=timezone.localdate())
-    return hashlib.sha256(rendered.text.encode()).hexdigest()[:8]
-
-
-async def in_thread(function: Callable[[], Any]) -> Any:
-    """Database work from inside a client session, on a connection of its own."""
-
-    def run() -> Any:
-        try:
-            return function()
-        finally:
-            connection.close()
-
-    return await anyio.to_thread.run_sync(run)
-
-
-def make_key(workspace: Workspace, name: str, scopes: str, owner: User | None = None) -> tuple[ApiKey, str]:
-    return api_key_create(workspace=workspace, name=name, scopes=scopes, owner=owner, actor=Actor.for_operator())
 
 
 @pytest.fixture
@@ -140,11 +107,11 @@ def test_over_stdio_a_proposal_waits_for_bob_then_goes_live(writer: Agent, write
     assert proposed["message"] == PENDING_MESSAGE
     [queued] = seen["queue"]
     assert (queued.pk, queued.source, queued.reason) == (proposed["versionId"], "mcp:ci-bot/stdio-test", "Plus court")
-    old_answer = f"[echo echo-1] Bonjour #sp={sp_hash(v1)}"
+    old_answer = f"[echo echo-1] Bonjour #sp={echo_sp(v1)}"
     assert ok(seen["before"])["answer"] == ok(seen["during"])["answer"] == old_answer
     version = PromptVersion.objects.get(pk=proposed["versionId"])
     assert (version.status, version.reviewed_by) == ("approved", bob)
-    assert ok(seen["after"])["answer"] == f"[echo echo-1] Bonjour #sp={sp_hash(version)}" != old_answer
+    assert ok(seen["after"])["answer"] == f"[echo echo-1] Bonjour #sp={echo_sp(version)}" != old_answer
 
 
 def test_over_stdio_a_revoked_key_is_refused_before_serving(workspace: Workspace) -> None:
@@ -185,12 +152,6 @@ def base_url(django_db_setup: None, django_db_blocker: Any) -> Iterator[str]:
         process.wait(timeout=10)
         log.close()
         os.unlink(log.name)
-
-
-def http_client(base_url: str, raw_key: str, *, name: str = "http-test", mode: str = "auto") -> Client:
-    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {raw_key}"}, timeout=30)
-    transport = streamable_http_client(f"{base_url}/mcp", http_client=http)
-    return Client(transport, client_info=Implementation(name=name, version="1"), mode=mode)
 
 
 def test_over_http_tools_are_listed_and_a_proposal_carries_the_clients_name(

@@ -20,8 +20,8 @@ from agents.services import (
 from aihummer.actors import Actor
 from aihummer.celery import app
 from aihummer.tests.brokers import point_app_at
+from aihummer.tests.factories import PIPELINE
 from workflows.services import workflow_create, workflow_run_start, workflow_run_wait
-from workflows.tests.conftest import PIPELINE
 
 TOKEN = "scrape-token-0123456789abcdef"
 
@@ -171,7 +171,6 @@ def test_a_proposal_and_its_approval_move_the_approval_and_evidence_figures(
     assert value(after, "aihummer_evidence_runs_unfinished", status="queued") == 0
 
 
-@pytest.mark.django_db(transaction=True)
 def test_queue_depth_is_read_from_the_broker(scrape, settings, redis_url, db):
     redis.Redis.from_url(redis_url).flushdb()
     settings.CELERY_BROKER_URL = redis_url

@@ -21,11 +21,8 @@ from aihummer.sso.backend import OidcBackend
 from aihummer.sso.claims import claim_strings, claim_value, roles_from_groups
 from aihummer.sso.services import oidc_user_sync
 from aihummer.sso.tokens import _jwks_client
+from aihummer.tests.sso_helpers import AUDIENCE, CLIENT_ID, ISSUER, KEY, claims_for, sign
 
-ISSUER = "https://idp.example.com/realms/acme"
-AUDIENCE = "https://aihummer.example.com/v1"
-CLIENT_ID = "aihummer-admin"
-KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
 OTHER_KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
 
 
@@ -85,16 +82,6 @@ def test_the_settings_role_names_are_the_membership_roles():
     from aihummer.env import MEMBERSHIP_ROLES
 
     assert list(MEMBERSHIP_ROLES) == Membership.Role.values
-
-
-# --- the person and their roles at each login -----------------------------------------
-def claims_for(sub: str = "u-123", **extra: object) -> dict:
-    return {
-        "sub": sub,
-        "email": "ursula@example.com",
-        "name": "Ursula Franklin",
-        "preferred_username": "ursula",
-    } | extra
 
 
 def test_first_login_creates_a_person_keyed_by_subject_and_later_ones_keep_them_in_sync(workspace):
@@ -182,33 +169,6 @@ def test_the_id_token_is_checked_for_audience_and_issuer(settings):
     for claims, reason in [({"aud": "another-app"}, "Audience doesn't match"), ({"iss": "https://evil"}, "issuer")]:
         with pytest.raises(SuspiciousOperation, match=reason):
             backend._verify_jws(sign({"aud": CLIENT_ID, "iat": int(time.time())} | claims), KEY.public_key())
-
-
-# --- bearer access tokens on the API ----------------------------------------------------
-def sign(claims: dict, *, key: rsa.RSAPrivateKey = KEY, kid: str = "k1", algorithm: str = "RS256") -> str:
-    now = int(time.time())
-    payload = {"iss": ISSUER, "sub": "u-123", "aud": AUDIENCE, "iat": now, "exp": now + 300} | claims
-    return jwt.encode(payload, key, algorithm=algorithm, headers={"kid": kid, "typ": "at+jwt"})
-
-
-@pytest.fixture
-def oidc(settings, httpserver):
-    """OIDC settings whose JWKS endpoint is a real HTTP server publishing KEY as `k1`."""
-    jwk = jwt.algorithms.RSAAlgorithm.to_jwk(KEY.public_key(), as_dict=True) | {"kid": "k1", "alg": "RS256"}
-    httpserver.expect_request("/jwks").respond_with_json({"keys": [jwk]})
-    settings.OIDC_ENABLED = True
-    settings.OIDC_RP_CLIENT_ID = CLIENT_ID
-    settings.OIDC_OP_ISSUER = ISSUER
-    settings.OIDC_OP_JWKS_ENDPOINT = httpserver.url_for("/jwks")
-    settings.OIDC_API_AUDIENCE = AUDIENCE
-    _jwks_client.cache_clear()
-    yield
-    _jwks_client.cache_clear()
-
-
-@pytest.fixture
-def ursula(workspace) -> User:
-    return oidc_user_sync(issuer=ISSUER, claims=claims_for(groups=["aihummer:acme:reviewer"]))
 
 
 def get_me(client, token: str):

@@ -4,9 +4,7 @@ provider, decides a proposal, calls the API with the access token the provider
 issued, has their session renewed silently, logs out of both, loses the group at
 the provider and finds the role gone at their next login."""
 
-import os
 import re
-import shutil
 import time
 from importlib import import_module
 
@@ -14,7 +12,7 @@ import jwt
 import pytest
 import requests
 from django.conf import settings as django_settings
-from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 from agents.models import PromptVersion
 from agents.services import agent_create, preset_create, prompt_version_propose
@@ -22,17 +20,6 @@ from aihummer.actors import Actor
 from aihummer.models import Membership, OidcIdentity
 from aihummer.tests.sso_provider import OidcTestProvider
 
-# Playwright's sync API runs an event loop in this thread; the test also uses the ORM.
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 TIMEOUT_MS = 10_000
 URSULA = {
     "email": "ursula@example.com",
@@ -41,17 +28,6 @@ URSULA = {
     "preferred_username": "ursula",
     "groups": ["staff", "aihummer:acme:reviewer"],
 }
-
-
-@pytest.fixture(scope="module")
-def browser() -> Browser:
-    executable = shutil.which("chromium")
-    if executable is None:
-        pytest.fail("Chromium is not installed: `make test` installs it (bin/ensure-browser).")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture

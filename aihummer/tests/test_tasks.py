@@ -1,27 +1,17 @@
 """`enqueue`: inline without a broker, through Redis to a real worker with one."""
 
-import time
-
 import pytest
 from celery import shared_task
 from django.db import transaction
 
 from aihummer.models import Workspace
 from aihummer.tasks import enqueue
+from aihummer.tests.waiting import published_tasks, wait_until
 
 
 @shared_task(name="aihummer.tests.workspace_create_for_test")
 def workspace_create_for_test(slug: str) -> None:
     Workspace.objects.create(slug=slug, name=slug)
-
-
-def wait_for(condition, seconds: float = 10.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 @pytest.mark.django_db(transaction=True)
@@ -37,12 +27,12 @@ def test_without_a_broker_enqueue_runs_inline_after_commit(settings):
 
 @pytest.mark.django_db(transaction=True)
 def test_with_a_broker_enqueue_reaches_a_real_worker_after_commit(worker_on_redis):
-    with transaction.atomic():
+    with published_tasks() as sent, transaction.atomic():
         enqueue(workspace_create_for_test, "via-worker")
-        time.sleep(0.3)
-        assert not Workspace.objects.filter(slug="via-worker").exists()
+        assert sent == []  # not before commit
 
-    assert wait_for(lambda: Workspace.objects.filter(slug="via-worker").exists())
+    assert sent == [("aihummer.tests.workspace_create_for_test", ("via-worker",))]
+    wait_until(lambda: Workspace.objects.filter(slug="via-worker").exists(), what="the worker's row")
 
 
 @pytest.mark.django_db(transaction=True)

@@ -25,9 +25,17 @@ from agents.services import agent_create, preset_create
 from aihummer.actors import Actor
 from aihummer.models import User, Workspace
 from aihummer.services import api_key_create
-from aihummer.tests.mcp_helpers import call_tools, error, ok, with_client
+from aihummer.tests.mcp_helpers import (
+    SERVER_START_SECONDS,
+    call_tools,
+    error,
+    http_client,
+    in_thread,
+    ok,
+    server_env,
+    with_client,
+)
 from aihummer.tests.ports import free_port
-from aihummer.tests.test_mcp import SERVER_START_SECONDS, http_client, in_thread, server_env
 from workflows.models import Workflow, WorkflowRun
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -17,15 +17,11 @@ from agents.services import agent_create, preset_create
 from aihummer.actors import Actor
 from aihummer.mcp import build_server
 from aihummer.models import User, Workspace
-from aihummer.services import api_key_create
+from aihummer.tests.factories import make_key
 from aihummer.tests.mcp_helpers import call_tool, call_tools, error, ok, with_client
 from workflows.models import Workflow, WorkflowRun
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def make_key(workspace: Workspace, name: str, scopes: str) -> str:
-    return api_key_create(workspace=workspace, name=name, scopes=scopes, owner=None, actor=Actor.for_operator())[1]
 
 
 @pytest.fixture
@@ -42,7 +38,7 @@ def real(workspace: Workspace, ada: User) -> dict:
 
 @pytest.fixture
 def write_key(workspace: Workspace) -> str:
-    return make_key(workspace, "bot", "read,write")
+    return make_key(workspace, "bot", "read,write")[1]
 
 
 def test_a_sandbox_preset_and_agent_are_created_hidden_and_inactive(real: dict, write_key: str) -> None:
@@ -160,7 +156,7 @@ def test_sandbox_agent_errors_name_the_parameter(real: dict, write_key: str, oth
 def test_a_read_only_key_may_not_build_a_sandbox(real: dict, workspace: Workspace) -> None:
     body = error(
         call_tool(
-            make_key(workspace, "reader", "read"),
+            make_key(workspace, "reader", "read")[1],
             "create_sandbox_preset",
             key="sb",
             name="N",
@@ -264,7 +260,7 @@ def test_update_and_delete_a_workflow(sandbox_agents: None, write_key: str) -> N
 
 
 def test_listing_sandbox_workflows_needs_the_sandbox_right(real: dict, workspace: Workspace) -> None:
-    reader = make_key(workspace, "reader", "read")
+    reader = make_key(workspace, "reader", "read")[1]
     listed, with_sandbox = call_tools(reader, ("list_workflows", {}), ("list_workflows", {"includeSandbox": True}))
 
     assert ok(listed)["workflows"] == []

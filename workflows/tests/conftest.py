@@ -1,31 +1,19 @@
 """Fixtures of the workflows tests: an echo preset, a reader and a critic, and the
-seed's two-step pipeline (personas come from the root conftest)."""
+seed's two-step pipeline (personas come from the root conftest, builders from
+`aihummer.tests.factories`)."""
 
 from __future__ import annotations
 
 import pytest
 
 from agents.models import Agent, Preset
-from agents.services import agent_create, credential_create, preset_create
+from agents.services import preset_create
 from aihummer.actors import Actor
 from aihummer.models import User, Workspace
+from aihummer.tests.factories import PIPELINE, make_agent, openai_preset
 from workflows.models import Workflow
 from workflows.services import workflow_create
 from workflows.tests.fake_openai import FakeOpenAI
-
-PIPELINE = {
-    "version": 1,
-    "steps": [
-        {"name": "lecture", "agent_name": "lecteur", "input_mapping": {}, "output_key": "resume"},
-        {
-            "name": "critique",
-            "agent_name": "critique",
-            "input_mapping": {"text": "$.steps.lecture.output.answer"},
-            "output_key": "evaluation",
-        },
-    ],
-    "outputs": {"final": "$.steps.critique.output.answer"},
-}
 
 
 @pytest.fixture
@@ -43,18 +31,6 @@ def echo_preset(workspace: Workspace, operator: Actor) -> Preset:
         provider_name="echo",
         model="echo-1",
         is_active=True,
-    )
-
-
-def make_agent(workspace: Workspace, key: str, prompt: str, preset: Preset | None = None, **extra: object) -> Agent:
-    return agent_create(
-        workspace=workspace,
-        actor=Actor.for_operator(name="tests"),
-        key=key,
-        name=key.title(),
-        preset=preset,
-        snapshot={"system_prompt": prompt},
-        **extra,
     )
 
 
@@ -89,18 +65,4 @@ def slow_server():
 
 @pytest.fixture
 def slow_preset(workspace: Workspace, operator: Actor, slow_server: FakeOpenAI) -> Preset:
-    return fake_preset(workspace, operator, slow_server)
-
-
-def fake_preset(workspace: Workspace, operator: Actor, server: FakeOpenAI, key: str = "slow") -> Preset:
-    credential = credential_create(workspace=workspace, actor=operator, key=f"{key}-key", secret="sk-fake-0123456789")
-    return preset_create(
-        workspace=workspace,
-        actor=operator,
-        key=key,
-        name=key.title(),
-        provider_name="openai",
-        base_url=server.base_url,
-        model="fake-model",
-        credential=credential,
-    )
+    return openai_preset(workspace, slow_server, by=operator)

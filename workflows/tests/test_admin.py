@@ -9,9 +9,9 @@ import json
 import pytest
 from django.urls import reverse
 
+from aihummer.tests.factories import PIPELINE, make_agent
 from workflows.models import Workflow, WorkflowRun
 from workflows.services import workflow_create, workflow_run_start
-from workflows.tests.conftest import PIPELINE, make_agent
 
 pytestmark = pytest.mark.django_db
 

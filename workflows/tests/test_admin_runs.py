@@ -13,9 +13,9 @@ from django.utils.html import escape
 
 from agents.models import PromptVersion
 from aihummer.actors import Actor
+from aihummer.tests.factories import make_agent
 from workflows.models import StepRun, Workflow, WorkflowRun
 from workflows.services import workflow_create, workflow_run_start
-from workflows.tests.conftest import make_agent
 
 pytestmark = pytest.mark.django_db
 

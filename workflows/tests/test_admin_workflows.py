@@ -10,9 +10,9 @@ import pytest
 from django.urls import reverse
 from django.utils.html import escape
 
+from aihummer.tests.factories import PIPELINE
 from workflows.models import WorkflowRun
 from workflows.services import workflow_update
-from workflows.tests.conftest import PIPELINE
 
 pytestmark = pytest.mark.django_db
 

@@ -8,9 +8,9 @@ from rest_framework.test import APIClient
 
 from aihummer.actors import Actor
 from aihummer.services import api_key_create
+from aihummer.tests.factories import PIPELINE
 from workflows.models import WorkflowRun
 from workflows.services import workflow_run_start
-from workflows.tests.conftest import PIPELINE
 
 
 @pytest.fixture

@@ -9,43 +9,20 @@ its time, so the page is seen running first."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from io import StringIO
 
 import pytest
 from django.core.management import call_command
-from playwright.sync_api import Browser, expect, sync_playwright
+from playwright.sync_api import expect
 
 from agents.services import preset_activate
 from aihummer.models import Workspace
+from aihummer.tests.browser import admin_log_in
+from aihummer.tests.factories import openai_preset
 from workflows.models import StepRun, Workflow, WorkflowRun
-from workflows.tests.conftest import fake_preset
 from workflows.tests.fake_openai import FakeOpenAI
 
-# Playwright's sync API runs an event loop in this thread; the test also uses the ORM.
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 STEP_SECONDS = 1.5
-
-
-@pytest.fixture(scope="module")
-def browser() -> Browser:
-    executable = shutil.which("chromium")
-    if executable is None:
-        pytest.fail("Chromium is not installed: `make test` installs it (bin/ensure-browser).")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture
@@ -55,19 +32,14 @@ def demo(settings, tmp_path, operator):
     call_command("seed_demo", stdout=StringIO())
     workspace = Workspace.objects.get(slug="demo")
     with FakeOpenAI(delay=STEP_SECONDS) as server:
-        preset_activate(preset=fake_preset(workspace, operator, server), actor=operator)
+        preset_activate(preset=openai_preset(workspace, server, by=operator), actor=operator)
         yield json.loads((tmp_path / "var" / "demo-logins.json").read_text())
 
 
 @pytest.mark.django_db(transaction=True)
 def test_an_editor_starts_the_demo_pipeline_and_watches_it_complete(live_server, browser, worker_on_redis, demo):
     workflow = Workflow.objects.get(key="lecture-critique")
-    page = browser.new_context(base_url=live_server.url).new_page()
-    page.set_default_timeout(30_000)
-    page.goto("/admin/login/")
-    page.fill("#id_username", "alice")
-    page.fill("#id_password", demo["alice"])
-    page.click("input[type=submit]")
+    page = admin_log_in(browser, live_server.url, "alice", password=demo["alice"])
     expect(page.locator("#aih-index-runs")).to_contain_text("No run is running.")
 
     page.goto(f"/admin/workflows/workflow/{workflow.pk}/change/")

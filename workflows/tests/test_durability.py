@@ -16,6 +16,8 @@ from django.utils import timezone
 from agents.models import AgentTurn
 from aihummer.actors import Actor
 from aihummer.exceptions import ApplicationError, NotFound
+from aihummer.tests.factories import make_agent, openai_preset
+from aihummer.tests.waiting import published_tasks, wait_until
 from workflows.execution import workflow_runs_revive, workflow_step_run
 from workflows.models import StepRun, WorkflowRun
 from workflows.services import (
@@ -26,7 +28,6 @@ from workflows.services import (
     workflow_run_wait,
 )
 from workflows.store import step_claim
-from workflows.tests.conftest import fake_preset, make_agent
 from workflows.tests.fake_openai import FakeOpenAI
 
 
@@ -47,18 +48,22 @@ def linear(workspace, operator, agent_key: str, key: str = "linear", n: int = 3,
 def test_cancel_lets_the_running_step_finish_and_starts_no_other(
     worker_on_redis, workspace, operator, slow_preset
 ) -> None:
+    from celery.signals import task_postrun
+
     make_agent(workspace, "slow", "Slow.", preset=slow_preset)
-    run = workflow_run_start(workflow=linear(workspace, operator, "slow"), actor=operator, message="go")
-    deadline = time.monotonic() + 20
-    while not StepRun.objects.filter(run=run, name="s1", status="running").exists():
-        assert time.monotonic() < deadline, "s1 never started"
-        time.sleep(0.02)
-    cancelled = workflow_run_cancel(run=run, actor=operator)
-    assert (cancelled.status, cancelled.error) == ("cancelled", "Cancelled by cli:tests.")
-    while StepRun.objects.filter(run=run, name="s1", status="running").exists():
-        assert time.monotonic() < deadline, "s1 never finished"
-        time.sleep(0.05)
-    time.sleep(0.3)  # time enough for a wrongly dispatched s2 to be claimed
+    ended = []
+    task_postrun.connect(record := lambda args=(), **kwargs: ended.append(tuple(args)), weak=False)
+    try:
+        with published_tasks() as sent:
+            run = workflow_run_start(workflow=linear(workspace, operator, "slow"), actor=operator, message="go")
+            wait_until(lambda: StepRun.objects.filter(run=run, name="s1", status="running").exists(), what="s1 running")
+            cancelled = workflow_run_cancel(run=run, actor=operator)
+            assert (cancelled.status, cancelled.error) == ("cancelled", "Cancelled by cli:tests.")
+            # The task that ran s1 has ended: whatever it would have sent or run next, it has.
+            wait_until(lambda: (str(run.pk), "s1") in ended, what="the end of s1's task")
+    finally:
+        task_postrun.disconnect(record)
+    assert [args for _, args in sent] == [(str(run.pk), "s1")]
     run.refresh_from_db()
     steps = steps_of(run)
     assert run.status == "cancelled"
@@ -87,7 +92,7 @@ def test_cancel_and_resume_check_rights_and_workspace(pipeline, operator, vic, c
 def test_resume_runs_failed_and_unstarted_steps_again_on_the_same_rows(workspace, operator, settings) -> None:
     settings.AIHUMMER_PROVIDER_MAX_RETRIES = 0
     with FakeOpenAI(fail_first=1) as server:
-        make_agent(workspace, "flaky", "Flaky.", preset=fake_preset(workspace, operator, server))
+        make_agent(workspace, "flaky", "Flaky.", preset=openai_preset(workspace, server, by=operator))
         run = workflow_run_start(workflow=linear(workspace, operator, "flaky", n=2), actor=operator, message="x")
         run.refresh_from_db()
         assert run.status == "failed"
@@ -121,7 +126,7 @@ def test_cancel_run_command(pipeline, operator) -> None:
 @pytest.mark.django_db(transaction=True)
 def test_a_step_that_outlives_its_timeout_fails(workspace, operator) -> None:
     with FakeOpenAI(delay=3.0) as server:
-        make_agent(workspace, "sleepy", "Sleepy.", preset=fake_preset(workspace, operator, server))
+        make_agent(workspace, "sleepy", "Sleepy.", preset=openai_preset(workspace, server, by=operator))
         workflow = linear(workspace, operator, "sleepy", n=1, timeout_seconds=1)
         started = time.monotonic()
         run = workflow_run_start(workflow=workflow, actor=operator, message="go")
@@ -139,7 +144,7 @@ def test_a_timed_out_steps_turn_has_ended_before_it_is_retried(workspace, operat
     settings.AIHUMMER_PROVIDER_MAX_RETRIES = 0  # one request per turn: the provider's count is the turns'
     settings.AIHUMMER_STEP_RETRY_BACKOFF_SEC = 0.1
     with FakeOpenAI(delay=2.5) as server:
-        make_agent(workspace, "sleepy", "Sleepy.", preset=fake_preset(workspace, operator, server))
+        make_agent(workspace, "sleepy", "Sleepy.", preset=openai_preset(workspace, server, by=operator))
         workflow = linear(workspace, operator, "sleepy", n=1, timeout_seconds=1, retries=1)
         run = workflow_run_start(workflow=workflow, actor=operator, message="go")
         requests_when_the_run_ended = len(server.bodies)
@@ -176,7 +181,7 @@ def test_a_transient_failure_is_retried_with_backoff_then_succeeds(workspace, op
     settings.AIHUMMER_PROVIDER_MAX_RETRIES = 0  # the SDK's own retries off: the step retries
     settings.AIHUMMER_STEP_RETRY_BACKOFF_SEC = 0.2
     with FakeOpenAI(fail_first=1) as server:
-        make_agent(workspace, "flaky", "Flaky.", preset=fake_preset(workspace, operator, server))
+        make_agent(workspace, "flaky", "Flaky.", preset=openai_preset(workspace, server, by=operator))
         started = time.monotonic()
         run = workflow_run_start(
             workflow=linear(workspace, operator, "flaky", n=1, retries=2), actor=operator, message="x"
@@ -208,7 +213,7 @@ def test_a_permanent_failure_is_not_retried(pipeline, operator) -> None:
 def test_a_run_past_its_wall_clock_limit_starts_no_further_step(workspace, operator, settings) -> None:
     settings.AIHUMMER_RUN_TIMEOUT_SEC = 1
     with FakeOpenAI(delay=0.6) as server:
-        make_agent(workspace, "slowish", "Slow.", preset=fake_preset(workspace, operator, server))
+        make_agent(workspace, "slowish", "Slow.", preset=openai_preset(workspace, server, by=operator))
         run = workflow_run_start(workflow=linear(workspace, operator, "slowish"), actor=operator, message="go")
     run.refresh_from_db()
     steps = [steps_of(run)[name] for name in ("s1", "s2", "s3")]

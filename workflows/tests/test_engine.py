@@ -7,6 +7,7 @@ import copy
 
 import pytest
 
+from aihummer.tests.factories import PIPELINE
 from workflows.engine import (
     DefinitionError,
     Literal,
@@ -21,7 +22,6 @@ from workflows.engine import (
     step_message,
     step_output,
 )
-from workflows.tests.conftest import PIPELINE
 
 AGENTS = {"lecteur": "", "critique": "", "off": "agent 'off' is disabled; enable it or name another."}
 

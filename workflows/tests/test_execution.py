@@ -12,11 +12,11 @@ from agents.runtime import agent_turn_run
 from agents.services import agent_update
 from aihummer import db
 from aihummer.actors import Actor
+from aihummer.tests.factories import make_agent
 from workflows import store
 from workflows.execution import workflow_step_run
 from workflows.models import StepRun, WorkflowRun
 from workflows.services import workflow_create, workflow_run_start, workflow_update
-from workflows.tests.conftest import make_agent
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -10,6 +10,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 
 from aihummer.actors import Actor
 from aihummer.exceptions import ApplicationError, NotFound
+from aihummer.tests.factories import PIPELINE, make_agent
 from workflows.models import StepRun, Workflow, WorkflowRun
 from workflows.services import (
     workflow_create,
@@ -20,7 +21,6 @@ from workflows.services import (
     workflow_run_wait,
     workflow_update,
 )
-from workflows.tests.conftest import PIPELINE, make_agent
 
 pytestmark = pytest.mark.django_db
 
@@ -198,6 +198,6 @@ def test_an_agent_a_workflow_runs_is_a_dependent_of_its_deletion(pipeline, criti
     with pytest.raises(ApplicationError) as caught:
         agent_delete(agent=critic, actor=operator)
     assert caught.value.message == (
-        "Agent 'critique' is used: workflow 'pipeline' runs it in step critique. Delete with force to proceed."
+        "Agent 'critique' is in use: workflow 'pipeline' runs it in step critique. Delete with force to proceed."
     )
     assert agent_delete(agent=critic, actor=operator, force=True) == ["workflow 'pipeline' runs it in step critique"]

@@ -8,9 +8,9 @@ import time
 
 import pytest
 
+from aihummer.tests.factories import make_agent, openai_preset
 from workflows.models import StepRun
 from workflows.services import workflow_create, workflow_run_start, workflow_run_wait
-from workflows.tests.conftest import make_agent
 
 pytestmark = pytest.mark.django_db(transaction=True)
 WAIT = 30
@@ -73,12 +73,11 @@ def test_a_fan_in_runs_its_parallel_steps_at_the_same_time(worker_on_redis, work
 
 def test_the_heartbeat_keeps_a_long_step_leased(worker_on_redis, workspace, operator, settings) -> None:
     from workflows.execution import workflow_runs_revive
-    from workflows.tests.conftest import fake_preset
     from workflows.tests.fake_openai import FakeOpenAI
 
     settings.AIHUMMER_STEP_LEASE_SEC = 1  # renewed every 1/3 s; the model takes 2 s
     with FakeOpenAI(delay=2.0) as server:
-        make_agent(workspace, "long", "Long.", preset=fake_preset(workspace, operator, server))
+        make_agent(workspace, "long", "Long.", preset=openai_preset(workspace, server, by=operator))
         definition = {"version": 1, "steps": [{"name": "long", "agent_name": "long"}]}
         workflow = workflow_create(workspace=workspace, actor=operator, key="long", name="Long", definition=definition)
         run = workflow_run_start(workflow=workflow, actor=operator, message="go")
@@ -141,12 +140,11 @@ def test_one_heartbeat_keeps_every_step_of_a_worker_leased(worker_on_redis, work
     import threading
 
     from workflows.execution import workflow_runs_revive
-    from workflows.tests.conftest import fake_preset
     from workflows.tests.fake_openai import FakeOpenAI
 
     settings.AIHUMMER_STEP_LEASE_SEC = 1  # renewed every 1/3 s; the model takes 2 s
     with FakeOpenAI(delay=2.0) as server:
-        make_agent(workspace, "long", "Long.", preset=fake_preset(workspace, operator, server))
+        make_agent(workspace, "long", "Long.", preset=openai_preset(workspace, server, by=operator))
         steps = [{"name": name, "agent_name": "long", "depends_on": []} for name in ("a", "b")]
         workflow = workflow_create(
             workspace=workspace, actor=operator, key="two", name="Two", definition={"version": 1, "steps": steps}

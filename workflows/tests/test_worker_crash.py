@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -16,9 +15,10 @@ from django.db import connection
 
 from agents.models import AgentTurn
 from aihummer.tests.brokers import point_app_at
+from aihummer.tests.factories import make_agent, openai_preset
+from aihummer.tests.waiting import wait_until
 from workflows.models import StepRun
 from workflows.services import workflow_create, workflow_run_start, workflow_run_wait
-from workflows.tests.conftest import fake_preset, make_agent
 from workflows.tests.fake_openai import FakeOpenAI
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -86,7 +86,7 @@ class Workers:
 def test_a_step_killed_with_its_worker_runs_again_and_the_run_completes(broker, workspace, operator, tmp_path) -> None:
     workers = Workers(broker, tmp_path)
     with FakeOpenAI(delay=2.0) as server:
-        preset = fake_preset(workspace, operator, server)
+        preset = openai_preset(workspace, server, by=operator)
         for key in ("one", "two", "three"):
             make_agent(workspace, key, f"Step {key}.", preset=preset)
         definition = {
@@ -99,14 +99,15 @@ def test_a_step_killed_with_its_worker_runs_again_and_the_run_completes(broker, 
         try:
             first = workers.start(lease=3)
             run = workflow_run_start(workflow=workflow, actor=operator, message="go")
-            deadline = time.monotonic() + 90  # a worker process boots in seconds, or a minute on a loaded machine
-            while not StepRun.objects.filter(run=run, status="running").exists():
-                assert time.monotonic() < deadline, (tmp_path / "worker-0.log").read_text()
-                time.sleep(0.05)
+            # A worker process boots in seconds, or a minute on a loaded machine.
+            wait_until(lambda: StepRun.objects.filter(run=run, status="running").exists(), seconds=90, what="a step")
             killed = StepRun.objects.get(run=run, status="running")
-            time.sleep(0.3)  # mid-call: the server answers after 2 s
+            # Mid-call: the server has the step's request and answers it 2 s later.
+            wait_until(lambda: len(server.bodies) > len(server.calls), what="the step's model call")
             workers.kill(first)
-            workers.start(lease=2, beat=True)
+            # The killed step's lease is the first worker's (3 s). This one's own leases are long:
+            # on a loaded machine a heartbeat late by 2 s gave its step away again (attempts 3).
+            workers.start(lease=10, beat=True)
             run = workflow_run_wait(run=run, timeout=45)
         finally:
             workers.stop_all()

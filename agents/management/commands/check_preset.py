@@ -3,10 +3,10 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from agents.models import Preset
 from agents.runtime.preset_check import preset_check
+from agents.selectors import preset_get_by_key
 from aihummer.actors import Actor
-from aihummer.management import workspace_or_error
+from aihummer.management import by_key_or_error, workspace_or_error
 
 
 class Command(BaseCommand):
@@ -18,13 +18,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: object, **options: object) -> None:
         workspace = workspace_or_error(options["workspace"])
-        preset = (
-            Preset.objects.select_related("credential", "workspace")
-            .filter(workspace=workspace, key=options["preset"])
-            .first()
-        )
-        if preset is None:
-            raise CommandError(f"No preset '{options['preset']}' in workspace '{workspace.slug}'.")
+        preset = by_key_or_error(preset_get_by_key, workspace=workspace, key=options["preset"], noun="preset")
         try:
             result = preset_check(preset=preset, actor=Actor.for_operator())
         except PermissionDenied as exc:

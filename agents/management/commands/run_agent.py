@@ -5,40 +5,25 @@ import json
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from agents.models import Agent, DebugLog, PromptVersion
+from agents.management import add_agent_arguments, agent_version_or_error
+from agents.models import DebugLog
 from agents.runtime import agent_turn_run
 from aihummer.actors import Actor
-from aihummer.management import workspace_or_error
 
 
 class Command(BaseCommand):
     help = "Run one turn of an agent (its live version, or --version N) and print the answer, usage and cost."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("workspace", help="workspace slug")
-        parser.add_argument("agent", help="agent key")
+        add_agent_arguments(parser)
         parser.add_argument("message")
-        # `--version` here is a prompt version: replace Django's own --version flag.
-        parser.conflict_handler = parser._optionals.conflict_handler = "resolve"
-        parser.add_argument("--version", type=int, help="run this version number instead of the live one")
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def handle(self, *args: object, **options: object) -> None:
-        workspace = workspace_or_error(options["workspace"])
-        agent = (
-            Agent.objects.select_related("live_version", "preset")
-            .filter(workspace=workspace, key=options["agent"])
-            .first()
-        )
-        if agent is None:
-            raise CommandError(f"No agent '{options['agent']}' in workspace '{workspace.slug}'.")
-        version = None
-        if options["version"] is not None:
-            version = PromptVersion.objects.filter(agent=agent, number=options["version"]).first()
-            if version is None:
-                raise CommandError(f"Agent '{agent.key}' has no version {options['version']}.")
+        actor = Actor.for_operator()
+        agent, version = agent_version_or_error(options, actor=actor)
         try:
-            turn = agent_turn_run(agent=agent, message=options["message"], actor=Actor.for_operator(), version=version)
+            turn = agent_turn_run(agent=agent, message=options["message"], actor=actor, version=version)
         except (ValidationError, PermissionDenied) as exc:
             raise CommandError("; ".join(getattr(exc, "messages", [str(exc)]))) from exc
         last_log = DebugLog.all_objects.filter(turn=turn).order_by("-sequence").first()

@@ -4,10 +4,10 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from agents.management import add_agent_arguments, agent_version_or_error
 from agents.models import Agent, AgentTestCase, PromptVersion
 from agents.runtime.evidence import CaseOutcome, cases_run
 from aihummer.actors import Actor
-from aihummer.management import workspace_or_error
 
 
 class Command(BaseCommand):
@@ -17,34 +17,17 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("workspace", help="workspace slug")
-        parser.add_argument("agent", help="agent key")
-        # `--version` here is a prompt version: replace Django's own --version flag.
-        parser.conflict_handler = parser._optionals.conflict_handler = "resolve"
-        parser.add_argument("--version", type=int, help="run this version number instead of the live one")
+        add_agent_arguments(parser)
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def handle(self, *args: object, **options: object) -> None:
-        workspace = workspace_or_error(options["workspace"])
-        # all_objects: sandbox agents may carry test cases too, and the operator sees them.
-        agent = (
-            Agent.all_objects.select_related("live_version", "workspace")
-            .filter(workspace=workspace, key=options["agent"])
-            .first()
-        )
-        if agent is None:
-            raise CommandError(f"No agent '{options['agent']}' in workspace '{workspace.slug}'.")
-        version = agent.live_version
-        if options["version"] is not None:
-            version = PromptVersion.all_objects.filter(agent=agent, number=options["version"]).first()
-            if version is None:
-                raise CommandError(f"Agent '{agent.key}' has no version {options['version']}.")
+        actor = Actor.for_operator(name="run_test_cases")
+        agent, version = agent_version_or_error(options, actor=actor)
+        version = version or agent.live_version
         cases = list(AgentTestCase.objects.filter(agent=agent, is_active=True).order_by("name"))
         if not cases:
             raise CommandError(f"Agent '{agent.key}' has no active test case.")
-        outcomes = cases_run(
-            agent=agent, pairs=[(case, version) for case in cases], actor=Actor.for_operator(name="run_test_cases")
-        )
+        outcomes = cases_run(agent=agent, pairs=[(case, version) for case in cases], actor=actor)
         failed = [outcome.case.name for outcome in outcomes if not outcome.passed]
         if options["json"]:
             self.stdout.write(json.dumps(_as_json(agent, version, outcomes), ensure_ascii=False))

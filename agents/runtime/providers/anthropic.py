@@ -42,9 +42,9 @@ import anthropic
 from anthropic.types import Message as AnthropicMessage
 
 from agents import catalog
-from agents.runtime.providers import kind_for_status, max_retries, provider_error, require_api_key, timeout_error
 from agents.runtime.providers.base import Message, ModelRequest, ModelResponse, ProviderError, ToolCall, Usage
 from agents.runtime.providers.clients import ClientCache
+from agents.runtime.providers.common import kind_for_status, max_retries, provider_error, require_api_key, timeout_error
 from agents.runtime.providers.deadline import Deadline, DeadlineClient, DeadlineExceeded, bounded_by
 
 DEFAULT_MAX_TOKENS = 4096

@@ -43,9 +43,9 @@ from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
 
-from agents.runtime.providers import kind_for_status, max_retries, provider_error, require_api_key, timeout_error
 from agents.runtime.providers.base import Message, ModelRequest, ModelResponse, ProviderError, ToolCall, Usage
 from agents.runtime.providers.clients import ClientCache
+from agents.runtime.providers.common import kind_for_status, max_retries, provider_error, require_api_key, timeout_error
 from agents.runtime.providers.deadline import Deadline, DeadlineExceeded, backoff, retry_until
 
 GENERATED_ID_PREFIX = "gemini-call-"

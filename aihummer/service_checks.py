@@ -1,5 +1,6 @@
-"""Checks every agents service shares: key uniqueness (sandbox rows included), checked
-saves, workspace and sandbox references, the write right, visibility."""
+"""Checks every app's services share: key uniqueness (sandbox rows included), checked
+saves, workspace and sandbox references, the write right, visibility, and the one
+delete-with-dependents."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, models, transaction
 
 from aihummer.actors import Actor, Verb
-from aihummer.exceptions import NotFound
+from aihummer.exceptions import ApplicationError, NotFound
 from aihummer.history import stamp
 from aihummer.models import Workspace
 
@@ -47,21 +48,6 @@ def sandbox_cleanup_hint(actor: Actor, workspace: Workspace) -> str:
     if actor.surface == "mcp":
         return "the cleanup_sandbox tool"
     return f"`manage.py sandbox_cleanup --workspace {workspace.slug}`"
-
-
-def require_registered_tools(snapshot: dict) -> None:
-    """A new agent names only tools the runtime has (REST offers them as choices, the
-    admin as checkboxes; a program's comma-separated list is checked here)."""
-    from agents.runtime.tools import REGISTRY  # the runtime imports services, not the reverse
-
-    unknown = [name for name in snapshot["allowed_tool_names"] if name not in REGISTRY]
-    if unknown:
-        raise ValidationError(
-            {
-                "allowed_tool_names": f"Unknown tool {', '.join(map(repr, unknown))}; the tools are: "
-                f"{', '.join(sorted(REGISTRY))}."
-            }
-        )
 
 
 def save_checked(instance: models.Model, *, actor: Actor, reason: str, noun: str, **save_kwargs: object) -> None:
@@ -115,3 +101,38 @@ def name_dependents(rows: list[tuple[str, bool]], *, actor: Actor | None, worksp
     hidden = sum(1 for _, is_sandbox in rows if is_sandbox)
     named = [label for label, is_sandbox in rows if not is_sandbox]
     return named + ([f"{hidden} sandbox {noun}{'s' if hidden > 1 else ''}"] if hidden else [])
+
+
+def deletion_refusal(instance: models.Model, *, noun: str, dependents: list[str]) -> str | None:
+    """Why `instance` may not simply be deleted (built in, or used by `dependents`), or
+    None; the admin's delete page and the services say it in the same words."""
+    if getattr(instance, "is_builtin", False):
+        return f"{noun.capitalize()} '{instance.key}' is built in and cannot be deleted; disable it instead."
+    if dependents:
+        return f"{noun.capitalize()} '{instance.key}' is in use: {'; '.join(dependents)}."
+    return None
+
+
+def delete_with_dependents(
+    instance: models.Model,
+    *,
+    actor: Actor,
+    noun: str,
+    dependents: list[str],
+    force: bool = False,
+    forced: str | None = "proceed",
+) -> list[str]:
+    """Delete `instance`, history stamped; refused when built in, and when it has
+    `dependents` unless `force` (`forced` says what force does; None: it may never be
+    forced). Returns the dependents it had. The caller detaches them first, in the same
+    transaction, when forcing leaves them behind."""
+    built_in = getattr(instance, "is_builtin", False)
+    if built_in or (dependents and not (force and forced)):
+        refusal = deletion_refusal(instance, noun=noun, dependents=dependents) or ""
+        if forced and not built_in:
+            refusal += f" Delete with force to {forced}."
+        raise ApplicationError(refusal, extra={"dependents": dependents} if dependents else None)
+    with transaction.atomic():
+        stamp(instance, actor=actor, reason="deleted")
+        instance.delete()
+    return dependents

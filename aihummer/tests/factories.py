@@ -1,0 +1,93 @@
+"""Builders the apps' tests share: plain functions over the services (so every row a
+test makes went through the rules), named for what they make. Personas and fixtures
+stay in the conftests; a test module never imports another test module."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import TYPE_CHECKING
+
+from django.utils import timezone
+
+from agents.models import Agent, Preset, PromptVersion
+from agents.rendering import render_system_prompt
+from agents.services import agent_create, credential_create, preset_create
+from aihummer.actors import Actor
+from aihummer.models import ApiKey, User, Workspace
+from aihummer.services import api_key_create
+from workflows.demo import PIPELINE as DEMO_PIPELINE
+
+if TYPE_CHECKING:
+    from workflows.tests.fake_openai import FakeOpenAI
+
+# The writer most agents tests talk to; `prompt=` replaces it with a plain system prompt.
+WRITER_PROFILE = {
+    "identity": {"name": "Camille", "role": "Writer", "persona": "Curious and precise."},
+    "sections": [{"key": "method", "title": "Method", "body": "Plan first."}],
+    "onboarding": "Introduce yourself once.",
+}
+# The seed's two-step pipeline, `lecteur` then `critique`: the demo's, without its description.
+PIPELINE = {key: value for key, value in DEMO_PIPELINE.items() if key != "description"}
+
+
+def actor_for(by: User | Actor | None) -> Actor:
+    """A person as an actor; None: the operator (named `tests`)."""
+    if by is None:
+        return Actor.for_operator(name="tests")
+    return by if isinstance(by, Actor) else Actor.for_user(by)
+
+
+def make_agent(
+    workspace: Workspace,
+    key: str,
+    prompt: str = "",
+    *,
+    by: User | Actor | None = None,
+    preset: Preset | None = None,
+    is_sandbox: bool = False,
+    **snapshot: object,
+) -> Agent:
+    """Agent `key`, named after it, version 1 live: told `prompt` as its system prompt,
+    else `WRITER_PROFILE`, with any snapshot field given (`allowed_tool_names=`,
+    `runtime_policy=`, `identity=`…) over it."""
+    base = {"system_prompt": prompt} if prompt else WRITER_PROFILE
+    return agent_create(
+        workspace=workspace,
+        actor=actor_for(by),
+        key=key,
+        name=key.title(),
+        preset=preset,
+        snapshot={**base, **snapshot},
+        is_sandbox=is_sandbox,
+    )
+
+
+def make_key(
+    workspace: Workspace, name: str, scopes: str, *, owner: User | None = None, by: User | Actor | None = None
+) -> tuple[ApiKey, str]:
+    """A new API key of `workspace` and its raw `ahk_…` value."""
+    return api_key_create(workspace=workspace, name=name, scopes=scopes, owner=owner, actor=actor_for(by))
+
+
+def openai_preset(workspace: Workspace, server: FakeOpenAI, *, key: str = "slow", by: Actor | None = None) -> Preset:
+    """A preset sending to the local OpenAI-protocol `server`, with a credential of its own."""
+    actor = actor_for(by)
+    credential = credential_create(workspace=workspace, actor=actor, key=f"{key}-key", secret="sk-fake-0123456789")
+    return preset_create(
+        workspace=workspace,
+        actor=actor,
+        key=key,
+        name=key.title(),
+        provider_name="openai",
+        base_url=server.base_url,
+        model="fake-model",
+        credential=credential,
+    )
+
+
+def echo_sp(what: PromptVersion | dict) -> str:
+    """The `#sp=` the echo provider answers with when this version (or snapshot) runs
+    today on a first turn: the hash of the rendered system prompt."""
+    snapshot = what.snapshot if isinstance(what, PromptVersion) else what
+    rendered = render_system_prompt(snapshot, first_turn=True, today=timezone.localdate())
+    return hashlib.sha256(rendered.text.encode()).hexdigest()[:8]
