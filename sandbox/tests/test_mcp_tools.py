@@ -143,7 +143,12 @@ def test_sandbox_agent_errors_name_the_parameter(real: dict, write_key: str, oth
     assert bodies[1]["fields"] == {"presetKey": ["Unknown preset 'missing'."]}
     assert bodies[2]["fields"] == {"presetKey": ["Unknown preset 'theirs'."]}
     assert bodies[3]["fields"] == {"systemPrompt": ["String should have at least 1 character"]}
-    assert bodies[4]["fields"] == {"allowedToolNames": ["$.allowed_tool_names[0]: must match ^[a-z][a-z0-9_]{0,63}$"]}
+    assert bodies[4]["fields"] == {
+        "allowedToolNames": [
+            "Unknown tool 'Not A Tool'; the tools are: delegate, propose_onboarding_edit, propose_persona_edit, "
+            "propose_section_edit."
+        ]
+    }
     assert bodies[5]["fields"] == {
         "allowedToolNames": [
             "Unknown tool 'rm_rf'; the tools are: delegate, propose_onboarding_edit, propose_persona_edit, "
