@@ -7,8 +7,10 @@ and its dependents are enqueued as soon as they are ready, together, so independ
 steps run at the same time on a threads-pool worker. No transaction and no lock is held
 while the model answers: claim and finish are single statements before and after.
 
-Statements per echo step on PostgreSQL: claim 1 + the turn + finish 1; a run pays one
-more to mark itself running and one to complete (see `workflows/tests/test_execution.py`).
+Per echo step on PostgreSQL, 4 statements and 2 commits: the claim (its own commit,
+starting the run on its first step), the turn's agent read, then in one transaction the
+turn with its debug log and the finish; the last step also completes its run there
+(see `workflows/tests/test_execution.py`).
 """
 
 from __future__ import annotations
@@ -114,29 +116,27 @@ def workflow_step_run(*, run_id: UUID | str, step: str) -> str | None:
 
 
 def _step_run_once(run_id: UUID | str, name: str) -> tuple[str | None, str | None]:
-    """One step: claim it and read its agent (one commit), run the turn, record the
+    """One step: claim it (one commit) and read its agent, run the turn, record the
     turn, its debug log, the step and what it made ready (a second commit). Returns its
     status and the lone successor to run next here, if any."""
     now = timezone.now()
     lease = settings.AIHUMMER_STEP_LEASE_SEC
-    with transaction.atomic():
-        known = cached_plan(UUID(str(run_id)))
-        claim = step_claim(
-            run_id=run_id,
-            name=name,
-            now=now,
-            lease_until=now + timedelta(seconds=lease),
-            reads=known.by_name[name].reads if known else None,
-            with_definition=known is None,
-        )
-        if claim is None:
-            return None, None
-        if claim.run_status == RunStatus.PENDING:
-            WorkflowRun.all_objects.filter(pk=claim.run_id, status=RunStatus.PENDING).update(
-                status=RunStatus.RUNNING, started_at=now
-            )
-        plan = known or plan_for(claim.run_id, claim.definition)
-        start = _step_start(claim, plan, now)
+    known = cached_plan(UUID(str(run_id)))
+    # The claim commits on its own (one statement on PostgreSQL, no BEGIN/COMMIT round
+    # trips); the agent read after it is a statement of its own too: under READ
+    # COMMITTED a shared transaction gave it no other view of the rows.
+    claim = step_claim(
+        run_id=run_id,
+        name=name,
+        now=now,
+        lease_until=now + timedelta(seconds=lease),
+        reads=known.by_name[name].reads if known else None,
+        with_definition=known is None,
+    )
+    if claim is None:
+        return None, None
+    plan = known or plan_for(claim.run_id, claim.definition)
+    start = _step_start(claim, plan, now)
     span = telemetry.step_span(run_id=claim.run_id, step=claim.name, agent_key=claim.agent_key, attempt=claim.attempts)
     with LEASES.holding(claim), span:
         if isinstance(start, Outcome):
