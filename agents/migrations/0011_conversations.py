@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('agents', '0009_credentials_declare_their_hosts'),
+        ('agents', '0010_turn_error_kind'),
         ('aihummer', '0006_api_audit_and_idempotency_keys'),
     ]
 
