@@ -74,7 +74,7 @@ def _agent_item(agent: Agent, default: Preset | None) -> dict:
         "isActive": agent.is_active,
         "isBuiltin": agent.is_builtin,
         "isSandbox": agent.is_sandbox,
-        "liveVersion": agent.live_version.number if agent.live_version else None,
+        "liveVersion": agent.live_number,
     }
 
 
@@ -164,16 +164,18 @@ def get_agent(
     as rendered for a first turn today, its live version and the proposals waiting for
     review."""
     agent = agent_get_by_key(actor=caller.actor, workspace=caller.workspace, key=agentId)
-    live = agent.live_version
+    live = agent.live_version  # None while version 1 waits for review: nothing is live yet
     default = None if agent.preset_id else preset_default(workspace=caller.workspace)
-    rendered = render_system_prompt(live.snapshot, first_turn=True, today=timezone.localdate())
+    rendered = render_system_prompt(live.snapshot, first_turn=True, today=timezone.localdate()) if live else None
     return {
         "agentId": agent.key,
         "agentName": agent.name,
         "agent": _agent_item(agent, default),
-        "liveVersion": {"versionId": live.pk, "number": live.number, "source": live.source, "since": live.reviewed_at},
-        "profile": live.snapshot,
-        "renderedSystemPrompt": rendered.text,
+        "liveVersion": {"versionId": live.pk, "number": live.number, "source": live.source, "since": live.reviewed_at}
+        if live
+        else None,
+        "profile": agent.live_snapshot,
+        "renderedSystemPrompt": rendered.text if rendered else None,
         "openProposals": [_proposal_item(version, agent) for version in agent_open_proposals(agent=agent)],
     }
 

@@ -217,6 +217,19 @@ class Agent(SandboxedModel, TimeStampedModel):
     def __str__(self) -> str:
         return self.key
 
+    # "No live version yet" is one fact every reader handles: an agent created where
+    # every change needs a second person waits for its version 1 to be approved, with
+    # `live_version` None. Readers use these two, never `live_version.<field>`.
+    @property
+    def live_number(self) -> int | None:
+        """The live version's number; None while version 1 waits for review."""
+        return self.live_version.number if self.live_version_id else None
+
+    @property
+    def live_snapshot(self) -> dict | None:
+        """What the agent is told now (the live snapshot); None while version 1 waits."""
+        return self.live_version.snapshot if self.live_version_id else None
+
 
 class AgentSection(TimeStampedModel):
     """One named, ordered block of an agent's profile (projection of the live snapshot)."""

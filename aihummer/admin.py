@@ -3,7 +3,6 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin
-from django.core.exceptions import PermissionDenied
 from django.db import models
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
@@ -11,8 +10,7 @@ from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
 
 from aihummer.actors import Actor, Verb
-from aihummer.admin_site import ServiceModelForm, WorkspaceScopedAdmin
-from aihummer.exceptions import ApplicationError
+from aihummer.admin_site import SERVICE_ERRORS, ServiceModelForm, WorkspaceScopedAdmin, service_error_message
 from aihummer.history import stamp
 from aihummer.models import ApiAuditEntry, ApiKey, Invitation, Membership, OidcIdentity, User, Workspace
 from aihummer.services import (
@@ -266,8 +264,8 @@ class ApiKeyAdmin(WorkspaceScopedAdmin):
             try:
                 api_key_revoke(api_key=api_key, actor=actor)
                 revoked += 1
-            except (ApplicationError, PermissionDenied) as exc:
-                messages.error(request, f"{api_key.name}: {exc}")
+            except SERVICE_ERRORS as exc:
+                messages.error(request, f"{api_key.name}: {service_error_message(exc)}")
         if revoked:
             messages.success(request, f"Revoked {revoked} API key(s) at {timezone.now():%Y-%m-%d %H:%M} UTC.")
 

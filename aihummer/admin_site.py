@@ -136,7 +136,7 @@ class WorkspaceScopedAdmin(SimpleHistoryAdmin):
     def get_form(self, request: HttpRequest, obj: models.Model | None = None, **kwargs: object) -> type:
         form = super().get_form(request, obj, **kwargs)
         if issubclass(form, ServiceModelForm):
-            form = type(form.__name__, (form,), {"actor": self.actor(request)})
+            form = type(form.__name__, (form,), service_form_attrs(request))
         return form
 
     def get_search_results(
@@ -164,10 +164,25 @@ class WorkspaceScopedAdmin(SimpleHistoryAdmin):
 
     def save_model(self, request: HttpRequest, obj: models.Model, form: forms.ModelForm, change: bool) -> None:
         if isinstance(form, ServiceModelForm):
-            # The service already wrote the row while the form validated.
-            obj.__dict__.update(form.result.__dict__)
+            obj.__dict__.update(form.save_through_service().__dict__)
         else:
             super().save_model(request, obj, form, change)
+
+    def _changeform_view(
+        self, request: HttpRequest, object_id: str | None, form_url: str, extra_context: dict | None
+    ) -> HttpResponse:
+        # Django writes only when the form and every inline are valid; a service may
+        # still refuse in save_model/save_related. Then everything the save wrote is
+        # rolled back and the page is validated again with the refusal on its form:
+        # a page that shows an error has saved nothing.
+        if request.method != "POST":
+            return super()._changeform_view(request, object_id, form_url, extra_context)
+        try:
+            with transaction.atomic():
+                return super()._changeform_view(request, object_id, form_url, extra_context)
+        except ServiceRefused as refused:
+            request.service_refusals = {refused.prefix: refused.error}
+            return super()._changeform_view(request, object_id, form_url, extra_context)
 
     def deletion_refusal(self, request: HttpRequest, obj: models.Model) -> str | None:
         """Why `obj` may not be deleted now (shown instead of deleting), or None."""
@@ -175,16 +190,17 @@ class WorkspaceScopedAdmin(SimpleHistoryAdmin):
 
     def delete_view(self, request: HttpRequest, object_id: str, extra_context: dict | None = None) -> HttpResponse:
         obj = self.get_object(request, unquote(object_id))
-        if obj is not None and self.has_delete_permission(request, obj):
-            refusal = self.deletion_refusal(request, obj)
-            if refusal:
-                messages.error(request, refusal)
-                return HttpResponseRedirect(
-                    reverse(
-                        f"{self.admin_site.name}:{obj._meta.app_label}_{obj._meta.model_name}_change", args=[obj.pk]
-                    )
-                )
-        return super().delete_view(request, object_id, extra_context)
+        if obj is None or not self.has_delete_permission(request, obj):
+            return super().delete_view(request, object_id, extra_context)
+        refusal = self.deletion_refusal(request, obj)
+        if not refusal:
+            try:
+                return super().delete_view(request, object_id, extra_context)
+            except (ApplicationError, ValidationError) as exc:  # delete_model's service refused: rolled back
+                refusal = service_error_message(exc)
+        messages.error(request, refusal)
+        change = f"{self.admin_site.name}:{obj._meta.app_label}_{obj._meta.model_name}_change"
+        return HttpResponseRedirect(reverse(change, args=[obj.pk]))
 
     def formfield_for_foreignkey(self, db_field: models.Field, request: HttpRequest, **kwargs: object) -> object:
         # Pickers offer only what the actor's workspaces hold: another workspace's row
@@ -240,30 +256,69 @@ class WorkspaceScopedAdmin(SimpleHistoryAdmin):
         return self.actor(request).can(self.view_verb, self.workspace_of(record.instance))
 
 
-def add_service_errors(form: forms.BaseForm, exc: ValidationError) -> None:
-    """A service's ValidationError on a form: errors of fields the form shows land on
-    them; the others (a snapshot key, a field the form does not have) become form
-    errors that name their field, never the ValueError Django raises for them."""
+def service_form_attrs(request: HttpRequest) -> dict:
+    """What a ServiceModelForm of this request needs: who acts, and what a first pass's
+    service refused (see `WorkspaceScopedAdmin._changeform_view`)."""
+    return {"actor": Actor.for_request(request), "refusals": getattr(request, "service_refusals", {})}
+
+
+# What a service raises when it refuses: bad input, a state that forbids it, a right.
+SERVICE_ERRORS = (ValidationError, ApplicationError, PermissionDenied)
+
+
+def service_error_message(exc: Exception) -> str:
+    """A service's refusal as the sentence a person reads in a message (where there is
+    no form to put it on): a ValidationError's messages, naming their field, or the
+    refusal's own message."""
+    if not isinstance(exc, ValidationError):
+        return str(exc)
     if not hasattr(exc, "error_dict"):
+        return " ".join(exc.messages)
+    return " ".join(
+        m if field == NON_FIELD_ERRORS else f"{field}: {m}" for field, ms in exc.message_dict.items() for m in ms
+    )
+
+
+def add_service_errors(form: forms.BaseForm, exc: Exception) -> None:
+    """The one mapping of a service's refusal onto an admin form: errors of fields the
+    form shows land on them; the others (a snapshot key, a field the form does not
+    have) become form errors that name their field, never the ValueError Django raises
+    for them; an ApplicationError or PermissionDenied is a form error."""
+    if not isinstance(exc, ValidationError):
+        form.add_error(None, str(exc))
+    elif not hasattr(exc, "error_dict"):
         form.add_error(None, exc.messages)
-        return
-    for field, field_messages in exc.message_dict.items():
-        if field in form.fields:
-            form.add_error(field, field_messages)
-        else:
-            form.add_error(None, [m if field == NON_FIELD_ERRORS else f"{field}: {m}" for m in field_messages])
+    else:
+        for field, field_messages in exc.message_dict.items():
+            if field in form.fields:
+                form.add_error(field, field_messages)
+            else:
+                form.add_error(None, [m if field == NON_FIELD_ERRORS else f"{field}: {m}" for m in field_messages])
+
+
+class ServiceRefused(Exception):
+    """A service refused the write of the form with `prefix` during save_model or
+    save_related: the change view rolls back all the save wrote and shows the page
+    again with the refusal on that form."""
+
+    def __init__(self, prefix: str | None, error: Exception) -> None:
+        super().__init__(str(error))
+        self.prefix, self.error = prefix, error
 
 
 class ServiceModelForm(forms.ModelForm):
-    """A ModelForm whose write is a service call, made while the form validates, so
-    the service's ValidationError lands on the form's fields instead of a 500.
+    """A ModelForm whose write is a service call, made by the admin's save_model (the
+    main form) or its formset's save (an inline row): never while the form validates,
+    so a page that shows an error has written nothing.
 
-    The admin runs the whole change view in one transaction, so if anything after
-    validation fails, the service's write is rolled back with it. Subclasses define
-    `call_service()`; `actor` is set by `WorkspaceScopedAdmin.get_form`.
+    A refusal raises `ServiceRefused`; `WorkspaceScopedAdmin` rolls the whole save back
+    and validates the page again with the refusal in `refusals` (form prefix → error),
+    where it lands on this form's fields. Subclasses define `call_service()`; `actor`
+    and `refusals` are set by `WorkspaceScopedAdmin.get_form` (and an inline's formset).
     """
 
     actor: Actor | None = None
+    refusals: dict = {}  # set per request on a subclass, never mutated
     result: models.Model | None = None
 
     def call_service(self) -> models.Model:
@@ -271,15 +326,18 @@ class ServiceModelForm(forms.ModelForm):
 
     def _post_clean(self) -> None:
         super()._post_clean()
-        if self.errors:
-            return
+        refusal = self.refusals.get(self.prefix)
+        if refusal is not None:
+            add_service_errors(self, refusal)
+
+    def save_through_service(self) -> models.Model:
+        """Write through the service (in a savepoint); a refusal is `ServiceRefused`."""
         try:
             with transaction.atomic():
                 self.result = self.call_service()
-        except ValidationError as exc:
-            add_service_errors(self, exc)
-        except (ApplicationError, PermissionDenied) as exc:
-            self.add_error(None, str(exc))
+        except SERVICE_ERRORS as exc:
+            raise ServiceRefused(self.prefix, exc) from exc
+        return self.result
 
     def changed_values(self, fields: tuple[str, ...]) -> dict:
         """The submitted values that differ from the row as stored now."""

@@ -173,18 +173,25 @@ def if_match_version(request: Request) -> int | None:
     return int(match[1])
 
 
+def workspace_header(request: Request) -> str:
+    """The `X-Workspace` slug, "" when not sent. Sent, it must be a slug on every route
+    and for keys too, as the schema says: an empty or malformed header is a mistake
+    worth naming, not a header to ignore."""
+    slug = request.headers.get(WORKSPACE_HEADER)
+    if slug is None:
+        return ""
+    if not _WORKSPACE_SLUG.match(slug.strip()):
+        raise drf_exceptions.ValidationError(
+            {WORKSPACE_HEADER: ["Give a workspace slug: 1 to 50 characters among a-z, 0-9, _ and -."]}
+        )
+    return slug.strip()
+
+
 def request_workspace(request: Request) -> Workspace:
     """The workspace a request works in: an API key's own, or for a person the one named
     by `X-Workspace` (optional when they belong to exactly one)."""
     actor: Actor = request.auth
-    slug = request.headers.get(WORKSPACE_HEADER)
-    if slug is not None and not _WORKSPACE_SLUG.match(slug.strip()):
-        # Sent, it must be a slug, for keys too, as the schema says: an empty or
-        # malformed header is a mistake worth naming, not a header to ignore.
-        raise drf_exceptions.ValidationError(
-            {WORKSPACE_HEADER: ["Give a workspace slug: 1 to 50 characters among a-z, 0-9, _ and -."]}
-        )
-    slug = (slug or "").strip()
+    slug = workspace_header(request)
     if actor.kind == Actor.API_KEY:
         workspace = actor.api_key.workspace
         if slug and slug != workspace.slug:
@@ -358,6 +365,7 @@ class ApiMixin:
             # keeps it then, and the request hash needs it after.
             request._request.body  # noqa: B018
         super().initial(request, *args, **kwargs)
+        workspace_header(request)  # checked on routes that need no workspace too (/v1/me/)
         if request.method == "POST" and IDEMPOTENCY_HEADER in request.headers:
             self._idempotency = self._idempotency_claim(request, request.headers[IDEMPOTENCY_HEADER])
         if request.method not in SAFE_METHODS:

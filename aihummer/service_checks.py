@@ -62,6 +62,17 @@ def no_sandbox_reference(owner: models.Model, target: models.Model | None, field
         raise ValidationError({field: f"A real row cannot use the sandbox {noun} '{target.key}'."})
 
 
+class NoLiveVersion(ApplicationError):
+    """The agent's version 1 waits for review: nothing is live yet to read or change."""
+
+
+def require_live(agent: models.Model) -> models.Model:
+    """The live version of `agent`, or NoLiveVersion (409) while its version 1 waits."""
+    if agent.live_number is None:
+        raise NoLiveVersion(f"Agent '{agent.key}' has no live version yet: its version 1 is waiting for review.")
+    return agent.live_version
+
+
 def write_verb(is_sandbox: bool) -> Verb:
     return Verb.SANDBOX if is_sandbox else Verb.PUBLISH
 

@@ -104,7 +104,7 @@ def create_sandbox_agent(
         "presetKey": agent.preset.key,
         "model": agent.preset.model,
         "allowedToolNames": agent.allowed_tool_names,
-        "liveVersion": agent.live_version.number,
+        "liveVersion": agent.live_number,
     }
 
 

@@ -31,8 +31,14 @@ from django.views.decorators.http import require_POST
 from agents.models import PromptVersion
 from aihummer import service_checks
 from aihummer.actors import Verb
-from aihummer.admin_site import AgeFilter, ServiceModelForm, WorkspaceScopedAdmin, add_service_errors
-from aihummer.exceptions import ApplicationError
+from aihummer.admin_site import (
+    SERVICE_ERRORS,
+    AgeFilter,
+    ServiceModelForm,
+    WorkspaceScopedAdmin,
+    add_service_errors,
+    service_error_message,
+)
 from aihummer.ids import canonical_id
 from workflows.diff import definition_diff
 from workflows.drawing import STATUS_COLOURS, graph_svg, run_timeline
@@ -208,10 +214,8 @@ class WorkflowAdmin(WorkspaceScopedAdmin):
                     message=form.cleaned_data["message"],
                     inputs=form.cleaned_data["inputs"],
                 )
-            except ValidationError as exc:
+            except SERVICE_ERRORS as exc:
                 add_service_errors(form, exc)
-            except (ApplicationError, PermissionDenied) as exc:
-                form.add_error(None, str(exc))
             else:
                 self.log_change(request, workflow, f"started run {run.pk}")
                 messages.success(request, f"Run {run.pk} of {workflow.key} v{run.workflow_version} started.")
@@ -472,8 +476,8 @@ class WorkflowRunAdmin(WorkspaceScopedAdmin):
         actor.require(Verb.RUN, run.workspace)
         try:
             run = service(run=run, actor=actor)
-        except (ApplicationError, PermissionDenied) as exc:
-            messages.error(request, str(exc))
+        except SERVICE_ERRORS as exc:
+            messages.error(request, service_error_message(exc))
         else:
             self.log_change(request, run, done)
             messages.success(request, f"Run {run.pk} {done}.")

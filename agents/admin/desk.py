@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.admin.utils import unquote
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect
@@ -19,6 +19,7 @@ from django.urls import path, reverse
 from agents.admin.forms import (
     CloneForm,
     ProposeForm,
+    RestoreForm,
     SectionFormSet,
     SkillFormSet,
     formset_initial,
@@ -27,14 +28,13 @@ from agents.admin.review import status_badge
 from agents.models import PromptVersion
 from agents.selectors import agent_get, agent_versions
 from agents.services import (
-    IdenticalToLive,
     agent_clone,
     prompt_version_propose,
     prompt_version_restore,
 )
 from aihummer.actors import Verb
-from aihummer.admin_site import add_service_errors
-from aihummer.exceptions import ApplicationError, NotFound
+from aihummer.admin_site import SERVICE_ERRORS, add_service_errors, service_error_message
+from aihummer.exceptions import NotFound
 
 # Versions per page of an agent's history (an agent edited daily has thousands).
 VERSIONS_PER_PAGE = 50
@@ -92,7 +92,7 @@ class AgentDeskMixin:
                 if response is not None:
                     return response
         else:
-            form = ProposeForm(initial=ProposeForm.initial_from(snapshot), **form_kwargs)
+            form = ProposeForm(initial=ProposeForm.initial_from(snapshot, agent.live_version.number), **form_kwargs)
             sections = SectionFormSet(initial=formset_initial(snapshot["sections"], ordered=True), prefix="sections")
             skills = SkillFormSet(initial=formset_initial(snapshot["skills"], ordered=False), prefix="skills")
         context = self._context(
@@ -109,15 +109,10 @@ class AgentDeskMixin:
                 actor=actor,
                 reason=form.cleaned_data["reason"],
                 mode=mode,
+                expected_live=form.cleaned_data["expected_live"],
             )
-        except IdenticalToLive as exc:
-            form.add_error(None, str(exc))
-            return None
-        except ValidationError as exc:
+        except SERVICE_ERRORS as exc:
             add_service_errors(form, exc)
-            return None
-        except (ApplicationError, PermissionDenied) as exc:
-            form.add_error(None, str(exc))
             return None
         self.log_change(request, agent, f"proposed v{version.number} ({version.status})")
         if version.status == PromptVersion.Status.APPROVED:
@@ -154,16 +149,20 @@ class AgentDeskMixin:
         if request.method != "POST":
             return redirect("admin:agents_agent_versions", agent.pk)
         version = self._version(agent, number)
-        mode = "live" if request.POST.get("apply_now") else "pending"
+        form = RestoreForm(request.POST)
+        if not form.is_valid():
+            messages.error(request, "The restore form was tampered with; open the versions page again.")
+            return redirect("admin:agents_agent_versions", agent.pk)
         try:
             restored = prompt_version_restore(
-                version=version, actor=self.actor(request), reason=request.POST.get("reason", ""), mode=mode
+                version=version,
+                actor=self.actor(request),
+                reason=form.cleaned_data["reason"],
+                mode="live" if form.cleaned_data["apply_now"] else "pending",
+                expected_live=form.cleaned_data["expected_live"],
             )
-        except (ApplicationError, PermissionDenied, ValidationError) as exc:
-            messages.error(
-                request,
-                " ".join(getattr(exc, "messages", [str(exc)])) if isinstance(exc, ValidationError) else str(exc),
-            )
+        except SERVICE_ERRORS as exc:
+            messages.error(request, service_error_message(exc))
             return redirect("admin:agents_agent_versions", agent.pk)
         self.log_change(request, agent, f"restore of v{number} as v{restored.number} ({restored.status})")
         messages.success(request, f"v{number} restored as v{restored.number} ({restored.status}).")
@@ -176,10 +175,8 @@ class AgentDeskMixin:
         if request.method == "POST" and form.is_valid():
             try:
                 clone = agent_clone(version=version, actor=self.actor(request), **form.cleaned_data)
-            except ValidationError as exc:
+            except SERVICE_ERRORS as exc:
                 add_service_errors(form, exc)
-            except (ApplicationError, PermissionDenied) as exc:
-                form.add_error(None, str(exc))
             else:
                 self.log_addition(request, clone, f"clone of {agent.key} v{number}")
                 messages.success(request, f"Cloned {agent.key} v{number} as {clone.key}.")

@@ -14,18 +14,21 @@ from agents.admin.forms import AgentTestCaseForm
 from agents.models import AgentTestCase, PromptVersion
 from agents.services import agent_test_case_delete
 from aihummer.actors import Actor, Verb
+from aihummer.admin_site import service_form_attrs
 
 
 # --- the test-case inline -------------------------------------------------------------------
 class AgentTestCaseFormSet(BaseInlineFormSet):
-    """Rows were written by the services while the forms validated; deletions go
-    through the service too (its history stamp, the evidence re-run)."""
+    """Rows are written through the services when the admin saves the page (never while
+    it validates); deletions go through the service too (its history stamp, the
+    evidence re-run)."""
 
     actor: Actor | None = None
+    refusals: dict = {}  # set per request on a subclass, never mutated
 
     def _construct_form(self, i: int, **kwargs: object) -> forms.Form:
         form = super()._construct_form(i, **kwargs)
-        form.actor = self.actor
+        form.actor, form.refusals = self.actor, self.refusals
         return form
 
     @property
@@ -35,10 +38,10 @@ class AgentTestCaseFormSet(BaseInlineFormSet):
         return form
 
     def save_new(self, form: AgentTestCaseForm, commit: bool = True) -> AgentTestCase:
-        return form.result
+        return form.save_through_service()
 
     def save_existing(self, form: AgentTestCaseForm, obj: AgentTestCase, commit: bool = True) -> AgentTestCase:
-        return form.result or obj
+        return form.save_through_service()
 
     def delete_existing(self, obj: AgentTestCase, commit: bool = True) -> None:
         agent_test_case_delete(case=obj, actor=self.actor)
@@ -69,7 +72,7 @@ class AgentTestCaseInline(admin.StackedInline):
 
     def get_formset(self, request: HttpRequest, obj: models.Model | None = None, **kwargs: object) -> type:
         formset = super().get_formset(request, obj, **kwargs)
-        return type(formset.__name__, (formset,), {"actor": Actor.for_request(request)})
+        return type(formset.__name__, (formset,), service_form_attrs(request))
 
     def _allowed(self, request: HttpRequest, obj: models.Model | None, verb: Verb) -> bool:
         actor = Actor.for_request(request)

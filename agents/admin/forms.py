@@ -45,6 +45,22 @@ class DecisionForm(forms.Form):
     live_number = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
 
 
+def expected_live_field() -> forms.IntegerField:
+    """The live version number the page showed, posted back with the change: if another
+    version went live since, the service refuses instead of silently reverting it."""
+    return forms.IntegerField(required=False, min_value=1, max_value=10**9, widget=forms.HiddenInput)
+
+
+class RestoreForm(forms.Form):
+    reason = forms.CharField(required=False, max_length=2000)
+    apply_now = forms.BooleanField(required=False)
+    expected_live = expected_live_field()
+
+
+class DeleteForm(forms.Form):
+    expected_live = expected_live_field()
+
+
 class TryItForm(forms.Form):
     message = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), max_length=20_000)
 
@@ -102,6 +118,7 @@ class ProposeForm(forms.Form):
     apply_now = forms.BooleanField(
         required=False, label="Apply at once (publish right): no review.", help_text="Leave unticked to propose it."
     )
+    expected_live = expected_live_field()
 
     def __init__(self, *args: object, current_tools: list[str] = (), can_publish: bool = False, **kwargs: object):
         super().__init__(*args, **kwargs)
@@ -118,9 +135,10 @@ class ProposeForm(forms.Form):
             raise ValidationError(exc.messages) from exc
 
     @staticmethod
-    def initial_from(snapshot: dict) -> dict:
+    def initial_from(snapshot: dict, live_number: int) -> dict:
         identity = snapshot["identity"]
         return {
+            "expected_live": live_number,
             "identity_name": identity["name"],
             "role": identity["role"],
             "language": identity["language"],
@@ -246,9 +264,16 @@ class SkillForm(ServiceModelForm):
 
 
 class AgentForm(ServiceModelForm):
+    expected_live = expected_live_field()
+
     class Meta:
         model = Agent
         fields = ["workspace", "key", *AGENT_FIELDS]
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk is not None:
+            self.fields["expected_live"].initial = self.instance.live_number
 
     def call_service(self) -> Agent:
         data = self.cleaned_data
@@ -261,7 +286,12 @@ class AgentForm(ServiceModelForm):
                 preset=data["preset"],
                 actor=self.actor,
             )
-        return agent_update(agent=self.instance, actor=self.actor, **self.changed_values(AGENT_FIELDS))
+        return agent_update(
+            agent=self.instance,
+            actor=self.actor,
+            expected_live=self.cleaned_data.get("expected_live"),
+            **self.changed_values(AGENT_FIELDS),
+        )
 
 
 # --- test cases (inline on the agent page) ---------------------------------------------------

@@ -3,7 +3,6 @@ from __future__ import annotations
 import json
 
 from django.contrib import admin, messages
-from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import models
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
@@ -15,7 +14,7 @@ from django.views.decorators.debug import sensitive_post_parameters
 
 from agents.admin.desk import AgentDeskMixin
 from agents.admin.evidence import AgentTestCaseInline
-from agents.admin.forms import AgentForm, CredentialForm, PresetForm, SkillForm
+from agents.admin.forms import AgentForm, CredentialForm, DeleteForm, PresetForm, SkillForm
 from agents.models import (
     Agent,
     AgentSection,
@@ -41,8 +40,7 @@ from agents.services import (
 )
 from aihummer import service_checks
 from aihummer.actors import Actor, Verb
-from aihummer.admin_site import ListedFilter, WorkspaceScopedAdmin
-from aihummer.exceptions import ApplicationError
+from aihummer.admin_site import SERVICE_ERRORS, ListedFilter, WorkspaceScopedAdmin, service_error_message
 
 
 def pretty_json(value: object) -> str:
@@ -135,8 +133,8 @@ class PresetAdmin(WorkspaceScopedAdmin):
             try:
                 preset_activate(preset=preset, actor=self.actor(request))
                 self.message_user(request, f"'{preset.key}' is now the default of workspace '{preset.workspace}'.")
-            except (ApplicationError, PermissionDenied, ValidationError) as exc:
-                self.message_user(request, f"{preset.key}: {exc}", level="error")
+            except SERVICE_ERRORS as exc:
+                self.message_user(request, f"{preset.key}: {service_error_message(exc)}", level="error")
 
     def deletion_refusal(self, request: HttpRequest, obj: Preset) -> str | None:
         dependents = preset_dependents(obj, actor=self.actor(request))
@@ -233,7 +231,8 @@ class AgentAdmin(AgentDeskMixin, WorkspaceScopedAdmin):
         if obj is None:
             return [(None, {"fields": ["workspace", "key", *AGENT_FIELDS]})]
         return [
-            (None, {"fields": ["workspace", "key", *AGENT_FIELDS]}),
+            # expected_live: the hidden live version number the page showed (no lost update).
+            (None, {"fields": ["workspace", "key", *AGENT_FIELDS, "expected_live"]}),
             ("What the agent is told (live version, read-only)", {"fields": self.profile_fields}),
         ]
 
@@ -245,7 +244,7 @@ class AgentAdmin(AgentDeskMixin, WorkspaceScopedAdmin):
 
     @admin.display(description="live version")
     def live_version_number(self, obj: Agent) -> str:
-        return f"v{obj.live_version.number}" if obj.live_version else "—"
+        return f"v{obj.live_number}" if obj.live_number else "none yet: version 1 is waiting for review"
 
     @admin.display(description="goals")
     def goals_list(self, obj: Agent) -> str:
@@ -257,7 +256,7 @@ class AgentAdmin(AgentDeskMixin, WorkspaceScopedAdmin):
 
     @admin.display(description="rendered system prompt (first turn)")
     def rendered_prompt(self, obj: Agent) -> str:
-        prefix = render_prefix(obj.live_version.snapshot, first_turn=True) if obj.live_version else ""
+        prefix = render_prefix(obj.live_snapshot, first_turn=True) if obj.live_snapshot else ""
         return format_html("<pre style='white-space:pre-wrap;max-width:60em'>{}</pre>", prefix)
 
     def deletion_refusal(self, request: HttpRequest, obj: Agent) -> str | None:
@@ -265,7 +264,9 @@ class AgentAdmin(AgentDeskMixin, WorkspaceScopedAdmin):
         return service_checks.deletion_refusal(obj, noun="agent", dependents=dependents)
 
     def delete_model(self, request: HttpRequest, obj: Agent) -> None:
-        agent_delete(agent=obj, actor=self.actor(request))
+        form = DeleteForm(request.POST)
+        expected_live = form.cleaned_data["expected_live"] if form.is_valid() else None
+        agent_delete(agent=obj, actor=self.actor(request), expected_live=expected_live)
 
 
 # --- turns and their debug logs (read-only) -------------------------------------------

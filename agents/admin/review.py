@@ -12,7 +12,7 @@ from django.contrib import admin, messages
 from django.contrib.admin import RelatedOnlyFieldListFilter
 from django.contrib.admin.utils import unquote
 from django.contrib.admin.views.main import ORDER_VAR
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
@@ -40,8 +40,14 @@ from agents.services import (
 )
 from agents.snapshot import empty_snapshot
 from aihummer.actors import Actor, Verb
-from aihummer.admin_site import AgeFilter, WorkspaceScopedAdmin
-from aihummer.exceptions import ApplicationError, NotFound
+from aihummer.admin_site import (
+    SERVICE_ERRORS,
+    AgeFilter,
+    WorkspaceScopedAdmin,
+    add_service_errors,
+    service_error_message,
+)
+from aihummer.exceptions import NotFound
 from aihummer.ids import canonical_id
 
 STATUS_COLOURS = {"pending": "#b7791f", "approved": "#2f855a", "rejected": "#c53030", "withdrawn": "#718096"}
@@ -256,11 +262,10 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
             else:
                 decided = prompt_version_reject(version=version, actor=actor, note=note)
         except ValidationError as exc:
-            for message in exc.messages:
-                form.add_error("note", message)
+            add_service_errors(form, exc)
             return None
-        except (ApplicationError, PermissionDenied) as exc:
-            messages.error(request, str(exc))
+        except SERVICE_ERRORS as exc:  # a state or a right: said at the top, where the race test reads it
+            messages.error(request, service_error_message(exc))
             return None
         self.log_change(request, decided, f"{decided.status} v{decided.number}" + (f": {note}" if note else ""))
         messages.success(request, f"{decided.agent.key} v{decided.number} {decided.status}.")
@@ -275,8 +280,8 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
                 "live": agent.live_version
                 and agent_run_test(agent=agent, message=message, actor=actor, version=agent.live_version),
             }
-        except (PermissionDenied, ValidationError) as exc:
-            messages.error(request, " ".join(getattr(exc, "messages", [str(exc)])))
+        except SERVICE_ERRORS as exc:
+            messages.error(request, service_error_message(exc))
             return None
 
     def _review_context(
@@ -379,9 +384,8 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
                     )
                 else:
                     prompt_version_reject(version=version, actor=actor, note=note)
-            except (ApplicationError, PermissionDenied, ValidationError) as exc:
-                reason = " ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
-                messages.warning(request, f"{label}: refused. {reason}")
+            except SERVICE_ERRORS as exc:
+                messages.warning(request, f"{label}: refused. {service_error_message(exc)}")
                 continue
             done += 1
             self.log_change(request, version, "approved" if approve else f"rejected: {note}")

@@ -35,6 +35,7 @@ from agents.runtime.tools import REGISTRY
 from agents.selectors import agent_get_by_key, agent_list, agent_version_get, workspace_rows
 from agents.services import agent_change, agent_clone, agent_create, agent_delete, edits, prompt_version_propose
 from aihummer.api import AdminViewSet, if_match_version, outside_transaction
+from aihummer.service_checks import require_live
 
 
 class AgentSerializer(serializers.Serializer):
@@ -44,7 +45,9 @@ class AgentSerializer(serializers.Serializer):
     preset = serializers.CharField(source="preset.key", allow_null=True, default=None)
     is_active = serializers.BooleanField()
     is_builtin = serializers.BooleanField()
-    live_version = serializers.IntegerField(source="live_version.number")
+    live_version = serializers.IntegerField(
+        source="live_number", allow_null=True, help_text="Null while version 1 waits for review."
+    )
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
 
@@ -56,25 +59,27 @@ class AgentDetailSerializer(AgentSerializer):
     runtime_policy = serializers.SerializerMethodField()
     allowed_tool_names = serializers.SerializerMethodField()
 
-    @extend_schema_field(ProfileSerializer)
-    def get_profile(self, agent: object) -> dict:
-        return profile_of(agent.live_version.snapshot)
+    # What the live version tells the agent; while version 1 waits for review nothing
+    # is live: profile and policy are null, the lists empty.
+    @extend_schema_field(ProfileSerializer(allow_null=True))
+    def get_profile(self, agent: object) -> dict | None:
+        return profile_of(agent.live_snapshot) if agent.live_snapshot else None
 
     @extend_schema_field(SectionSerializer(many=True))
     def get_sections(self, agent: object) -> list[dict]:
-        return agent.live_version.snapshot["sections"]
+        return agent.live_snapshot["sections"] if agent.live_snapshot else []
 
     @extend_schema_field(AgentSkillSerializer(many=True))
     def get_skills(self, agent: object) -> list[dict]:
-        return agent.live_version.snapshot["skills"]
+        return agent.live_snapshot["skills"] if agent.live_snapshot else []
 
-    @extend_schema_field({"type": "object", "additionalProperties": True})
-    def get_runtime_policy(self, agent: object) -> dict:
-        return agent.live_version.snapshot["runtime_policy"]
+    @extend_schema_field({"type": "object", "additionalProperties": True, "nullable": True})
+    def get_runtime_policy(self, agent: object) -> dict | None:
+        return agent.live_snapshot["runtime_policy"] if agent.live_snapshot else None
 
     @extend_schema_field({"type": "array", "items": {"type": "string"}})
     def get_allowed_tool_names(self, agent: object) -> list[str]:
-        return agent.live_version.snapshot["allowed_tool_names"]
+        return agent.live_snapshot["allowed_tool_names"] if agent.live_snapshot else []
 
 
 class AgentCreateSerializer(serializers.Serializer):
@@ -256,7 +261,7 @@ class AgentViewSet(
         proposes the fields it names (identity merges field by field)."""
         agent = self.get_agent()
         if request.method == "GET":
-            return with_etag(Response(ProfileSerializer(profile_of(agent.live_version.snapshot)).data), agent)
+            return with_etag(Response(ProfileSerializer(profile_of(require_live(agent).snapshot)).data), agent)
         serializer = ProfileUpdateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         changes = profile_changes(serializer.validated_data)
@@ -281,7 +286,7 @@ class AgentViewSet(
         range are refused with their JSON path. `reason` and `mode` go in the query."""
         agent = self.get_agent()
         if request.method == "GET":
-            return with_etag(Response(agent.live_version.snapshot["runtime_policy"]), agent)
+            return with_etag(Response(require_live(agent).snapshot["runtime_policy"]), agent)
         query = ProposalQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         if not isinstance(request.data, dict):
@@ -299,7 +304,7 @@ class AgentViewSet(
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         number = data.get("version")
-        version = agent.live_version if number is None else agent_version_get(agent=agent, number=number)
+        version = require_live(agent) if number is None else agent_version_get(agent=agent, number=number)
         clone = agent_clone(
             version=version, actor=self.actor, key=data["key"], name=data["name"], description=data["description"]
         )

@@ -47,7 +47,8 @@ def username(user: object) -> str | None:
 
 
 def with_etag(response: Response, agent: object) -> Response:
-    response["ETag"] = f'"{agent.live_version.number}"'
+    if agent.live_number is not None:  # none while version 1 waits for review
+        response["ETag"] = f'"{agent.live_number}"'
     return response
 
 

@@ -22,6 +22,7 @@ from agents.api.versions import (
 from agents.models import Skill
 from agents.selectors import workspace_rows
 from agents.services import edits, prompt_version_propose
+from aihummer.service_checks import require_live
 
 
 class ProfileSerializer(serializers.Serializer):
@@ -123,7 +124,7 @@ class AgentSectionViewSet(AgentPartViewSet):
     def list(self, request: Request, agent_key: str) -> Response:
         """The live sections, in order."""
         agent = self.get_agent()
-        return with_etag(Response(agent.live_version.snapshot["sections"]), agent)
+        return with_etag(Response(require_live(agent).snapshot["sections"]), agent)
 
     @extend_schema(request=CreateSerializer, responses=PROPOSAL_RESPONSES)
     def create(self, request: Request, agent_key: str) -> Response:
@@ -203,7 +204,7 @@ class AgentSkillViewSet(AgentPartViewSet):
     def list(self, request: Request, agent_key: str) -> Response:
         """The live skills, in order."""
         agent = self.get_agent()
-        return with_etag(Response(agent.live_version.snapshot["skills"]), agent)
+        return with_etag(Response(require_live(agent).snapshot["skills"]), agent)
 
     @extend_schema(request=CreateSerializer, responses=PROPOSAL_RESPONSES)
     def create(self, request: Request, agent_key: str) -> Response:

@@ -24,6 +24,7 @@ from agents.services import (
     prompt_version_reverts,
     prompt_version_withdraw,
 )
+from agents.snapshot import empty_snapshot
 from aihummer.api import AdminViewSet, if_match_version
 from aihummer.exceptions import NotFound
 
@@ -137,7 +138,9 @@ class VersionSerializer(serializers.Serializer):
 
 
 class VersionDetailSerializer(VersionSerializer):
-    live_version = serializers.IntegerField(source="agent.live_version.number")
+    live_version = serializers.IntegerField(
+        source="agent.live_number", allow_null=True, help_text="Null while the agent's version 1 waits for review."
+    )
     reverts = serializers.SerializerMethodField(help_text="Live versions that approving this one would undo.")
     snapshot = JsonObjectField()
     diff = serializers.SerializerMethodField(help_text="From the live version to this one.")
@@ -148,7 +151,7 @@ class VersionDetailSerializer(VersionSerializer):
 
     @extend_schema_field(DiffSerializer)
     def get_diff(self, version: PromptVersion) -> dict:
-        return diff_as_json(version.agent.live_version.snapshot, version.snapshot)
+        return diff_as_json(version.agent.live_snapshot or empty_snapshot(), version.snapshot)
 
 
 class ProposalInSerializer(serializers.Serializer):

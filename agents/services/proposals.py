@@ -22,7 +22,7 @@ from aihummer.actors import Actor, Verb
 from aihummer.exceptions import AlreadyDecided, ApplicationError
 from aihummer.history import stamp
 from aihummer.jsonsafe import require_text
-from aihummer.service_checks import identity_label, require_visible
+from aihummer.service_checks import identity_label, require_live, require_visible
 
 
 class IdenticalToLive(ApplicationError):
@@ -86,11 +86,7 @@ def prompt_version_propose(
     with transaction.atomic():
         # The agent's row lock serialises proposals and decisions on one agent.
         agent = agent_lock(agent, expected_live=expected_live)
-        live = agent.live_version
-        if live is None:
-            raise ApplicationError(
-                f"Agent '{agent.key}' has no approved version yet: a reviewer decides its version 1 first."
-            )
+        live = require_live(agent)
         if prepared is None or seen.pk != live.pk:  # live moved since: again, from it
             prepared = _prepared(live, changes)
         snapshot, stats = prepared

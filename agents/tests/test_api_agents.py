@@ -42,6 +42,35 @@ def test_the_list_shows_the_workspaces_agents_but_no_sandbox_row(
     assert [(a["key"], a["live_version"], a["preset"]) for a in response.json()["results"]] == [("redacteur", 1, None)]
 
 
+def test_an_agent_whose_version_1_waits_for_review_reads_everywhere_as_no_live_version_yet(
+    workspace, echo_preset, ada_api, reader_api
+):
+    workspace.every_change_needs_review = True
+    workspace.save()
+
+    created = ada_api.post("/v1/admin/agents", {"key": "fresh", "name": "Fresh"})
+    listed = reader_api.get("/v1/admin/agents")
+    detail = reader_api.get("/v1/admin/agents/fresh")
+    profile = reader_api.get("/v1/admin/agents/fresh/profile")
+    sections = reader_api.get("/v1/admin/agents/fresh/sections")
+    queued = reader_api.get(f"/v1/admin/prompt-versions/{PromptVersion.objects.get(agent__key='fresh').pk}")
+
+    assert (created.status_code, created.json()["live_version"]) == (201, None)
+    assert "ETag" not in created
+    assert [(a["key"], a["live_version"]) for a in listed.json()["results"]] == [("fresh", None)]
+    body = detail.json()
+    assert (detail.status_code, body["live_version"], body["profile"], body["runtime_policy"]) == (200,) + (None,) * 3
+    assert (body["sections"], body["skills"], body["allowed_tool_names"]) == ([], [], [])
+    for response in (profile, sections):
+        assert response.status_code == 409
+        assert error(response) == {
+            "code": "no_live_version",
+            "message": "Agent 'fresh' has no live version yet: its version 1 is waiting for review.",
+            "fields": {},
+        }
+    assert (queued.status_code, queued.json()["live_version"], queued.json()["status"]) == (200, None, "pending")
+
+
 def test_an_agent_reads_with_its_live_profile_and_version_as_etag(api_agent, reader_api, django_assert_num_queries):
     reader_api.get(AGENT)
 

@@ -103,6 +103,34 @@ def test_a_bad_regex_inline_is_a_field_error_and_saves_nothing(client, ada, agen
     assert not AgentTestCase.objects.exists()
 
 
+@pytest.mark.parametrize(
+    ("bad_row", "said"),
+    [
+        ({"test_cases-1-name": "vide", "test_cases-1-message": ""}, "Give either a message or a structured input"),
+        (  # refused by the service, after the rename and the first row were written
+            {"test_cases-1-name": "regex", "test_cases-1-message": "Bonjour", "test_cases-1-regex": "(a"},
+            "Not a valid regular expression: missing ): (a (RE2 syntax",
+        ),
+    ],
+)
+def test_a_page_with_an_invalid_inline_row_saves_nothing(client, ada, agent, bad_row, said):
+    client.force_login(ada)
+    history = (agent.history.count(), AgentTestCase.history.count())
+    good_row = {"test_cases-0-name": "salue", "test_cases-0-message": "Bonjour", "test_cases-0-is_active": "on"}
+
+    response = client.post(
+        reverse("admin:agents_agent_change", args=[agent.pk]),
+        change_form(agent, name="Renamed", **{"test_cases-TOTAL_FORMS": "2"}, **good_row, **bad_row),
+    )
+
+    assert response.status_code == 200
+    assert said in response.content.decode()
+    agent.refresh_from_db()
+    assert agent.name == "Camille"
+    assert not AgentTestCase.objects.exists()
+    assert (agent.history.count(), AgentTestCase.history.count()) == history
+
+
 def test_the_review_page_shows_the_evidence_without_a_click(client, bob, proposal):
     client.force_login(bob)
 

@@ -165,6 +165,22 @@ def test_get_agent_shows_the_profile_the_rendered_prompt_and_open_proposals(writ
     assert (proposal["reason"], proposal["baseVersion"], proposal["stale"]) == ("Shorter", 1, False)
 
 
+def test_get_agent_of_an_agent_whose_version_1_waits_for_review(
+    workspace: Workspace, ada: User, echo_preset: Preset, read_key: str
+) -> None:
+    workspace.every_change_needs_review = True
+    workspace.save()
+    agent_create(workspace=workspace, actor=Actor.for_user(ada), key="fresh", name="Fresh")
+
+    got, listed = call_tools(read_key, ("get_agent", {"agentId": "fresh"}), ("list_agents", {}))
+
+    body = ok(got)
+    assert (body["liveVersion"], body["profile"], body["renderedSystemPrompt"]) == (None, None, None)
+    assert body["agent"]["liveVersion"] is None
+    assert [(p["number"], p["stale"]) for p in body["openProposals"]] == [(1, False)]
+    assert [a["liveVersion"] for a in ok(listed)["agents"]] == [None]
+
+
 def test_a_repeat_or_a_copy_of_live_is_said_plainly(writer: Agent, write_key: str) -> None:
     first, again, same_as_live = call_tools(
         write_key,

@@ -97,6 +97,13 @@ def world(workspace, other_workspace, vic, alice, bob, ada, charlie, root):
         definition={"version": 1, "steps": [{"name": "write", "agent_name": "writer"}]},
     )
     workflow_run_start(workflow=workflow, actor=as_ada, message="hello")
+    # An agent whose version 1 waits for review: created while every change needed a
+    # second person, so nothing of it is live yet.
+    workspace.every_change_needs_review = True
+    workspace.save()
+    agent_create(workspace=workspace, actor=as_ada, key="fresh", name="Fresh", preset=preset)
+    workspace.every_change_needs_review = False
+    workspace.save()
     return {"anonymous": None, "vic": vic, "alice": alice, "bob": bob, "ada": ada, "charlie": charlie, "root": root} | {
         "credential": credential
     }
@@ -184,6 +191,32 @@ def test_no_admin_page_of_an_existing_row_answers_5xx(world, persona):
             continue
         base = f"/admin/{model._meta.app_label}/{model._meta.model_name}/{row.pk}/"
         requests += [("GET", base + suffix, None) for suffix in ("change/", "history/", "delete/")]
+
+    failures = failures_for(world, persona, requests)
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("persona", PERSONAS)
+def test_no_page_of_an_agent_without_a_live_version_answers_5xx(world, persona):
+    # Every admin and API URL of one agent, with the agent whose version 1 waits for
+    # review: "no live version yet" is a fact every reader handles.
+    from agents.models import Agent
+
+    fresh = Agent.objects.get(key="fresh")
+    assert fresh.live_version is None
+    requests: list[tuple[str, str, dict | None]] = []
+    for pattern in url_patterns():
+        model = getattr(pattern.model_admin, "model", None)
+        if pattern.template.startswith("/v1/admin/agents/{0}") or pattern.template.startswith("/mcp"):
+            first = "fresh"
+        elif model is Agent and pattern.names:
+            first = str(fresh.pk)
+        else:
+            continue
+        values = [first, *(good_value(pattern, i) for i in range(1, len(pattern.names)))]
+        requests.append(("GET", pattern.template.format(*values), None))
+    assert len(requests) > 20
 
     failures = failures_for(world, persona, requests)
     assert not failures, "\n".join(failures)

@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import openai
-from openai.types.chat import ChatCompletion
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from agents.runtime.providers.base import Message, ModelRequest, ModelResponse, ProviderError, ToolCall, Usage
 from agents.runtime.providers.clients import ClientCache
@@ -72,7 +72,7 @@ class OpenAICompatibleProvider:
             with bounded_by(deadline):
                 if request.stream:
                     return _streamed(client, request, on_delta, deadline)
-                completion = client.chat.completions.create(**_params(request))
+                completion = _post(client, _params(request))
         except DeadlineExceeded as exc:
             raise timeout_error(request, exc.after) from None
         except openai.OpenAIError as exc:
@@ -93,6 +93,25 @@ class OpenAICompatibleProvider:
 
 
 # --- request ----------------------------------------------------------------------------
+def _post(client: openai.OpenAI, params: dict[str, Any]) -> ChatCompletion | openai.Stream[ChatCompletionChunk]:
+    """`chat.completions.create(**params)` through the SDK's `post` (its documented way
+    to any endpoint), as `create` itself ends: `create` first re-validates and
+    re-transforms its keyword arguments against their typed definitions, about 1 ms of
+    CPU per call (40 % of the SDK's share of a call), for parameters built here as
+    plain JSON already (no aliases, no files, nothing to transform)."""
+    options = {"security": {"bearer_auth": True}}  # the API key, as `create` asks for it
+    if params.get("stream"):
+        return client.post(
+            "/chat/completions",
+            body=params,
+            cast_to=ChatCompletion,
+            options=options,
+            stream=True,
+            stream_cls=openai.Stream[ChatCompletionChunk],
+        )
+    return client.post("/chat/completions", body=params, cast_to=ChatCompletion, options=options)
+
+
 def _params(request: ModelRequest) -> dict[str, Any]:
     """The keyword arguments of `chat.completions.create` for `request`."""
     reasoning = bool(REASONING_MODEL.match(request.model))
@@ -211,7 +230,7 @@ def _streamed(
     fragments: dict[int, dict[str, str]] = {}
     meta: dict[str, Any] = {}
     finish, usage = None, None
-    with client.chat.completions.create(**_params(request)) as stream:
+    with _post(client, _params(request)) as stream:
         for chunk in stream:
             if deadline.remaining() <= 0:  # each read is bounded; a trickle of chunks is not
                 raise DeadlineExceeded()
