@@ -25,6 +25,7 @@ from agents.selectors import (
     agent_open_proposals,
     debug_log_as_sent,
     debug_log_get,
+    debug_log_ids,
     preset_default,
     preset_get_by_key,
     preset_list,
@@ -314,7 +315,7 @@ def run_agent_test(
     not executed."""
     agent = agent_get_by_key(actor=caller.actor, workspace=caller.workspace, key=agentKey)
     turn: AgentTurn = agent_run_test(agent=agent, message=input, actor=caller.actor)
-    debug_ids = list(turn.debug_logs.order_by("sequence").values_list("pk", flat=True))
+    debug_ids = debug_log_ids(turn=turn)
     result = {
         "agentKey": agent.key,
         "agentName": agent.name,

@@ -388,6 +388,26 @@ class AgentTurn(SandboxedModel):
         SUCCEEDED = "succeeded", "Succeeded"
         FAILED = "failed", "Failed"
 
+    class ErrorKind(models.TextChoices):
+        """Why a turn failed, from the provider's exception types (`ProviderError.kind`,
+        the same names) or the turn's own rules; retries decide on it, never on text."""
+
+        NONE = "", "—"
+        RATE_LIMIT = "rate_limit", "Rate limited"
+        UNAVAILABLE = "unavailable", "Provider unavailable"
+        TIMEOUT = "timeout", "Timed out"
+        DEADLINE = "deadline", "Out of the turn's time"  # its deadline (a step's timeout_seconds) passed
+        BAD_REQUEST = "bad_request", "Invalid request"
+        AUTH = "auth", "Authentication"
+        QUOTA = "quota", "Quota exhausted"
+        INVALID_RESPONSE = "invalid_response", "Invalid response"
+        NOT_CONFIGURED = "not_configured", "Not configured"
+        INTERNAL = "internal", "Internal error"
+        REFUSED = "refused", "Refused by the turn's rules"  # disabled agent, limits, context budget
+
+    # Failures that may pass on their own: worth another attempt.
+    TRANSIENT_KINDS = frozenset({ErrorKind.RATE_LIMIT, ErrorKind.UNAVAILABLE, ErrorKind.TIMEOUT, ErrorKind.DEADLINE})
+
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="agent_turns")
     agent = models.ForeignKey(Agent, null=True, blank=True, on_delete=models.SET_NULL, related_name="turns")
     agent_key = models.CharField(max_length=50)
@@ -406,6 +426,7 @@ class AgentTurn(SandboxedModel):
     message = models.TextField()
     answer = models.TextField(blank=True)
     error = models.TextField(blank=True)
+    error_kind = models.CharField(max_length=20, choices=ErrorKind.choices, blank=True, default=ErrorKind.NONE)
     model_calls = models.PositiveIntegerField(default=0)
     input_tokens = models.PositiveIntegerField(default=0)
     output_tokens = models.PositiveIntegerField(default=0)
@@ -430,6 +451,11 @@ class AgentTurn(SandboxedModel):
 
     def __str__(self) -> str:
         return f"{self.agent_key} turn {self.pk} ({self.status})"
+
+    @property
+    def failed_transiently(self) -> bool:
+        """A failure that may pass on its own (rate limit, outage, time): worth a retry."""
+        return self.status == self.Status.FAILED and self.error_kind in self.TRANSIENT_KINDS
 
     @property
     def latency_ms(self) -> int | None:

@@ -199,7 +199,8 @@ def evidence_for_review(*, version: PromptVersion) -> EvidenceView:
 
 # --- by key, for programs (MCP, API): sandbox rows for those who use sandboxes ------------
 # Programs resolve what they created, sandbox rows too (`all_objects`), when their actor
-# may use sandboxes; people's pages above never see them.
+# may use sandboxes; to people (admin pages, REST through a session or a token) a sandbox
+# row answers as a missing one, whatever their role: `Actor.sees_sandbox_rows` is the rule.
 def _require_read(actor: Actor, workspace: Workspace, noun: str) -> None:
     # Outside the actor's workspaces a row answers exactly as a missing one; inside,
     # a missing right is said plainly (e.g. a key without the read scope).
@@ -212,13 +213,14 @@ def _rows(model: type, actor: Actor, workspace: Workspace, *, include_sandbox: b
     """`model`'s rows of `workspace`; sandbox ones too when asked and allowed."""
     if include_sandbox:
         actor.require(Verb.SANDBOX, workspace)
-    return (model.all_objects if include_sandbox else model.objects).filter(workspace=workspace)
+    with_sandbox = include_sandbox and actor.sees_sandbox_rows(workspace)
+    return (model.all_objects if with_sandbox else model.objects).filter(workspace=workspace)
 
 
 def _resolvable(model: type, actor: Actor, workspace: Workspace) -> QuerySet:
-    """`model`'s rows of `workspace` a program may name: sandbox ones only for actors
-    that may use sandboxes (for the others they answer as missing)."""
-    return _rows(model, actor, workspace, include_sandbox=actor.can(Verb.SANDBOX, workspace))
+    """`model`'s rows of `workspace` a caller may name: sandbox ones only for programs
+    that may use sandboxes (for everyone else they answer as missing)."""
+    return _rows(model, actor, workspace, include_sandbox=actor.sees_sandbox_rows(workspace))
 
 
 def agent_get_by_key(*, actor: Actor, workspace: Workspace, key: str) -> Agent:
@@ -281,6 +283,13 @@ def debug_log_get(*, actor: Actor, workspace: Workspace, pk: int) -> DebugLog:
     if log is None:
         raise NotFound(f"Unknown debug log {pk}.")
     return log
+
+
+def debug_log_ids(*, turn: AgentTurn) -> list[int]:
+    """The ids of `turn`'s model calls, in order. The caller resolved the turn (a
+    sandbox turn only for who may see it): its logs are sandbox rows too, so
+    `all_objects`, where `turn.debug_logs` would hide them."""
+    return list(DebugLog.all_objects.filter(turn=turn).order_by("sequence").values_list("pk", flat=True))
 
 
 def debug_log_as_sent(log: DebugLog) -> tuple[str, list, list]:

@@ -93,6 +93,17 @@ def empty_snapshot() -> dict:
     return normalize_snapshot({})
 
 
+def validate_snapshot_policy(policy: object) -> dict:
+    """`validate_runtime_policy`, its error paths starting at the snapshot
+    (`$.runtime_policy.children.max_depth`), as every snapshot error's do."""
+    try:
+        return validate_runtime_policy(policy)
+    except ValidationError as exc:
+        # The policy's paths start at the policy; a snapshot's start at the snapshot.
+        messages = [m.replace("$", "$.runtime_policy", 1) for m in exc.message_dict["runtime_policy"]]
+        raise ValidationError({"runtime_policy": messages}) from None
+
+
 def normalize_snapshot(data: object) -> dict:
     """The canonical form of `data`, or a `ValidationError` keyed by snapshot key whose
     messages start with their JSON path (`$.sections[2].key: ...`)."""
@@ -106,12 +117,7 @@ def normalize_snapshot(data: object) -> dict:
     except PydanticValidationError as exc:
         raise ValidationError(_by_top_level_key(pydantic_error_messages(exc))) from None
     snapshot = parsed.model_dump(mode="json", by_alias=True)
-    try:
-        snapshot["runtime_policy"] = validate_runtime_policy(data.get("runtime_policy", {}))
-    except ValidationError as exc:
-        # The policy's paths start at the policy; a snapshot's start at the snapshot.
-        messages = [m.replace("$", "$.runtime_policy", 1) for m in exc.message_dict["runtime_policy"]]
-        raise ValidationError({"runtime_policy": messages}) from None
+    snapshot["runtime_policy"] = validate_snapshot_policy(data.get("runtime_policy", {}))
     for position, section in enumerate(snapshot["sections"]):
         section["position"] = position
     _check_rules(snapshot)

@@ -46,6 +46,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from starlette.authentication import AuthCredentials
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from aihummer import __version__
 from aihummer.actors import Actor
 from aihummer.exceptions import ApplicationError
 from aihummer.jsonsafe import text_problem
@@ -91,6 +92,8 @@ class ToolSpec:
     description: str
     read_only: bool
     destructive: bool
+    # Calling it again with the same arguments changes nothing more (read-only tools are).
+    idempotent: bool
     # Service field name → the parameter a caller gave it as, for error messages
     # (snake_case fields become camelCase by default).
     parameter_names: Mapping[str, str] = field(default_factory=dict)
@@ -114,6 +117,7 @@ def tool(
     title: str,
     read_only: bool = False,
     destructive: bool = False,
+    idempotent: bool = False,
     parameter_names: Mapping[str, str] | None = None,
     refused: Mapping[str, str] | None = None,
 ) -> Callable[[Callable[..., dict]], ToolSpec]:
@@ -129,6 +133,7 @@ def tool(
             description=inspect.cleandoc(fn.__doc__ or ""),
             read_only=read_only,
             destructive=destructive,
+            idempotent=idempotent or read_only,
             parameter_names=dict(parameter_names or {}),
             refused=dict(refused or {}),
         )
@@ -198,7 +203,7 @@ class AiHummerMCP(MCPServer):
     answered in our error body like every other failure."""
 
     def __init__(self, *, api_key: str = "") -> None:
-        super().__init__(name="aihummer", title="AiHummer", instructions=INSTRUCTIONS)
+        super().__init__(name="aihummer", title="AiHummer", version=__version__, instructions=INSTRUCTIONS)
         # stdio and in-process only: the raw key, re-checked on every call so a key
         # revoked mid-session stops working at once. HTTP takes it from each request.
         self.api_key = api_key
@@ -215,7 +220,7 @@ class AiHummerMCP(MCPServer):
                 title=spec.title,
                 read_only_hint=spec.read_only,
                 destructive_hint=spec.destructive,
-                idempotent_hint=spec.read_only,
+                idempotent_hint=spec.idempotent,
                 open_world_hint=False,
             ),
             structured_output=False,

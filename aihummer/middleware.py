@@ -1,5 +1,6 @@
 """Around every request: its id (`X-Request-Id`, the client's or a new one), its log
-context, its one log line (`aihummer.request`), its metrics and its trace span."""
+context, its one log line (`aihummer.request`), its metrics and its trace span; and the
+API's 404 envelope for a `/v1/` path no route matches."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from django.http import HttpRequest, HttpResponse
 
 from aihummer import logging as logs
 from aihummer import metrics, telemetry
+from aihummer.api import not_found
 
 REQUEST_ID_HEADER = "X-Request-Id"
 # A client's id is kept only when it is short and plain, so it is safe in logs and headers.
@@ -85,3 +87,22 @@ def _log_request(request: HttpRequest, status: int, duration_ms: float) -> None:
             "duration_ms": round(duration_ms, 1),
         },
     )
+
+
+class ApiNotFoundMiddleware:
+    """Under `/v1/`, a 404 no API view answered (no such route) is the API's error
+    envelope too: `handler404` gives it with DEBUG off, but with DEBUG on (the embedded
+    default) Django answers its HTML debug page before any handler is asked."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if (
+            response.status_code == 404
+            and request.path.startswith("/v1/")
+            and not response.get("Content-Type", "").startswith("application/json")
+        ):
+            return not_found(request)
+        return response

@@ -14,8 +14,16 @@ from aihummer.models import Workspace
 
 
 def require_key_free(
-    model: type[models.Model], *, workspace: Workspace, key: str, noun: str, exclude_pk: int | None = None
+    model: type[models.Model],
+    *,
+    workspace: Workspace,
+    key: str,
+    noun: str,
+    actor: Actor,
+    exclude_pk: int | None = None,
 ) -> None:
+    """`key` is free in `workspace` for a new `model` row (real and sandbox rows alike),
+    or a field error saying whose it is and, for a sandbox row, how to remove it."""
     # all_objects: a sandbox key may not shadow a real one, nor the reverse, and the
     # default manager's uniqueness check (full_clean) cannot see sandbox rows.
     manager = getattr(model, "all_objects", model._default_manager)
@@ -26,12 +34,20 @@ def require_key_free(
         raise ValidationError(
             {
                 "key": f"Key '{key}' is taken by sandbox {noun} '{clash.key}' (id {clash.pk}), left by an automated "
-                f"client. Remove it with `manage.py sandbox_cleanup --workspace {workspace.slug}`, then retry."
+                f"client. Remove it with {sandbox_cleanup_hint(actor, workspace)}, then retry."
             }
         )
     raise ValidationError(
         {"key": f"{article(noun)} {noun} with key '{key}' already exists in workspace '{workspace.slug}'."}
     )
+
+
+def sandbox_cleanup_hint(actor: Actor, workspace: Workspace) -> str:
+    """How this caller removes a workspace's sandbox: an MCP client has the tool, anyone
+    else the command."""
+    if actor.surface == "mcp":
+        return "the cleanup_sandbox tool"
+    return f"`manage.py sandbox_cleanup --workspace {workspace.slug}`"
 
 
 def save_checked(instance: models.Model, *, actor: Actor, reason: str, noun: str, **save_kwargs: object) -> None:

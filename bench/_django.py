@@ -37,10 +37,10 @@ def throwaway_database() -> Iterator[None]:
 class StatementCounter:
     """SQL statements sent, and transactions committed, while active.
 
-    A statement run in autocommit is its own transaction; statements inside
-    `transaction.atomic()` commit together once, when the outermost block exits. Both
-    are counted here, from Django's side of the connection (BEGIN/COMMIT themselves are
-    not statements of ours)."""
+    A statement run in autocommit is its own transaction (a SELECT alone writes nothing
+    to commit: not counted); statements inside `transaction.atomic()` commit together
+    once, when the outermost block exits. Both are counted here, from Django's side of
+    the connection (BEGIN/COMMIT themselves are not statements of ours)."""
 
     def __init__(self) -> None:
         self.statements = 0
@@ -59,7 +59,7 @@ class StatementCounter:
 
     def _execute(self, execute, sql, params, many, context):
         self.statements += 1
-        if connection.get_autocommit():
+        if connection.get_autocommit() and sql.lstrip()[:6].upper() != "SELECT":
             self.commits += 1
         return execute(sql, params, many, context)
 

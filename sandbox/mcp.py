@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
+from django.core.exceptions import ValidationError
 from pydantic import Field
 
 from agents.mcp import KEY_PATTERN, _preset_for
+from agents.runtime.tools import REGISTRY
 from agents.services import agent_create, preset_create
 from aihummer.mcp import Caller, comma_list, tool
 from sandbox.services import sandbox_cleanup
@@ -32,15 +34,21 @@ def create_sandbox_preset(
     name: Annotated[str, Field(description="A readable name.", min_length=1, max_length=100)],
     providerName: Annotated[str, Field(description="The provider (see list_models), e.g. 'openai' or 'echo'.")],
     model: Annotated[str, Field(description="A model of that provider's catalog (see list_models).")],
-    temperature: Annotated[float, Field(description="Sampling temperature.", ge=0, le=2)] = 1.0,
-    topP: Annotated[float, Field(description="Nucleus sampling.", ge=0, le=1)] = 0.95,
+    temperature: Annotated[
+        float | None, Field(description="Sampling temperature; null: the default, 1.0.", ge=0, le=2)
+    ] = None,
+    topP: Annotated[float | None, Field(description="Nucleus sampling; null: the default, 0.95.", ge=0, le=1)] = None,
     maxOutputTokens: Annotated[int | None, Field(description="Cap on the answer's tokens.", ge=1)] = None,
-    streamingEnabled: Annotated[bool, Field(description="Stream the answer from the provider.")] = False,
+    streamingEnabled: Annotated[
+        bool | None, Field(description="Stream the answer from the provider; null: the default, false.")
+    ] = None,
 ) -> dict:
     """Create a throw-away model preset, hidden from people and never the workspace's
     default. The key must not be taken (by a real or a sandbox preset); the model must
     be one of the provider's catalog (the error lists them). Remove it with
     cleanup_sandbox."""
+    # The seed types them ?float / ?bool: null (or absent) leaves the service's default.
+    settings = {"temperature": temperature, "top_p": topP, "streaming_enabled": streamingEnabled}
     preset = preset_create(
         workspace=caller.workspace,
         actor=caller.actor,
@@ -48,11 +56,9 @@ def create_sandbox_preset(
         name=name,
         provider_name=providerName,
         model=model,
-        temperature=temperature,
-        top_p=topP,
         max_output_tokens=maxOutputTokens,
-        streaming_enabled=streamingEnabled,
         is_sandbox=True,
+        **{field: value for field, value in settings.items() if value is not None},
     )
     return {
         "presetKey": preset.key,
@@ -73,7 +79,7 @@ def create_sandbox_agent(
     key: SandboxKey,
     name: Annotated[str, Field(description="A readable name.", min_length=1, max_length=100)],
     systemPrompt: Annotated[str, Field(description="The agent's system prompt.", min_length=1)],
-    description: Annotated[str, Field(description="A short description.")] = "",
+    description: Annotated[str | None, Field(description="A short description.")] = None,
     presetKey: Annotated[
         str | None, Field(description="The preset it runs on (sandbox or real); default: the workspace's default.")
     ] = None,
@@ -82,17 +88,23 @@ def create_sandbox_agent(
     """Create a throw-away agent, hidden from people: active, not built in, its version 1
     live at once (sandbox agents skip the review queue), runnable at once by
     run_agent_test and by sandbox workflows. Remove it with cleanup_sandbox."""
-    snapshot = {
-        "identity": {"name": name},
-        "system_prompt": systemPrompt,
-        "allowed_tool_names": comma_list(allowedToolNames),
-    }
+    tools = comma_list(allowedToolNames)
+    # As REST's choices and the admin's checkboxes: only tools the runtime has.
+    unknown = [name for name in tools if name not in REGISTRY]
+    if unknown:
+        raise ValidationError(
+            {
+                "allowed_tool_names": f"Unknown tool {', '.join(map(repr, unknown))}; the tools are: "
+                f"{', '.join(sorted(REGISTRY))}."
+            }
+        )
+    snapshot = {"identity": {"name": name}, "system_prompt": systemPrompt, "allowed_tool_names": tools}
     agent = agent_create(
         workspace=caller.workspace,
         actor=caller.actor,
         key=key,
         name=name,
-        description=description,
+        description=description or "",
         preset=_preset_for(caller, presetKey or ""),
         snapshot=snapshot,
         is_sandbox=True,
@@ -114,7 +126,7 @@ def create_sandbox_workflow(
     workflowKey: WorkflowKey,
     name: Annotated[str, Field(description="A readable name.", min_length=1, max_length=200)],
     definition: Definition,
-    description: Annotated[str, Field(description="What the pipeline does.")] = "",
+    description: Annotated[str | None, Field(description="What the pipeline does.")] = None,
 ) -> dict:
     """Assemble a throw-away multi-agent pipeline, hidden from people. The definition is
     checked whole (JSON, at least one step, unique step names, each agent existing and
@@ -126,7 +138,7 @@ def create_sandbox_workflow(
         actor=caller.actor,
         key=workflowKey,
         name=name,
-        description=description,
+        description=description or "",
         definition=parse_json(definition, "definition"),
         is_sandbox=True,
     )
@@ -139,7 +151,7 @@ def create_sandbox_workflow(
     }
 
 
-@tool(title="Delete this workspace's sandbox", destructive=True)
+@tool(title="Delete this workspace's sandbox", destructive=True, idempotent=True)
 def cleanup_sandbox(caller: Caller) -> dict:
     """Delete every sandbox row of your workspace, in one transaction: workflow runs,
     then workflows, agents and presets. Idempotent (all zeros the second time). Debug

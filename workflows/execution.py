@@ -7,20 +7,19 @@ and its dependents are enqueued as soon as they are ready, together, so independ
 steps run at the same time on a threads-pool worker. No transaction and no lock is held
 while the model answers: claim and finish are single statements before and after.
 
-Statements per echo step on PostgreSQL: claim 1 + the turn + finish 1; a run pays one
-more to mark itself running and one to complete (see `workflows/tests/test_execution.py`).
+Per echo step on PostgreSQL, 4 statements and 2 commits: the claim (its own commit,
+starting the run on its first step), the turn's agent read, then in one transaction the
+turn with its debug log and the finish; the last step also completes its run there
+(see `workflows/tests/test_execution.py`).
 """
 
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from uuid import UUID
@@ -40,6 +39,7 @@ from aihummer.tasks import enqueue, enqueue_in
 from workflows.engine import (
     MappingError,
     Plan,
+    Step,
     compile_definition,
     run_answer,
     run_outputs,
@@ -83,10 +83,6 @@ def plan_for(run_id: UUID, definition: dict) -> Plan:
     return plan
 
 
-# Provider errors worth another attempt: they may pass on their own.
-TRANSIENT_ERROR = re.compile(r"^Provider error \((rate_limit|unavailable|timeout)\)")
-# Turns of steps with a timeout run here, so the step can stop waiting for them.
-_TURNS = ThreadPoolExecutor(max_workers=256, thread_name_prefix="workflow-turn")  # threads start on demand
 REVIVE_BATCH = 200
 # By name: `workflows.tasks` calls this module, so this one does not import it back.
 STEP_TASK = "workflows.workflow_step_run"
@@ -120,29 +116,27 @@ def workflow_step_run(*, run_id: UUID | str, step: str) -> str | None:
 
 
 def _step_run_once(run_id: UUID | str, name: str) -> tuple[str | None, str | None]:
-    """One step: claim it and read its agent (one commit), run the turn, record the
+    """One step: claim it (one commit) and read its agent, run the turn, record the
     turn, its debug log, the step and what it made ready (a second commit). Returns its
     status and the lone successor to run next here, if any."""
     now = timezone.now()
     lease = settings.AIHUMMER_STEP_LEASE_SEC
-    with transaction.atomic():
-        known = cached_plan(UUID(str(run_id)))
-        claim = step_claim(
-            run_id=run_id,
-            name=name,
-            now=now,
-            lease_until=now + timedelta(seconds=lease),
-            reads=known.by_name[name].reads if known else None,
-            with_definition=known is None,
-        )
-        if claim is None:
-            return None, None
-        if claim.run_status == RunStatus.PENDING:
-            WorkflowRun.all_objects.filter(pk=claim.run_id, status=RunStatus.PENDING).update(
-                status=RunStatus.RUNNING, started_at=now
-            )
-        plan = known or plan_for(claim.run_id, claim.definition)
-        start = _step_start(claim, plan, now)
+    known = cached_plan(UUID(str(run_id)))
+    # The claim commits on its own (one statement on PostgreSQL, no BEGIN/COMMIT round
+    # trips); the agent read after it is a statement of its own too: under READ
+    # COMMITTED a shared transaction gave it no other view of the rows.
+    claim = step_claim(
+        run_id=run_id,
+        name=name,
+        now=now,
+        lease_until=now + timedelta(seconds=lease),
+        reads=known.by_name[name].reads if known else None,
+        with_definition=known is None,
+    )
+    if claim is None:
+        return None, None
+    plan = known or plan_for(claim.run_id, claim.definition)
+    start = _step_start(claim, plan, now)
     span = telemetry.step_span(run_id=claim.run_id, step=claim.name, agent_key=claim.agent_key, attempt=claim.attempts)
     with LEASES.holding(claim), span:
         if isinstance(start, Outcome):
@@ -178,7 +172,8 @@ def _step_start(claim: Claim, plan: Plan, now: datetime) -> Outcome | PreparedTu
         identity=claim.actor_identity,
     )
     try:  # raised before any write: the claim's transaction stays sound
-        return agent_turn_prepare(agent=agent, message=message, actor=actor)
+        # The step's timeout is the turn's deadline: the turn stops there by itself.
+        return agent_turn_prepare(agent=agent, message=message, actor=actor, timeout_seconds=step.timeout_seconds)
     except Agent.DoesNotExist:
         return deleted
     except (ValidationError, PermissionDenied) as exc:
@@ -186,48 +181,46 @@ def _step_start(claim: Claim, plan: Plan, now: datetime) -> Outcome | PreparedTu
 
 
 def _step_turn(claim: Claim, plan: Plan, prepared: PreparedTurn) -> tuple[str | None, str | None]:
-    """Run the step's turn; the step is settled in the turn's own last transaction.
-    With a `timeout_seconds`, the turn runs in a pool thread and the step stops waiting
-    at the deadline (the turn ends on its own, bounded by the preset's timeout; settling
-    then finds the step no longer its own and changes nothing)."""
+    """Run the step's turn here; the step is settled in the turn's own last
+    transaction, once. A step's `timeout_seconds` is its turn's deadline (model calls,
+    tools and children stop at it), so a step that times out has a turn that has ended:
+    nothing of it still runs when the step is retried."""
     settled: list[tuple[str | None, str | None]] = []
+    spec = plan.by_name[claim.name]
 
     def settle(turn: AgentTurn) -> None:
-        settled.append(_settle(claim, plan, _turn_outcome(prepared.message, turn)))
+        settled.append(_settle(claim, plan, _turn_outcome(prepared.message, turn, spec)))
 
-    timeout = plan.by_name[claim.name].timeout_seconds
-    if timeout is None:
-        agent_turn_complete(prepared, then=settle)
-        return settled[0]
-    future = _TURNS.submit(_in_own_connection, lambda: agent_turn_complete(prepared, then=settle))
-    try:
-        future.result(timeout=timeout)
-        return settled[0]
-    except FutureTimeout:
-        outcome = Outcome(
-            status=StepStatus.FAILED,
-            input=prepared.message,
-            error=f"Step '{claim.name}' timed out after {timeout} s (timeout_seconds).",
-            transient=True,
-        )
-        with transaction.atomic():
-            return _settle(claim, plan, outcome)
+    agent_turn_complete(prepared, then=settle)
+    return settled[0]
 
 
-def _turn_outcome(message: str, turn: AgentTurn) -> Outcome:
+def _turn_outcome(message: str, turn: AgentTurn, spec: Step) -> Outcome:
     succeeded = turn.status == AgentTurn.Status.SUCCEEDED
+    error = "" if succeeded else turn.error
+    if _out_of_step_time(turn, spec):
+        error = f"Step '{spec.name}' timed out after {spec.timeout_seconds} s (timeout_seconds)."
     return Outcome(
-        transient=not succeeded and bool(TRANSIENT_ERROR.match(turn.error)),
+        transient=turn.failed_transiently,  # by the turn's error kind, never by its text
         status=StepStatus.COMPLETED if succeeded else StepStatus.FAILED,
         input=message,
         output=step_output(turn.answer) if succeeded else None,
-        error="" if succeeded else turn.error,
+        error=error,
         input_tokens=turn.input_tokens,
         output_tokens=turn.output_tokens,
         cost_usd=turn.cost_usd,
         turn_id=turn.pk,
         agent_version=turn.version_number,
         prefix_hash=turn.prefix_hash,
+    )
+
+
+def _out_of_step_time(turn: AgentTurn, spec: Step) -> bool:
+    # The turn's deadline passed, and that deadline was the step's (not the global limit).
+    return (
+        spec.timeout_seconds is not None
+        and spec.timeout_seconds <= settings.AIHUMMER_TURN_TIMEOUT_SEC
+        and turn.error_kind == AgentTurn.ErrorKind.DEADLINE
     )
 
 
@@ -316,13 +309,6 @@ class LeaseKeeper:
 
 
 LEASES = LeaseKeeper()
-
-
-def _in_own_connection(function: Callable[[], AgentTurn]) -> AgentTurn:
-    try:
-        return function()
-    finally:
-        connection.close()  # a pool thread's connection must not outlive its task
 
 
 def _advance(plan: Plan, claim: Claim, outcome: Outcome, run_status: str, context: dict) -> str | None:

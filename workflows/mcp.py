@@ -16,10 +16,10 @@ from pydantic import Field
 
 from agents.mcp import KEY_PATTERN, NOTHING_GIVEN, Force, IncludeSandbox
 from agents.models import DebugLog
-from aihummer.exceptions import NotFound
+from aihummer.exceptions import ApplicationError, NotFound
 from aihummer.jsonsafe import json_loads
 from aihummer.mcp import Caller, tool
-from workflows.models import StepRun, Workflow, WorkflowRun
+from workflows.models import RunStatus, StepRun, Workflow, WorkflowRun
 from workflows.selectors import workflow_list, workflow_run_get
 from workflows.services import (
     workflow_delete,
@@ -164,7 +164,8 @@ def run_workflow(
 ) -> dict:
     """Start a run of a workflow (real or sandbox, with the API key's rights), wait for it
     up to waitSeconds, and return its status, outputs, final answer and usage. A run
-    still going after the wait is not stopped: its id comes back to poll with
+    that failed or was cancelled is a tool error carrying the same fields. A run still
+    going after the wait is not stopped: its id comes back to poll with
     inspect_workflow_run."""
     workflow = workflow_get(workspace=caller.workspace, key=workflowKey, actor=caller.actor)
     parsed_inputs = parse_json(inputs, "inputs") if inputs else None
@@ -184,6 +185,10 @@ def run_workflow(
     }
     if not run.is_finished:
         body["message"] = f"Still {run.status} after {waitSeconds} s: poll inspect_workflow_run with this run id."
+    if run.status in (RunStatus.FAILED, RunStatus.CANCELLED):
+        # A run that did not complete is the tool's failure, with the whole story.
+        reason = f": {run.error}" if run.error else "."
+        raise ApplicationError(f"The run {run.status}{reason} See inspect_workflow_run for each step.", extra=body)
     return body
 
 

@@ -33,14 +33,15 @@ def workflow_list(*, actor: Actor, workspace: Workspace, include_sandbox: bool =
     actor.require(Verb.READ, workspace)
     if include_sandbox:
         actor.require(Verb.SANDBOX, workspace)
-    # all_objects only when sandbox rows were asked for, and allowed, just above.
-    return (Workflow.all_objects if include_sandbox else Workflow.objects).filter(workspace=workspace).order_by("key")
+    # all_objects only when sandbox rows were asked for, and allowed (programs only).
+    with_sandbox = include_sandbox and actor.sees_sandbox_rows(workspace)
+    return (Workflow.all_objects if with_sandbox else Workflow.objects).filter(workspace=workspace).order_by("key")
 
 
 def workflow_run_get(*, run_id: str | UUID, actor: Actor) -> WorkflowRun:
-    """The run `run_id` if `actor` may read its workspace (sandbox runs only for actors
-    allowed to use sandboxes); a malformed id, a missing run and another workspace's
-    run all answer the same NotFound."""
+    """The run `run_id` if `actor` may read its workspace (sandbox runs only for
+    programs allowed to use sandboxes); a malformed id, a missing run and another
+    workspace's run all answer the same NotFound."""
     try:
         run_id = UUID(str(run_id))
     except ValueError:
@@ -48,7 +49,7 @@ def workflow_run_get(*, run_id: str | UUID, actor: Actor) -> WorkflowRun:
     run = WorkflowRun.all_objects.select_related("workspace").filter(pk=run_id).first()
     if run is None or not actor.belongs_to(run.workspace):
         raise NotFound(f"No workflow run '{run_id}'.")
-    if run.is_sandbox and not actor.can(Verb.SANDBOX, run.workspace):
+    if run.is_sandbox and not actor.sees_sandbox_rows(run.workspace):
         raise NotFound(f"No workflow run '{run_id}'.")  # hidden rows answer as missing ones
     # Inside its workspace, a missing right is said plainly (a key without `read`).
     actor.require(Verb.READ, run.workspace)

@@ -82,7 +82,7 @@ def workflow_create(
     """A new workflow, its definition validated against the workspace's agents."""
     actor.require(write_verb(is_sandbox), workspace)
     workflow_validate(workspace=workspace, definition=definition, is_sandbox=is_sandbox)
-    require_key_free(Workflow, workspace=workspace, key=key, noun="workflow")
+    require_key_free(Workflow, workspace=workspace, key=key, noun="workflow", actor=actor)
     workflow = Workflow(
         workspace=workspace,
         key=key,
@@ -135,13 +135,13 @@ def workflow_delete(*, workflow: Workflow, actor: Actor, force: bool = False) ->
 
 def workflow_get(*, workspace: Workspace, key: str, actor: Actor) -> Workflow:
     """The workflow `key` of `workspace` as `actor` may see it (sandbox ones only for
-    actors allowed to use sandboxes), or NotFound; naming a row needs the read right,
+    programs allowed to use sandboxes), or NotFound; naming a row needs the read right,
     whatever is done with it next (as for agents)."""
     if not actor.belongs_to(workspace):
         raise NotFound(f"Unknown workflow '{key}'.")
     actor.require(Verb.READ, workspace)
     workflow = Workflow.all_objects.filter(workspace=workspace, key=key).select_related("workspace").first()
-    if workflow is None or (workflow.is_sandbox and not actor.can(Verb.SANDBOX, workspace)):
+    if workflow is None or (workflow.is_sandbox and not actor.sees_sandbox_rows(workspace)):
         raise NotFound(f"No workflow '{key}' in workspace '{workspace.slug}'.")
     return workflow
 

@@ -7,10 +7,11 @@ the token and cost roll-up), returning that context so the caller can see which 
 became ready. Concurrent finishers of one run serialise on the run's row, so the last
 of two parallel steps always sees both (the fan-in never stalls).
 
-On PostgreSQL each is a single statement: the claim an UPDATE … FROM … RETURNING, the
-finish a data-modifying CTE; elsewhere (the embedded SQLite default) each takes a few
-statements in the caller's transaction (`PORTABLE_ONLY` forces those paths for their
-tests).
+On PostgreSQL each is a single statement, a data-modifying CTE, prepared on the server
+where connections live on (`aihummer.db`): the claim commits on its own (and starts its
+run, on the run's first step), the finish in the caller's transaction; elsewhere (the
+embedded SQLite default) each takes a few statements, the claim in a transaction of
+its own (`PORTABLE_ONLY` forces those paths for their tests).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 
 from aihummer.db import prepared_cursor
-from workflows.models import StepRun, StepStatus, WorkflowRun
+from workflows.models import RunStatus, StepRun, StepStatus, WorkflowRun
 
 PORTABLE_ONLY = False
 
@@ -112,7 +113,9 @@ def _json(value: object) -> object:
 
 
 # --- claim ------------------------------------------------------------------------------
-# On PostgreSQL one statement, UPDATE … FROM … RETURNING. Table names are the models' own
+# On PostgreSQL one statement: take the step, start the run if this is its first step,
+# return what the step reads of its run (as it was before: `run_status` is 'pending' on
+# the first step). Table names are the models' own
 # (never input); every value is a parameter. What the step reads of the run's context:
 # only the entries of the steps it names (a long run's context is not copied whole on
 # every claim); the definition only when this process has not compiled the run's plan yet.
@@ -126,12 +129,20 @@ _CONTEXT_READ = """CASE WHEN %(whole)s THEN r.context ELSE jsonb_build_object(
     'steps', (SELECT coalesce(jsonb_object_agg(e.key, e.value), '{}'::jsonb)
                 FROM jsonb_each(r.context -> 'steps') AS e WHERE e.key = ANY(%(reads)s))) END"""
 _CLAIM_FAST = f"""
-UPDATE {StepRun._meta.db_table} AS s{_STEP_SET.format(alias="s.")}
-  FROM {WorkflowRun._meta.db_table} AS r
- WHERE s.run_id = %(run)s AND s.name = %(name)s AND s.status = 'pending'
-   AND r.id = s.run_id AND r.status IN ('pending', 'running')
-RETURNING s.id, s.attempts, s.agent_id, s.agent_key, {_RUN_COLUMNS.format(context=_CONTEXT_READ)}
-"""
+WITH step AS (
+    UPDATE {StepRun._meta.db_table} AS s{_STEP_SET.format(alias="s.")}
+     WHERE s.run_id = %(run)s AND s.name = %(name)s AND s.status = 'pending'
+       AND EXISTS (SELECT 1 FROM {WorkflowRun._meta.db_table} AS r
+                    WHERE r.id = %(run)s AND r.status IN ('pending', 'running'))
+ RETURNING s.id, s.attempts, s.agent_id, s.agent_key
+), started AS (
+    UPDATE {WorkflowRun._meta.db_table} SET status = 'running', started_at = %(now)s
+     WHERE id = %(run)s AND status = 'pending' AND EXISTS (SELECT 1 FROM step)
+)
+SELECT step.id, step.attempts, step.agent_id, step.agent_key, {_RUN_COLUMNS.format(context=_CONTEXT_READ)}
+  FROM step, {WorkflowRun._meta.db_table} AS r
+ WHERE r.id = %(run)s
+"""  # noqa: S608
 # Elsewhere (the embedded SQLite default, whose RETURNING may name only the updated table
 # and no alias) two statements in the caller's transaction: take the step, read its run.
 _CLAIM_STEP = f"""
@@ -158,7 +169,10 @@ def step_claim(
     """Take step `name` of run `run_id` if it is pending and its run goes on; None when
     another worker has it, it already ran, or the run stopped. The claim's context holds
     the run's inputs and the entries of the steps in `reads` (all of them: None), its
-    definition is None unless `with_definition`."""
+    definition is None unless `with_definition`. The run's first claim starts it
+    (pending → running). Commits on its own: call it outside a transaction.
+
+    Lock order: the step's row, then (first step only) the run's, as in `step_finish`."""
     run_id = UUID(str(run_id))
     field = StepRun._meta.get_field
     params = {
@@ -168,16 +182,21 @@ def step_claim(
         "name": name,
         "definition": with_definition,
     }
-    with prepared_cursor() as cursor:
-        if _fast():
+    if _fast():
+        with prepared_cursor() as cursor:
             cursor.execute(_CLAIM_FAST, params | {"whole": reads is None, "reads": list(reads or ())})
             row = cursor.fetchone()
-        else:
+    else:
+        with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(_CLAIM_STEP, params)
             row = cursor.fetchone()
             if row is not None:
                 cursor.execute(_CLAIM_RUN, params)
                 row = (*row, *cursor.fetchone())
+                if row[4] == RunStatus.PENDING:  # its first step: the run starts
+                    WorkflowRun.all_objects.filter(pk=run_id, status=RunStatus.PENDING).update(
+                        status=RunStatus.RUNNING, started_at=now
+                    )
     if row is None:
         return None
     step_id, attempts, agent_id, agent_key, status, definition, context, workspace_id, is_sandbox, *rest = row

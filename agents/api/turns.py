@@ -9,7 +9,7 @@ from rest_framework.response import Response
 
 from agents.api.base import ID_REGEX, JsonObjectField
 from agents.models import AgentTurn, DebugLog
-from agents.selectors import workspace_row_get, workspace_rows
+from agents.selectors import debug_log_ids, workspace_row_get, workspace_rows
 from aihummer.api import AdminViewSet
 
 
@@ -38,7 +38,10 @@ class TurnSerializer(serializers.Serializer):
 
     @extend_schema_field({"type": "array", "items": {"type": "integer"}})
     def get_debug_logs(self, turn: AgentTurn) -> list[int]:
-        return [log.pk for log in turn.debug_logs.all()]
+        prefetched = getattr(turn, "_prefetched_objects_cache", {}).get("debug_logs")
+        if prefetched is not None:  # a page of turns: one query for all their logs
+            return [log.pk for log in prefetched]
+        return debug_log_ids(turn=turn)  # one turn, a sandbox one's logs included
 
 
 class DebugLogSerializer(serializers.Serializer):

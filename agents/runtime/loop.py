@@ -77,11 +77,15 @@ def agent_turn_prepare(
     version: PromptVersion | None = None,
     context: dict | None = None,
     dry_run: bool = False,
+    timeout_seconds: float | None = None,
 ) -> PreparedTurn:
     """Everything `agent_turn_run` settles before the first model call, in one query
     and no write: a caller may read it in the transaction of its own claim (a workflow
     step does) and run it with `agent_turn_complete` after that commits. Raises as
-    `agent_turn_run` does (PermissionDenied, ValidationError, Agent.DoesNotExist)."""
+    `agent_turn_run` does (PermissionDenied, ValidationError, Agent.DoesNotExist).
+
+    `timeout_seconds` (a step's) shortens the turn's deadline: its model calls, tools
+    and children stop there, so the turn ends by itself, never outliving its caller."""
     actor.require(Verb.SANDBOX if agent.is_sandbox else Verb.RUN, agent.workspace)
     if version is not None and version.agent_id != agent.pk:
         raise ValidationError({"version": f"Version {version.pk} is not a version of agent '{agent.key}'."})
@@ -97,7 +101,7 @@ def agent_turn_prepare(
         parent=None,
         depth=0,
         depth_limit=settings.AIHUMMER_SUBAGENT_MAX_DEPTH,
-        deadline=time.monotonic() + settings.AIHUMMER_TURN_TIMEOUT_SEC,
+        deadline=time.monotonic() + min(settings.AIHUMMER_TURN_TIMEOUT_SEC, timeout_seconds or float("inf")),
     )
     if prepared is None:
         raise Agent.DoesNotExist(f"Agent '{agent.key}' no longer exists.")
@@ -143,6 +147,7 @@ class _Setup:
     policy: RuntimePolicy | None = None
     rendered: RenderedPrompt | None = None
     failure: str = ""  # why no model call can be made (a debug log says it too)
+    failure_kind: str = AgentTurn.ErrorKind.NOT_CONFIGURED
     provider: Provider | None = None
     api_key: str = ""
 
@@ -213,20 +218,20 @@ def _prepare(
 def _complete(prepared: PreparedTurn, *, then: Callable[[AgentTurn], None] | None = None) -> AgentTurn:
     turn, agent, redactor = prepared.turn, prepared.agent, prepared.redactor
     log = DebugLogWriter(turn=turn, secrets=redactor.secrets)
-    status, answer, error = AgentTurn.Status.FAILED, "", ""
+    status, answer, error, kind = AgentTurn.Status.FAILED, "", "", AgentTurn.ErrorKind.NONE
     try:
         answer = _loop(log, prepared)
         status = AgentTurn.Status.SUCCEEDED
     except TurnFailed as exc:
-        error = str(exc)
+        error, kind = str(exc), exc.kind
     except Exception as exc:  # a bug must still leave a readable, finished turn
         logger.exception("Turn %s of agent %s failed unexpectedly", turn.pk, agent.key)
-        error = f"Internal error ({type(exc).__name__}); it was logged."
-    turn.status, turn.finished_at = status, timezone.now()
+        error, kind = f"Internal error ({type(exc).__name__}); it was logged.", AgentTurn.ErrorKind.INTERNAL
+    turn.status, turn.finished_at, turn.error_kind = status, timezone.now(), kind
     turn.answer, turn.error = redactor.text(answer), redactor.text(error)
     with transaction.atomic():  # the turn, its last call's log and the caller's result: one commit
         if turn.pk is not None:  # a tool-calling turn's row, written before its tools ran
-            turn.save(update_fields=[*TOTALS, "status", "answer", "error", "finished_at"])
+            turn.save(update_fields=[*TOTALS, "status", "answer", "error", "error_kind", "finished_at"])
         log.flush()  # with the turn's row when it has none yet: one statement
         if then is not None:
             then(turn)
@@ -258,12 +263,12 @@ def _setup(agent: Agent, version: PromptVersion, context: dict | None) -> _Setup
     try:
         setup.api_key = preset_api_key(preset=preset)
     except ProviderError as exc:
-        setup.failure = exc.message
+        setup.failure, setup.failure_kind = exc.message, exc.kind
         return setup
     try:
         setup.provider = get_provider(preset.provider_name)
     except ProviderError as exc:
-        setup.failure = f"Provider error ({exc.kind}): {exc.message}"
+        setup.failure, setup.failure_kind = f"Provider error ({exc.kind}): {exc.message}", exc.kind
     return setup
 
 
@@ -272,12 +277,12 @@ def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
     message, actor, dry_run, deadline = prepared.message, prepared.actor, prepared.dry_run, prepared.deadline
     if setup.preset is None:
         log.failed(sequence=1, provider_name="", model="", error=setup.failure)
-        raise TurnFailed(setup.failure)
+        raise TurnFailed(setup.failure, kind=setup.failure_kind)
     if not agent.is_active and not dry_run:
         raise TurnFailed(f"Agent '{agent.key}' is disabled: enable it to run it.")
     if setup.failure:  # a missing credential or adapter: a call that could not be made
         log.failed(sequence=1, provider_name=turn.provider_name, model=turn.model, error=setup.failure)
-        raise TurnFailed(setup.failure)
+        raise TurnFailed(setup.failure, kind=setup.failure_kind)
     preset, policy, rendered = setup.preset, setup.policy, setup.rendered
     model_info = catalog.get_model(preset.provider_name, preset.model)
     # A direct completion (`app.direct_completion.mode = always`): one call, no tool,
@@ -305,7 +310,7 @@ def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
     for sequence in range(1, (1 if direct else policy.max_iterations) + 1):
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            raise TurnFailed(TURN_OUT_OF_TIME)
+            raise TurnFailed(TURN_OUT_OF_TIME, kind=AgentTurn.ErrorKind.DEADLINE)
         prepared, dropped = prepare_messages(messages, policy, rendered.text, model_info)
         volatile = rendered.volatile
         if dropped:
@@ -330,9 +335,10 @@ def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
         release_connection()
         try:
             # Redacted before anything uses it: text, tool-call arguments, raw body.
-            response, error = redact_response(complete(setup.provider, request), log.secrets), ""
+            response, error, kind = redact_response(complete(setup.provider, request), log.secrets), "", ""
         except ProviderError as exc:
-            response, error = None, _call_error(exc, request, call_timeout, direct)
+            # The kind from the adapter's mapping of the vendor's exception types.
+            response, (error, kind) = None, _call_error(exc, request, call_timeout, direct)
         usage = response.usage if response else Usage()
         cost = _cost(model_info, usage)
         _add_totals(turn, usage, cost)
@@ -350,7 +356,7 @@ def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
             prefix_hash=rendered.prefix_hash,
         )
         if response is None:
-            raise TurnFailed(error)
+            raise TurnFailed(error, kind=kind)
         if not response.tool_calls:
             return response.text
         messages.append(Message(role="assistant", content=response.text, tool_calls=response.tool_calls))
@@ -371,16 +377,18 @@ def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
 
 def _call_error(
     exc: ProviderError, request: ModelRequest, call_timeout: float, direct: DirectCompletionPolicy | None
-) -> str:
+) -> tuple[str, str]:
+    """The call's failure as the turn's error and its kind."""
     if exc.kind == ProviderError.TIMEOUT and request.timeout_seconds < call_timeout:
         # The turn's time, not the preset's, bounded this call.
-        return TURN_OUT_OF_TIME
+        return TURN_OUT_OF_TIME, AgentTurn.ErrorKind.DEADLINE
     if exc.kind == ProviderError.TIMEOUT and direct and call_timeout == direct.timeout_ms / 1000:
         return (
             f"The direct completion took longer than runtime_policy.app.direct_completion.timeout_ms "
-            f"({direct.timeout_ms} ms)."
+            f"({direct.timeout_ms} ms).",
+            exc.kind,
         )
-    return f"Provider error ({exc.kind}): {exc.message}"
+    return f"Provider error ({exc.kind}): {exc.message}", exc.kind
 
 
 def _cost(model_info: catalog.ModelInfo | None, usage: Usage) -> Decimal:

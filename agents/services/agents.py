@@ -66,7 +66,7 @@ def agent_create(
             raise ValidationError({"preset": "This workspace has no default preset; give one."})
     same_workspace(agent.preset, workspace, "preset", "preset")
     no_sandbox_reference(agent, agent.preset, "preset", "preset")
-    require_key_free(Agent, workspace=workspace, key=key, noun="agent")
+    require_key_free(Agent, workspace=workspace, key=key, noun="agent", actor=actor)
     with transaction.atomic():
         save_checked(agent, actor=actor, reason=reason, noun="agent")
         live_now = is_sandbox or actor.may_publish(workspace)

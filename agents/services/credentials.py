@@ -39,7 +39,7 @@ def credential_create(
     `allowed_hosts` limits where presets may send it (empty: anywhere)."""
     actor.require(Verb.MANAGE, workspace)
     secret = _clean_secret(secret)
-    require_key_free(Credential, workspace=workspace, key=key, noun="credential")
+    require_key_free(Credential, workspace=workspace, key=key, noun="credential", actor=actor)
     credential = Credential(
         workspace=workspace,
         key=key,

@@ -23,6 +23,7 @@ from agents.services.agents import agent_update
 from agents.services.proposals import IdenticalToLive, prompt_version_propose
 from agents.services.skills import skill_as_snapshot_entry
 from agents.services.versions import agent_lock
+from agents.snapshot import validate_snapshot_policy
 from aihummer.actors import Actor
 from aihummer.exceptions import NotFound
 from aihummer.service_checks import write_verb
@@ -58,7 +59,8 @@ def agent_change(
     if fields:
         actor.require(write_verb(agent.is_sandbox), agent.workspace)  # before the lock, as every writer
     if "runtime_policy" in changes:
-        runtime_policy_replace(policy=changes["runtime_policy"])  # paths from the policy's root
+        # Before the lock; paths as the body names it: `runtime_policy.children.max_depth`.
+        validate_snapshot_policy(changes["runtime_policy"])
     version = None
     with transaction.atomic():
         agent = agent_lock(agent, expected_live=expected_live)

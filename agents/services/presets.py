@@ -62,7 +62,7 @@ def preset_create(
     )
     same_workspace(preset.credential, workspace, "credential", "credential")
     _check_destination(preset, actor=actor, before=None)
-    require_key_free(Preset, workspace=workspace, key=key, noun="preset")
+    require_key_free(Preset, workspace=workspace, key=key, noun="preset", actor=actor)
     with transaction.atomic():
         save_checked(preset, actor=actor, reason="created", noun="preset")
         if is_active:

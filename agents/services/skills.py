@@ -7,6 +7,7 @@ from django.db import transaction
 
 from agents.models import Agent, PromptVersion, Skill
 from agents.services.proposals import IdenticalToLive, prompt_version_propose
+from agents.services.secrets import refuse_vault_secrets
 from aihummer.actors import Actor, Verb
 from aihummer.history import stamp
 from aihummer.models import Workspace
@@ -16,8 +17,9 @@ from aihummer.service_checks import require_key_free, require_visible, save_chec
 def skill_create(*, workspace: Workspace, key: str, title: str, body: str, actor: Actor) -> Skill:
     """A shared skill. It reaches an agent only through that agent's versions."""
     actor.require(Verb.PROPOSE, workspace)
-    require_key_free(Skill, workspace=workspace, key=key, noun="skill")
+    require_key_free(Skill, workspace=workspace, key=key, noun="skill", actor=actor)
     skill = Skill(workspace=workspace, key=key, title=title, body=body)
+    refuse_vault_secrets(workspace_id=workspace.pk, values={"title": title, "body": body}, json_paths=False)
     save_checked(skill, actor=actor, reason="created", noun="skill")
     return skill
 
@@ -39,6 +41,9 @@ def skill_update(
         skill.title = skill.title if title is None else title
         skill.body = skill.body if body is None else body
         skill.full_clean(validate_unique=False, validate_constraints=False)
+        refuse_vault_secrets(
+            workspace_id=skill.workspace_id, values={"title": skill.title, "body": skill.body}, json_paths=False
+        )
         stamp(skill, actor=actor, reason=reason or "updated")
         skill.save()
         entry = skill_as_snapshot_entry(skill)

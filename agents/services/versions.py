@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from agents.diff import diff_stats
 from agents.models import Agent, AgentSection, AgentSkill, PromptVersion
+from agents.services.secrets import refuse_vault_secrets
 from agents.snapshot import content_hash
 from aihummer.actors import Actor
 from aihummer.exceptions import VersionMismatch
@@ -48,6 +49,7 @@ def version_record(
     """Append a version to `agent` (the caller holds the agent's row lock or has just
     created it). An approved version is recorded as decided by the actor, now.
     `stats`: its diff stats against `base_version`, when the caller has them."""
+    refuse_vault_secrets(workspace_id=agent.workspace_id, values=snapshot, json_paths=True)
     last = PromptVersion.all_objects.filter(agent=agent).order_by("-number").values_list("number", flat=True).first()
     decided = status != PromptVersion.Status.PENDING
     version = PromptVersion(

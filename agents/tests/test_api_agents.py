@@ -158,6 +158,23 @@ def test_create_reports_a_bad_policy_with_its_json_path(ada_api, echo_preset):
     }
 
 
+def test_a_bad_policy_has_the_same_path_on_create_and_update(api_agent, ada_api):
+    # Issue 25, item 10: the body names the policy `runtime_policy` on both routes.
+    bad = {"runtime_policy": {"children": {"max_depth": 9}}}
+
+    created = ada_api.post("/v1/admin/agents", {"key": "x", "name": "X", **bad})
+    updated = ada_api.patch(AGENT, bad)
+    replaced = ada_api.put(f"{AGENT}/runtime-policy", bad["runtime_policy"])  # the body is the policy
+
+    assert (
+        error(created)["fields"]
+        == error(updated)["fields"]
+        == {"runtime_policy.children.max_depth": ["must be at most 4 (got 9)"]}
+    )
+    assert error(replaced)["fields"] == {"children.max_depth": ["must be at most 4 (got 9)"]}
+    assert PromptVersion.objects.count() == 1
+
+
 def test_an_update_changes_plain_fields_and_checks_if_match(api_agent, ada_api):
     moved = ada_api.patch(AGENT, {"name": "Autre"}, headers={"If-Match": '"7"'})
     updated = ada_api.patch(AGENT, {"name": "Rédacteur en chef", "is_active": False}, headers={"If-Match": '"1"'})

@@ -578,3 +578,25 @@ def test_workspace_admins_read_their_audit_entries_in_the_admin(api_agent, alice
     assert listed.status_code == one.status_code == 200
     assert "ci-7" in listed.content.decode()
     assert refused.status_code == 403
+
+
+@pytest.mark.parametrize("debug", [False, True])
+@pytest.mark.parametrize("path", ["/v1/nope", "/v1/admin/agents/redacteur/nope", "/v1/admin/NOPE"])
+def test_an_unknown_api_url_answers_the_error_envelope(api_agent, api_as, make_key, settings, debug, path):
+    # With DEBUG on (the embedded default) Django answered its HTML debug page.
+    settings.DEBUG = debug
+    client = api_as(make_key("read"))
+
+    response = client.get(path)
+
+    assert (response.status_code, response["Content-Type"]) == (404, "application/json")
+    assert envelope(response) == {"code": "not_found", "message": f"No endpoint at {path}.", "fields": {}}
+
+
+def test_outside_the_api_a_missing_page_stays_django_s(client, settings):
+    settings.DEBUG = True
+
+    response = client.get("/nope")
+
+    assert response.status_code == 404
+    assert response["Content-Type"].startswith("text/html")

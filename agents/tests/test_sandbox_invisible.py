@@ -8,6 +8,7 @@ import re
 import pytest
 from django.urls import reverse
 
+from agents.models import Agent, DebugLog
 from agents.services import (
     agent_create,
     credential_create,
@@ -92,3 +93,51 @@ def test_dependents_name_sandbox_rows_only_to_callers_that_see_them(shared, ada,
 
     assert preset_dependents(preset, actor=Actor.for_user(ada)) == ["agent 'writer'", "1 sandbox agent"]
     assert preset_dependents(preset, actor=bot) == ["agent 'sbskill' (sandbox)", "agent 'writer'"]
+
+
+# --- issue 25, item 6: hidden means hidden on every REST route ---------------------------
+SANDBOX = "/v1/admin/agents/sbskill"
+SANDBOX_ROUTES = [
+    ("get", SANDBOX, None),
+    ("get", f"{SANDBOX}/profile", None),
+    ("get", f"{SANDBOX}/runtime-policy", None),
+    ("get", f"{SANDBOX}/sections", None),
+    ("get", f"{SANDBOX}/skills", None),
+    ("get", f"{SANDBOX}/versions", None),
+    ("get", f"{SANDBOX}/versions/1", None),
+    ("patch", SANDBOX, {"name": "Renamed"}),
+    ("patch", f"{SANDBOX}/profile", {"role": "Spy"}),
+    ("post", f"{SANDBOX}/sections", {"key": "extra", "title": "Extra", "body": "More."}),
+    ("post", f"{SANDBOX}/test", {"message": "hi"}),
+    ("post", f"{SANDBOX}/clone", {"key": "copy", "name": "Copy"}),
+    ("delete", SANDBOX, None),
+]
+
+
+@pytest.mark.parametrize("who", ["ada", "root"])
+def test_a_sandbox_agent_answers_404_to_people_on_every_rest_route(shared, api_as, request, who):
+    client = api_as(request.getfixturevalue(who), HTTP_X_WORKSPACE="acme")
+
+    answers = [(method, url, getattr(client, method)(url, body).status_code) for method, url, body in SANDBOX_ROUTES]
+
+    assert [answer for answer in answers if answer[2] != 404] == []
+    agent = Agent.all_objects.get(key="sbskill")
+    assert (agent.name, agent.live_version.number) == ("Sb", 1)
+    assert not Agent.all_objects.filter(key="copy").exists()
+
+
+def test_a_program_with_the_sandbox_right_still_reads_and_changes_its_sandbox_agent(shared, api_as, workspace, ada):
+    _, raw = api_key_create(workspace=workspace, name="builder", scopes="read,write", actor=Actor.for_user(ada))
+    client = api_as(raw)
+
+    detail = client.get(SANDBOX)
+    renamed = client.patch(f"{SANDBOX}/profile", {"role": "Tester"})
+    tested = client.post(f"{SANDBOX}/test", {"message": "hi"})
+
+    assert (detail.status_code, detail.json()["key"]) == (200, "sbskill")
+    assert renamed.status_code == 200  # sandbox agents have no queue: applied at once
+    assert Agent.all_objects.get(key="sbskill").role == "Tester"
+    assert tested.status_code == 200
+    logs = tested.json()["debug_logs"]
+    assert logs == list(DebugLog.all_objects.filter(turn_id=tested.json()["id"]).values_list("pk", flat=True))
+    assert len(logs) == 1

@@ -4,15 +4,21 @@ server (the whole lifecycle over stdio and HTTP is in test_lifecycle.py)."""
 from __future__ import annotations
 
 import json
+import tomllib
+from pathlib import Path
 
 import pytest
+from django.conf import settings
+from mcp import Client
 
-from agents.models import Agent, Preset
+import aihummer
+from agents.models import Agent, DebugLog, Preset
 from agents.services import agent_create, preset_create
 from aihummer.actors import Actor
+from aihummer.mcp import build_server
 from aihummer.models import User, Workspace
 from aihummer.tests.factories import make_echo_preset, make_key
-from aihummer.tests.mcp_helpers import call_tool, call_tools, error, ok
+from aihummer.tests.mcp_helpers import call_tool, call_tools, error, ok, with_client
 from workflows.models import Workflow, WorkflowRun
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -127,6 +133,7 @@ def test_sandbox_agent_errors_name_the_parameter(real: dict, write_key: str, oth
         ("create_sandbox_agent", {**base, "key": "sb_b", "presetKey": "theirs"}),
         ("create_sandbox_agent", {**base, "key": "sb_c", "systemPrompt": ""}),
         ("create_sandbox_agent", {**base, "key": "sb_d", "allowedToolNames": "Not A Tool"}),
+        ("create_sandbox_agent", {**base, "key": "sb_e", "allowedToolNames": "delegate, rm_rf"}),
     )
     bodies = [error(result) for result in results]
 
@@ -134,7 +141,18 @@ def test_sandbox_agent_errors_name_the_parameter(real: dict, write_key: str, oth
     assert bodies[1]["fields"] == {"presetKey": ["Unknown preset 'missing'."]}
     assert bodies[2]["fields"] == {"presetKey": ["Unknown preset 'theirs'."]}
     assert bodies[3]["fields"] == {"systemPrompt": ["String should have at least 1 character"]}
-    assert bodies[4]["fields"] == {"allowedToolNames": ["$.allowed_tool_names[0]: must match ^[a-z][a-z0-9_]{0,63}$"]}
+    assert bodies[4]["fields"] == {
+        "allowedToolNames": [
+            "Unknown tool 'Not A Tool'; the tools are: delegate, propose_onboarding_edit, propose_persona_edit, "
+            "propose_section_edit."
+        ]
+    }
+    assert bodies[5]["fields"] == {
+        "allowedToolNames": [
+            "Unknown tool 'rm_rf'; the tools are: delegate, propose_onboarding_edit, propose_persona_edit, "
+            "propose_section_edit."
+        ]
+    }
     assert not Agent.all_objects.filter(is_sandbox=True).exists()
 
 
@@ -198,7 +216,7 @@ def test_sandbox_workflow_errors_report_every_problem(sandbox_agents: None, writ
     assert error(taken)["fields"] == {
         "workflowKey": [
             f"Key 'sb_w' is taken by sandbox workflow 'sb_w' (id {pk}), left by an automated client. Remove it with "
-            "`manage.py sandbox_cleanup --workspace acme`, then retry."
+            "the cleanup_sandbox tool, then retry."
         ]
     }
     assert Workflow.all_objects.filter(is_sandbox=True).count() == 1
@@ -267,3 +285,100 @@ def test_cleanup_waits_for_a_running_sandbox_run(sandbox_agents: None, write_key
     }
     assert Workflow.all_objects.filter(key="sb_w").exists()
     assert Agent.all_objects.filter(key="sb_a").exists()
+
+
+# --- issue 25, item 6: a sandbox turn's logs stay readable by the client that made them ----
+def test_run_agent_test_on_a_sandbox_agent_returns_its_debug_id(sandbox_agents: None, write_key: str) -> None:
+    tested = ok(call_tool(write_key, "run_agent_test", agentKey="sb_a", input="hello"))
+
+    log = DebugLog.all_objects.get(turn_id=tested["turnId"])
+    assert (tested["debugId"], tested["debugIds"]) == (log.pk, [log.pk])
+    inspected = ok(call_tool(write_key, "inspect_agent_debug", debugId=tested["debugId"]))
+    assert (inspected["agentKey"], inspected["turnId"]) == ("sb_a", tested["turnId"])
+
+
+# --- issue 25, item 9: what a seed client meets ------------------------------------------------
+def test_the_seeds_nullable_parameters_accept_null(real: dict, write_key: str) -> None:
+    preset, agent, workflow = call_tools(
+        write_key,
+        (
+            "create_sandbox_preset",
+            {
+                "key": "sb_p",
+                "name": "P",
+                "providerName": "echo",
+                "model": "echo-1",
+                "temperature": None,
+                "topP": None,
+                "maxOutputTokens": None,
+                "streamingEnabled": None,
+            },
+        ),
+        (
+            "create_sandbox_agent",
+            {
+                "key": "sb_a",
+                "name": "A",
+                "systemPrompt": "P",
+                "description": None,
+                "presetKey": None,
+                "allowedToolNames": None,
+            },
+        ),
+        ("create_sandbox_workflow", {"workflowKey": "sb_w", "name": "W", "definition": ONE_STEP, "description": None}),
+    )
+
+    body = ok(preset)
+    assert (body["temperature"], body["topP"], body["maxOutputTokens"], body["streamingEnabled"]) == (
+        1.0,
+        0.95,
+        None,
+        False,
+    )
+    assert ok(agent)["allowedToolNames"] == []
+    assert Agent.all_objects.get(key="sb_a").description == ""
+    assert ok(workflow)["workflowKey"] == "sb_w"
+    assert Workflow.all_objects.get(key="sb_w").description == ""
+
+
+def test_a_failed_run_is_a_tool_error_with_the_runs_status(real: dict, write_key: str) -> None:
+    ok(call_tool(write_key, "create_sandbox_agent", key="sb_a", name="A", systemPrompt="P"))
+    ok(call_tool(write_key, "create_sandbox_workflow", workflowKey="sb_w", name="W", definition=ONE_STEP))
+
+    failed = error(call_tool(write_key, "run_workflow", workflowKey="sb_w", message="@error auth"))
+
+    run = WorkflowRun.all_objects.get()
+    assert run.status == "failed"
+    assert (failed["runStatus"], failed["workflowRunId"], failed["errorMessage"]) == ("failed", str(run.pk), run.error)
+    assert failed["error"] == f"The run failed: {run.error} See inspect_workflow_run for each step."
+
+
+def test_a_key_taken_by_a_sandbox_row_points_an_mcp_client_to_the_tool(real: dict, write_key: str) -> None:
+    ok(call_tool(write_key, "create_sandbox_preset", key="sb_p", name="P", providerName="echo", model="echo-1"))
+
+    taken = error(
+        call_tool(write_key, "create_sandbox_preset", key="sb_p", name="P", providerName="echo", model="echo-1")
+    )
+
+    pk = Preset.all_objects.get(key="sb_p").pk
+    assert taken["fields"] == {
+        "key": [
+            f"Key 'sb_p' is taken by sandbox preset 'sb_p' (id {pk}), left by an automated client. Remove it with "
+            "the cleanup_sandbox tool, then retry."
+        ]
+    }
+
+
+def test_the_server_names_its_version_and_cleanup_is_idempotent(write_key: str) -> None:
+    async def work(client: Client) -> tuple:
+        return client.server_info, (await client.list_tools()).tools
+
+    server_info, tools = with_client(Client(build_server(api_key=write_key)), work)
+
+    assert (server_info.name, server_info.version) == ("aihummer", aihummer.__version__)
+    pyproject = tomllib.loads((Path(settings.BASE_DIR) / "pyproject.toml").read_text())
+    assert aihummer.__version__ == pyproject["project"]["version"]
+    hints = {tool.name: tool.annotations for tool in tools}
+    assert (hints["cleanup_sandbox"].idempotent_hint, hints["cleanup_sandbox"].destructive_hint) == (True, True)
+    assert hints["list_agents"].idempotent_hint is True
+    assert hints["run_workflow"].idempotent_hint is False

@@ -77,6 +77,23 @@ def test_a_run_starts_with_202_and_reads_back_finished(pipeline, key_for, alice,
     assert [r["id"] for r in client.get("/v1/admin/workflows/pipeline/runs").json()["results"]] == [str(run.pk)]
 
 
+@pytest.mark.django_db(transaction=True)
+def test_starting_a_run_answers_the_run_as_it_stands(pipeline, key_for, alice):
+    # Without a broker the steps run when the start commits: the answer says so.
+    client = key_for("read,write", alice)
+
+    started = client.post("/v1/admin/workflows/pipeline/runs", {"message": "Un texte."})
+
+    assert started.status_code == 202
+    body = started.json()
+    run = WorkflowRun.objects.get()
+    assert (body["status"], body["answer"]) == ("completed", run.answer)
+    assert body["tokens"] == {"input": run.input_tokens, "output": run.output_tokens}
+    assert run.input_tokens > 0
+    assert [(s["name"], s["status"]) for s in body["steps"]] == [("lecture", "completed"), ("critique", "completed")]
+    assert client.get(started["Location"]).json() == body
+
+
 def test_a_run_is_cancelled_once_and_only_a_failed_run_resumes(pipeline, key_for, alice):
     client = key_for("read,write", alice)
     started = client.post("/v1/admin/workflows/pipeline/runs", {"message": "Un texte."})  # steps never dispatched

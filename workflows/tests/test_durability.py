@@ -132,11 +132,48 @@ def test_a_step_that_outlives_its_timeout_fails(workspace, operator) -> None:
         run = workflow_run_start(workflow=workflow, actor=operator, message="go")
         elapsed = time.monotonic() - started
         run.refresh_from_db()
-        # The abandoned turn ends on its own: wait for its row before the database is flushed.
-        wait_until(lambda: AgentTurn.all_objects.exists(), what="the abandoned turn's end")
     assert 1.0 <= elapsed < 2.5  # it stopped waiting at 1 s, not after the model's 3 s
     assert run.status == "failed"
     assert steps_of(run)["s1"].error == "Step 's1' timed out after 1 s (timeout_seconds)."
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_timed_out_steps_turn_has_ended_before_it_is_retried(workspace, operator, settings) -> None:
+    # Issue 25, item 8: the retry used to start while the first turn still waited on
+    # the provider (tokens paid twice, a self-edit possibly proposed twice).
+    settings.AIHUMMER_PROVIDER_MAX_RETRIES = 0  # one request per turn: the provider's count is the turns'
+    settings.AIHUMMER_STEP_RETRY_BACKOFF_SEC = 0.1
+    with FakeOpenAI(delay=2.5) as server:
+        make_agent(workspace, "sleepy", "Sleepy.", preset=openai_preset(workspace, server, by=operator))
+        workflow = linear(workspace, operator, "sleepy", n=1, timeout_seconds=1, retries=1)
+        run = workflow_run_start(workflow=workflow, actor=operator, message="go")
+        requests_when_the_run_ended = len(server.bodies)
+        turns = list(AgentTurn.objects.filter(agent_key="sleepy").order_by("started_at"))
+    run.refresh_from_db()
+    step = steps_of(run)["s1"]
+    assert (run.status, step.status, step.attempts) == ("failed", "failed", 2)
+    assert step.error == "Step 's1' timed out after 1 s (timeout_seconds)."
+    assert requests_when_the_run_ended == len(server.bodies) == 2  # one per attempt, none left running
+    assert [(turn.status, turn.error_kind) for turn in turns] == [("failed", "deadline"), ("failed", "deadline")]
+    assert turns[1].started_at >= turns[0].finished_at  # the retry began after the first turn ended
+    assert step.turn_id == turns[1].pk
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    ("script", "kind", "attempts"), [("@error rate_limit", "rate_limit", 2), ("@error auth", "auth", 1)]
+)
+def test_a_turn_records_its_error_kind_and_retries_decide_on_it(pipeline, operator, settings, script, kind, attempts):
+    settings.AIHUMMER_STEP_RETRY_BACKOFF_SEC = 0.01
+    definition = {**pipeline.definition, "steps": [{**s, "retries": 1} for s in pipeline.definition["steps"]]}
+    workflow = workflow_create(
+        workspace=pipeline.workspace, actor=operator, key="retrying", name="R", definition=definition
+    )
+
+    run = workflow_run_wait(run=workflow_run_start(workflow=workflow, actor=operator, message=script), timeout=5)
+
+    assert (run.status, steps_of(run)["lecture"].attempts) == ("failed", attempts)
+    assert set(AgentTurn.objects.values_list("error_kind", flat=True)) == {kind}
 
 
 @pytest.mark.django_db(transaction=True)

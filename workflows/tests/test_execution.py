@@ -159,7 +159,8 @@ def test_a_run_that_changed_workflow_keeps_its_own_definition(pipeline, operator
 # --- what a step costs ----------------------------------------------------------------
 # Inside the test's transaction each of a step's transactions shows as a savepoint pair:
 # one pair = one commit on a worker.
-CLAIM = ["SAVEPOINT", "UPDATE", "SELECT", "RELEASE"]  # the claim, the turn's agent read
+# The claim (one statement, its own commit: no savepoint), then the turn's agent read.
+CLAIM = ["WITH", "SELECT"]
 RESULT = ["SAVEPOINT", "WITH", "WITH", "RELEASE"]  # turn with its debug log (one statement), finish
 
 
@@ -204,22 +205,26 @@ def test_an_echo_step_costs_two_commits_and_at_most_five_statements(
         run = workflow_run_start(workflow=workflow, actor=operator, message="Bonjour")
     assert len(dispatched) == 1  # the first step, enqueued on commit (not run: no commit in this test)
 
-    # The first step also marks its run running, in its claim's transaction.
-    with django_capture_on_commit_callbacks() as dispatched, django_assert_num_queries(9) as first:
+    # The first step also marks its run running, in its claim's statement.
+    with django_capture_on_commit_callbacks() as dispatched, django_assert_num_queries(6) as first:
         assert workflow_step_run(run_id=run.pk, step="one") == "completed"
     # A middle step: its dispatch sends a task, not a statement.
-    with django_capture_on_commit_callbacks() as dispatched, django_assert_num_queries(8) as middle:
+    with django_capture_on_commit_callbacks() as dispatched, django_assert_num_queries(6) as middle:
         assert workflow_step_run(run_id=run.pk, step="two") == "completed"
     assert len(dispatched) == 1
     # The last one completes its run in its result's transaction.
-    with django_assert_num_queries(9) as last:
+    with django_assert_num_queries(7) as last:
         assert workflow_step_run(run_id=run.pk, step="three") == "completed"
 
-    assert kinds(first) == ["SAVEPOINT", "UPDATE", "UPDATE", "SELECT", "RELEASE", *RESULT]
+    assert kinds(first) == CLAIM + RESULT
     assert kinds(middle) == CLAIM + RESULT
     assert kinds(last) == CLAIM + RESULT[:-1] + ["UPDATE", "RELEASE"]
-    assert [statements(kinds(step)) for step in (first, middle, last)] == [5, 4, 5]
+    assert [statements(kinds(step)) for step in (first, middle, last)] == [4, 4, 5]
+    # Two commits per step: the claim's statement, and the result's one transaction (the
+    # agent read, a SELECT on its own, writes nothing to commit).
+    assert [kinds(step).count("SAVEPOINT") for step in (first, middle, last)] == [1, 1, 1]
     run.refresh_from_db()
+    assert run.started_at is not None
     assert (run.status, run.answer) == ("completed", steps_of(run)["three"].output["answer"])
     assert connection.vendor == "postgresql"
 
@@ -233,7 +238,7 @@ def test_prepared_on_the_server_a_step_sends_the_same_statements_and_gives_the_s
     _, workflow = three_steps
     run = workflow_run_start(workflow=workflow, actor=operator, message="Bonjour")
     workflow_step_run(run_id=run.pk, step="one")
-    with django_assert_num_queries(8) as middle:
+    with django_assert_num_queries(6) as middle:
         assert workflow_step_run(run_id=run.pk, step="two") == "completed"
     assert kinds(middle) == CLAIM + RESULT
     assert workflow_step_run(run_id=run.pk, step="three") == "completed"
