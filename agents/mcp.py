@@ -19,6 +19,7 @@ from agents.models import Agent, AgentTurn, DebugLog, Preset, PromptVersion
 from agents.rendering import render_system_prompt
 from agents.runtime import agent_run_test, conversation_send
 from agents.runtime.debug import redact
+from agents.runtime.tools import REGISTRY
 from agents.selectors import (
     agent_get_by_key,
     agent_list,
@@ -409,7 +410,7 @@ def update_agent(
         fields["preset"] = _preset_for(caller, modelPresetKey)
     if isActive is not None:
         fields["is_active"] = isActive
-    changes = {"allowed_tool_names": comma_list(allowedToolNames)} if allowedToolNames is not None else {}
+    changes = {"allowed_tool_names": known_tools(allowedToolNames)} if allowedToolNames is not None else {}
     agent, version, written = agent_change(
         agent=agent, actor=caller.actor, fields=fields, changes=changes, reason="update_agent over MCP"
     )
@@ -423,6 +424,21 @@ def update_agent(
         "versionId": version.pk if version else None,
         "agent": _agent_item(agent, default),
     }
+
+
+def known_tools(names: str | None) -> list[str]:
+    """A comma-separated tool list, each one a tool the runtime has (REST's choices and
+    the admin's checkboxes offer no other); otherwise a field error listing them."""
+    tools = comma_list(names)
+    unknown = [name for name in tools if name not in REGISTRY]
+    if unknown:
+        raise ValidationError(
+            {
+                "allowed_tool_names": f"Unknown tool {', '.join(map(repr, unknown))}; the tools are: "
+                f"{', '.join(sorted(REGISTRY))}."
+            }
+        )
+    return tools
 
 
 def _update_agent_message(changed: list[str], version: PromptVersion | None) -> str:

@@ -11,13 +11,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from django.core.exceptions import ValidationError
 from pydantic import Field
 
-from agents.mcp import KEY_PATTERN, _preset_for
-from agents.runtime.tools import REGISTRY
+from agents.mcp import KEY_PATTERN, _preset_for, known_tools
 from agents.services import agent_create, preset_create
-from aihummer.mcp import Caller, comma_list, tool
+from aihummer.mcp import Caller, tool
 from sandbox.services import sandbox_cleanup
 from workflows.mcp import Definition, WorkflowKey, definition_agents, parse_json
 from workflows.services import workflow_create
@@ -88,16 +86,7 @@ def create_sandbox_agent(
     """Create a throw-away agent, hidden from people: active, not built in, its version 1
     live at once (sandbox agents skip the review queue), runnable at once by
     run_agent_test and by sandbox workflows. Remove it with cleanup_sandbox."""
-    tools = comma_list(allowedToolNames)
-    # As REST's choices and the admin's checkboxes: only tools the runtime has.
-    unknown = [name for name in tools if name not in REGISTRY]
-    if unknown:
-        raise ValidationError(
-            {
-                "allowed_tool_names": f"Unknown tool {', '.join(map(repr, unknown))}; the tools are: "
-                f"{', '.join(sorted(REGISTRY))}."
-            }
-        )
+    tools = known_tools(allowedToolNames)
     snapshot = {"identity": {"name": name}, "system_prompt": systemPrompt, "allowed_tool_names": tools}
     agent = agent_create(
         workspace=caller.workspace,

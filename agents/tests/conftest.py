@@ -12,6 +12,7 @@ from agents.models import Preset
 from agents.services import preset_create
 from aihummer.actors import Actor
 from aihummer.models import User, Workspace
+from aihummer.tests.factories import make_echo_preset
 
 PRICED_ECHO = {
     "name": "echo-paid",
@@ -30,15 +31,7 @@ PRICED_ECHO = {
 @pytest.fixture
 def echo_preset(workspace: Workspace, ada: User) -> Preset:
     """The workspace's default preset: the offline echo provider."""
-    return preset_create(
-        workspace=workspace,
-        actor=Actor.for_user(ada),
-        key="echo",
-        name="Echo",
-        provider_name="echo",
-        model="echo-1",
-        is_active=True,
-    )
+    return make_echo_preset(workspace, by=ada)
 
 
 @pytest.fixture

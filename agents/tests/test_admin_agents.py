@@ -15,6 +15,7 @@ from agents.models import Agent, AgentSkill, Preset, PromptVersion, Skill
 from agents.services import agent_create, agent_delete, preset_create
 from aihummer.actors import Actor
 from aihummer.models import Workspace
+from aihummer.tests.factories import make_echo_preset
 
 PROFILE = {
     "identity": {"name": "Camille", "role": "Writer", "persona": "Curious."},
@@ -92,9 +93,7 @@ def planner(other_workspace, root) -> Agent:
 @pytest.fixture
 def hidden(workspace, alice, as_ada) -> Agent:
     """A sandbox agent an automated client left behind, and the default preset it runs on."""
-    preset_create(
-        workspace=workspace, actor=as_ada, key="echo", name="Echo", provider_name="echo", model="echo-1", is_active=True
-    )
+    make_echo_preset(workspace, by=as_ada)
     return agent_create(
         workspace=workspace,
         actor=Actor.for_user(alice),

@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from agents.models import Agent, PromptVersion
 from agents.services import agent_create, prompt_version_propose
-from agents.tests.test_races_http import form_data
+from agents.tests.helpers import form_data
 from aihummer.actors import Actor
 
 pytestmark = pytest.mark.django_db

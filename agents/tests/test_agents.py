@@ -17,6 +17,7 @@ from agents.services import (
 from agents.snapshot import content_hash, normalize_snapshot
 from aihummer.actors import Actor
 from aihummer.exceptions import ApplicationError
+from aihummer.tests.factories import make_echo_preset
 
 WRITER = {
     "identity": {"name": "Camille", "role": "Writer", "persona": "Curious.", "language": "fr", "goals": ["Draft"]},
@@ -51,9 +52,7 @@ def as_ada(ada) -> Actor:
 @pytest.fixture
 def echo(workspace, as_ada) -> Preset:
     """The workspace's default preset."""
-    return preset_create(
-        workspace=workspace, actor=as_ada, key="echo", name="Echo", provider_name="echo", model="echo-1", is_active=True
-    )
+    return make_echo_preset(workspace, by=as_ada)
 
 
 @pytest.fixture

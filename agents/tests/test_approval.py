@@ -26,6 +26,7 @@ from aihummer.actors import Actor
 from aihummer.exceptions import AlreadyDecided, NotFound
 from aihummer.models import Membership
 from aihummer.services import api_key_create
+from aihummer.tests.factories import make_echo_preset
 
 SNAPSHOT = {
     "identity": {"name": "Camille", "role": "Rédactrice", "language": "fr"},
@@ -176,17 +177,8 @@ def test_every_change_needs_review_makes_publishers_propose(agent, workspace, ad
 
 
 def test_sandbox_agents_apply_at_once_and_never_enter_the_queue(workspace, alice, ada):
-    from agents.services import preset_create
 
-    preset_create(
-        workspace=workspace,
-        actor=actor(ada),
-        key="echo",
-        name="Echo",
-        provider_name="echo",
-        model="echo-1",
-        is_active=True,
-    )
+    make_echo_preset(workspace, by=actor(ada))
     sandbox = agent_create(
         workspace=workspace, actor=actor(alice), key="sb_x", name="X", snapshot=SNAPSHOT, is_sandbox=True
     )

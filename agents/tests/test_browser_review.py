@@ -9,10 +9,10 @@ from playwright.sync_api import expect
 
 from agents.models import Agent, PromptVersion
 from agents.runtime import agent_turn_run
-from agents.services import agent_create, preset_create, prompt_version_propose
+from agents.services import agent_create, prompt_version_propose
 from aihummer.actors import Actor
 from aihummer.tests.browser import admin_log_in
-from aihummer.tests.factories import echo_sp
+from aihummer.tests.factories import echo_sp, make_echo_preset
 
 SNAPSHOT = {
     "identity": {"name": "Camille", "role": "Rédactrice"},
@@ -25,15 +25,7 @@ def test_a_reviewer_clears_the_queue_and_an_editor_proposes_in_a_browser(
     live_server, browser, workspace, alice, bob, ada
 ):
     operator = Actor.for_operator()
-    preset_create(
-        workspace=workspace,
-        actor=operator,
-        key="echo",
-        name="Echo",
-        provider_name="echo",
-        model="echo-1",
-        is_active=True,
-    )
+    make_echo_preset(workspace, by=operator)
     first = agent_create(workspace=workspace, actor=operator, key="first", name="First", snapshot=SNAPSHOT)
     second = agent_create(workspace=workspace, actor=operator, key="second", name="Second", snapshot=SNAPSHOT)
     edit = {"sections": [{"key": "methode", "title": "Méthode", "body": "Un plan en deux points."}]}

@@ -11,9 +11,10 @@ import pytest
 from playwright.sync_api import expect
 
 from agents.models import CaseResult, EvidenceRun
-from agents.services import agent_create, agent_test_case_create, preset_create, prompt_version_propose
+from agents.services import agent_create, agent_test_case_create, prompt_version_propose
 from aihummer.actors import Actor
 from aihummer.tests.browser import admin_log_in
+from aihummer.tests.factories import make_echo_preset
 from aihummer.tests.waiting import wait_until
 
 SNAPSHOT = {"identity": {"name": "Camille", "role": "Rédactrice"}, "sections": [{"key": "ton", "body": "Sois brève."}]}
@@ -27,15 +28,7 @@ def test_a_proposal_runs_its_cases_on_a_worker_and_the_reviewer_sees_them(
 ):
     settings.AIHUMMER_EVIDENCE_CONCURRENCY = 2
     operator = Actor.for_operator()
-    preset_create(
-        workspace=workspace,
-        actor=operator,
-        key="echo",
-        name="Echo",
-        provider_name="echo",
-        model="echo-1",
-        is_active=True,
-    )
+    make_echo_preset(workspace, by=operator)
     agent = agent_create(workspace=workspace, actor=operator, key="camille", name="Camille", snapshot=SNAPSHOT)
     editor = Actor.for_user(alice)
     agent_test_case_create(

@@ -15,6 +15,7 @@ from mcp import Client
 
 from agents.mcp import PENDING_MESSAGE, TOOLS
 from agents.models import Agent, AgentTurn, DebugLog, Preset, PromptVersion
+from agents.runtime.tools import REGISTRY
 from agents.selectors import prompt_version_queue
 from agents.services import agent_create, preset_create, prompt_version_approve
 from aihummer.actors import Actor
@@ -445,12 +446,13 @@ def test_update_agent_applies_plain_fields_and_queues_the_tools(
 
 
 def test_update_agent_errors(writer: Agent, write_key: str, publish_key: str) -> None:
-    nothing, unknown_preset, unpublished, half = call_tools(
+    nothing, unknown_preset, unpublished, half, unknown_tool = call_tools(
         publish_key,
         ("update_agent", {"agentKey": "writer"}),
         ("update_agent", {"agentKey": "writer", "modelPresetKey": "ghost", "name": "New"}),
         ("update_agent", {"agentKey": "writer", "name": ""}),
         ("update_agent", {"agentKey": "writer", "name": "New", "allowedToolNames": "delegate, Bad Tool!"}),
+        ("update_agent", {"agentKey": "writer", "allowedToolNames": "delegate, rm_rf"}),
     )
     by_writer = call_tool(write_key, "update_agent", agentKey="writer", description="New")
 
@@ -458,7 +460,11 @@ def test_update_agent_errors(writer: Agent, write_key: str, publish_key: str) ->
     assert error(unknown_preset)["error"] == "modelPresetKey: Unknown preset 'ghost'."
     assert error(unpublished)["error"] == "name: String should have at least 1 character"
     # Both or neither: the refused tools keep the name as it was.
-    assert error(half)["error"] == "allowedToolNames: $.allowed_tool_names[1]: must match ^[a-z][a-z0-9_]{0,63}$"
+    tools = ", ".join(sorted(REGISTRY))
+    assert error(half)["error"] == f"allowedToolNames: Unknown tool 'Bad Tool!'; the tools are: {tools}."
+    # Issue 24, item 18: REST refused a tool the runtime lacks, MCP put it in a proposal.
+    assert error(unknown_tool)["error"] == f"allowedToolNames: Unknown tool 'rm_rf'; the tools are: {tools}."
+    assert not writer.versions.filter(status="pending").exists()
     assert error(by_writer)["error"] == (
         "API key 'ci-bot' lacks the 'publish' scope needed for publishing changes directly."
     )

@@ -9,9 +9,10 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from agents.models import Agent, CaseResult, EvidenceRun, PromptVersion
-from agents.services import agent_create, preset_create, prompt_version_approve, prompt_version_propose
+from agents.services import agent_create, prompt_version_approve, prompt_version_propose
 from aihummer.actors import Actor
 from aihummer.models import Membership
+from aihummer.tests.factories import make_echo_preset
 
 SNAPSHOT = {
     "identity": {"name": "Camille", "role": "Rédactrice"},
@@ -32,15 +33,7 @@ def edit(body: str) -> dict:
 
 @pytest.fixture
 def agent(workspace, ada):
-    preset_create(
-        workspace=workspace,
-        actor=as_actor(ada),
-        key="echo",
-        name="Echo",
-        provider_name="echo",
-        model="echo-1",
-        is_active=True,
-    )
+    make_echo_preset(workspace, by=as_actor(ada))
     return agent_create(workspace=workspace, actor=as_actor(ada), key="redacteur", name="Rédacteur", snapshot=SNAPSHOT)
 
 

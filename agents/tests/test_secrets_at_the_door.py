@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from agents.models import Agent, PromptVersion, Skill
 from agents.services import agent_create, credential_create, skill_create
-from agents.tests.test_races_http import form_data
+from agents.tests.helpers import form_data
 from aihummer.actors import Actor
 from aihummer.tests.mcp_helpers import call_tool, error
 

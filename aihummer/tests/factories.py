@@ -62,6 +62,19 @@ def make_agent(
     )
 
 
+def make_echo_preset(workspace: Workspace, *, by: User | Actor | None = None, key: str = "echo") -> Preset:
+    """The workspace's default preset: the offline echo provider, model `echo-1`."""
+    return preset_create(
+        workspace=workspace,
+        actor=actor_for(by),
+        key=key,
+        name=key.title(),
+        provider_name="echo",
+        model="echo-1",
+        is_active=True,
+    )
+
+
 def make_key(
     workspace: Workspace, name: str, scopes: str, *, owner: User | None = None, by: User | Actor | None = None
 ) -> tuple[ApiKey, str]:

@@ -13,10 +13,11 @@ import pytest
 from django.db import connection
 from prometheus_client.parser import text_string_to_metric_families
 
-from agents.services import agent_create, preset_create
+from agents.services import agent_create
 from aihummer.actors import Actor
 from aihummer.services import api_key_create
 from aihummer.telemetry import run_span_id
+from aihummer.tests.factories import make_echo_preset
 from aihummer.tests.otlp_receiver import OtlpReceiver
 from aihummer.tests.ports import free_port
 from aihummer.tests.recipe import METRICS_TOKEN, Recipe, http, production_environ, wait_until
@@ -56,15 +57,7 @@ def samples(text: str) -> dict[tuple[str, tuple], float]:
 def fan_out(workspace):
     """An API key, an echo default preset and a three-step workflow with two parallel steps."""
     operator = Actor.for_operator(name="tests")
-    preset_create(
-        workspace=workspace,
-        actor=operator,
-        key="echo",
-        name="Echo",
-        provider_name="echo",
-        model="echo-1",
-        is_active=True,
-    )
+    make_echo_preset(workspace, by=operator)
     for key in ("left", "right", "join"):
         agent_create(workspace=workspace, actor=operator, key=key, name=key, snapshot={"system_prompt": key})
     workflow_create(workspace=workspace, actor=operator, key="fan", name="Fan", definition=FAN_OUT)

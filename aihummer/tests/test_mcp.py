@@ -28,11 +28,11 @@ from mcp.types import Implementation
 from agents.mcp import PENDING_MESSAGE
 from agents.models import Agent, Preset, PromptVersion
 from agents.selectors import prompt_version_queue
-from agents.services import agent_create, preset_create, prompt_version_approve
+from agents.services import agent_create, prompt_version_approve
 from aihummer.actors import Actor
 from aihummer.models import User, Workspace
 from aihummer.services import api_key_revoke
-from aihummer.tests.factories import echo_sp, make_key
+from aihummer.tests.factories import echo_sp, make_echo_preset, make_key
 from aihummer.tests.mcp_helpers import SERVER_START_SECONDS, error, http_client, in_thread, ok, server_env, with_client
 from aihummer.tests.ports import free_port
 
@@ -48,15 +48,7 @@ TOOL_COUNT = 21
 
 @pytest.fixture
 def writer(workspace: Workspace, ada: User) -> Agent:
-    preset_create(
-        workspace=workspace,
-        actor=Actor.for_user(ada),
-        key="echo",
-        name="Echo",
-        provider_name="echo",
-        model="echo-1",
-        is_active=True,
-    )
+    make_echo_preset(workspace, by=ada)
     return agent_create(
         workspace=workspace,
         actor=Actor.for_user(ada),

@@ -14,10 +14,11 @@ from mcp import Client
 from mcp.types import Implementation
 
 from agents.models import Agent, PromptVersion
-from agents.services import agent_create, preset_create
+from agents.services import agent_create
 from aihummer.actors import Actor
 from aihummer.mcp import build_server
 from aihummer.services import api_key_create
+from aihummer.tests.factories import make_echo_preset
 from aihummer.tests.mcp_helpers import CLIENT_NAME, call_tools, ok, with_client
 from workflows.models import WorkflowRun
 from workflows.services import workflow_create, workflow_run_start
@@ -56,9 +57,7 @@ STRUCTURED = {"definition", "inputs", "agentId", "agentKey", "key", "workflowKey
 @pytest.fixture
 def world(workspace, ada):
     actor = Actor.for_user(ada)
-    preset_create(
-        workspace=workspace, actor=actor, key="echo", name="Echo", provider_name="echo", model="echo-1", is_active=True
-    )
+    make_echo_preset(workspace, by=actor)
     agent_create(workspace=workspace, actor=actor, key="writer", name="Writer", snapshot={"system_prompt": "W"})
     flow = workflow_create(workspace=workspace, actor=actor, key="flow", name="Flow", definition=json.loads(ONE_STEP))
     run = workflow_run_start(workflow=flow, actor=actor, message="hello")

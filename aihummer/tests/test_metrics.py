@@ -13,14 +13,13 @@ from agents.models import EvidenceRun
 from agents.services import (
     agent_create,
     agent_test_case_create,
-    preset_create,
     prompt_version_approve,
     prompt_version_propose,
 )
 from aihummer.actors import Actor
 from aihummer.celery import app
 from aihummer.tests.brokers import point_app_at
-from aihummer.tests.factories import PIPELINE
+from aihummer.tests.factories import PIPELINE, make_echo_preset
 from workflows.services import workflow_create, workflow_run_start, workflow_run_wait
 
 TOKEN = "scrape-token-0123456789abcdef"
@@ -47,15 +46,7 @@ def scrape(client, settings):
 def echo_agents(workspace):
     """An echo default preset and the pipeline's two agents."""
     operator = Actor.for_operator(name="tests")
-    preset_create(
-        workspace=workspace,
-        actor=operator,
-        key="echo",
-        name="Echo",
-        provider_name="echo",
-        model="echo-1",
-        is_active=True,
-    )
+    make_echo_preset(workspace, by=operator)
     for key in ("lecteur", "critique"):
         agent_create(
             workspace=workspace, actor=operator, key=key, name=key.title(), snapshot={"system_prompt": f"You {key}."}

@@ -15,9 +15,10 @@ from django.conf import settings as django_settings
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 from agents.models import PromptVersion
-from agents.services import agent_create, preset_create, prompt_version_propose
+from agents.services import agent_create, prompt_version_propose
 from aihummer.actors import Actor
 from aihummer.models import Membership, OidcIdentity
+from aihummer.tests.factories import make_echo_preset
 from aihummer.tests.sso_provider import OidcTestProvider
 
 TIMEOUT_MS = 10_000
@@ -72,15 +73,7 @@ def test_a_reviewer_signs_in_through_the_provider_and_loses_the_role_with_the_gr
 ):
     started = time.monotonic()
     operator = Actor.for_operator()
-    preset_create(
-        workspace=workspace,
-        actor=operator,
-        key="echo",
-        name="Echo",
-        provider_name="echo",
-        model="echo-1",
-        is_active=True,
-    )
+    make_echo_preset(workspace, by=operator)
     agent = agent_create(
         workspace=workspace, actor=operator, key="first", name="First", snapshot={"identity": {"name": "Ada"}}
     )

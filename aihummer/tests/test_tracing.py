@@ -7,10 +7,11 @@ from __future__ import annotations
 import pytest
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
-from agents.services import agent_create, preset_create
+from agents.services import agent_create
 from aihummer import telemetry
 from aihummer.actors import Actor
 from aihummer.services import api_key_create
+from aihummer.tests.factories import make_echo_preset
 from aihummer.tests.otlp_receiver import OtlpReceiver
 from workflows.models import StepRun, WorkflowRun
 from workflows.services import workflow_create, workflow_run_wait
@@ -41,15 +42,7 @@ def receiver():
 @pytest.fixture
 def fan(workspace):
     operator = Actor.for_operator(name="tests")
-    preset_create(
-        workspace=workspace,
-        actor=operator,
-        key="echo",
-        name="Echo",
-        provider_name="echo",
-        model="echo-1",
-        is_active=True,
-    )
+    make_echo_preset(workspace, by=operator)
     for key in ("left", "right", "join"):
         agent_create(workspace=workspace, actor=operator, key=key, name=key, snapshot={"system_prompt": key})
     workflow_create(workspace=workspace, actor=operator, key="fan", name="Fan", definition=FAN)

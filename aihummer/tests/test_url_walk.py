@@ -22,6 +22,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from aihummer.actors import Actor
+from aihummer.tests.factories import make_echo_preset
 
 # What a careless user or an attacker types where an id goes.
 BAD_VALUES = ["abc", "%00", "-1", "99999999999999999999999", "%C2%B9", "%D9%A1", "1%2F..%2F2"]
@@ -67,7 +68,6 @@ def world(workspace, other_workspace, vic, alice, bob, ada, charlie, root):
     from agents.services import (
         agent_create,
         credential_create,
-        preset_create,
         prompt_version_propose,
         skill_create,
     )
@@ -76,9 +76,7 @@ def world(workspace, other_workspace, vic, alice, bob, ada, charlie, root):
 
     as_ada = Actor.for_user(ada)
     credential = credential_create(workspace=workspace, key="openai", secret="sk-walk-1234567890", actor=as_ada)
-    preset = preset_create(
-        workspace=workspace, actor=as_ada, key="echo", name="Echo", provider_name="echo", model="echo-1", is_active=True
-    )
+    preset = make_echo_preset(workspace, by=as_ada)
     skill_create(workspace=workspace, key="tone", title="Tone", body="Be brief.", actor=as_ada)
     agent = agent_create(
         workspace=workspace,

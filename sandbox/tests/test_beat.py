@@ -20,6 +20,7 @@ from django.utils import timezone
 from agents.models import Agent, Preset
 from agents.services import agent_create, preset_create
 from aihummer.actors import Actor
+from aihummer.tests.factories import make_echo_preset
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -35,15 +36,7 @@ def test_beat_sweeps_old_sandbox_rows_and_leaves_young_and_real_ones(
     workspace, ada, alice, redis_url: str, tmp_path: Path
 ) -> None:
     operator, as_alice = Actor.for_user(ada), Actor.for_user(alice)
-    echo = preset_create(
-        workspace=workspace,
-        actor=operator,
-        key="echo",
-        name="Echo",
-        provider_name="echo",
-        model="echo-1",
-        is_active=True,
-    )
+    echo = make_echo_preset(workspace, by=operator)
     agent_create(workspace=workspace, actor=operator, key="writer", name="Writer", preset=echo)
     old_preset = preset_create(
         workspace=workspace,

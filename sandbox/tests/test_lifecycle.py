@@ -21,10 +21,11 @@ from mcp import Client, StdioServerParameters
 from mcp.types import Implementation
 
 from agents.models import Agent, DebugLog, Preset
-from agents.services import agent_create, preset_create
+from agents.services import agent_create
 from aihummer.actors import Actor
 from aihummer.models import User, Workspace
 from aihummer.services import api_key_create
+from aihummer.tests.factories import make_echo_preset
 from aihummer.tests.mcp_helpers import (
     SERVER_START_SECONDS,
     call_tools,
@@ -64,9 +65,7 @@ ADMIN_LISTS = [
 @pytest.fixture
 def real(workspace: Workspace, ada: User) -> dict:
     actor = Actor.for_user(ada)
-    echo = preset_create(
-        workspace=workspace, actor=actor, key="echo", name="Echo", provider_name="echo", model="echo-1", is_active=True
-    )
+    echo = make_echo_preset(workspace, by=actor)
     writer = agent_create(
         workspace=workspace, actor=actor, key="writer", name="Writer", snapshot={"system_prompt": "W"}
     )

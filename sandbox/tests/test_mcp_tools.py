@@ -17,7 +17,7 @@ from agents.services import agent_create, preset_create
 from aihummer.actors import Actor
 from aihummer.mcp import build_server
 from aihummer.models import User, Workspace
-from aihummer.tests.factories import make_key
+from aihummer.tests.factories import make_echo_preset, make_key
 from aihummer.tests.mcp_helpers import call_tool, call_tools, error, ok, with_client
 from workflows.models import Workflow, WorkflowRun
 
@@ -27,9 +27,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture
 def real(workspace: Workspace, ada: User) -> dict:
     actor = Actor.for_user(ada)
-    echo = preset_create(
-        workspace=workspace, actor=actor, key="echo", name="Echo", provider_name="echo", model="echo-1", is_active=True
-    )
+    echo = make_echo_preset(workspace, by=actor)
     writer = agent_create(
         workspace=workspace, actor=actor, key="writer", name="Writer", snapshot={"system_prompt": "W"}
     )

@@ -10,6 +10,7 @@ from django.utils import timezone
 from agents.models import Agent, AgentSection, Preset, PromptVersion
 from agents.services import agent_create, preset_create
 from aihummer.actors import Actor
+from aihummer.tests.factories import make_echo_preset
 from sandbox import services
 from sandbox.services import sandbox_cleanup
 
@@ -43,9 +44,7 @@ def as_alice(alice) -> Actor:
 def real(workspace, ada) -> dict:
     """The workspace's real rows: a default preset and one agent on it."""
     actor = Actor.for_user(ada)
-    echo = preset_create(
-        workspace=workspace, actor=actor, key="echo", name="Echo", provider_name="echo", model="echo-1", is_active=True
-    )
+    echo = make_echo_preset(workspace, by=actor)
     writer = agent_create(workspace=workspace, actor=actor, key="writer", name="Writer", preset=echo, snapshot=PROFILE)
     return {"preset": echo, "agent": writer}
 

@@ -7,10 +7,9 @@ from __future__ import annotations
 import pytest
 
 from agents.models import Agent, Preset
-from agents.services import preset_create
 from aihummer.actors import Actor
 from aihummer.models import User, Workspace
-from aihummer.tests.factories import PIPELINE, make_agent, openai_preset
+from aihummer.tests.factories import PIPELINE, make_agent, make_echo_preset, openai_preset
 from workflows.models import Workflow
 from workflows.services import workflow_create
 from workflows.tests.fake_openai import FakeOpenAI
@@ -23,15 +22,7 @@ def operator() -> Actor:
 
 @pytest.fixture
 def echo_preset(workspace: Workspace, operator: Actor) -> Preset:
-    return preset_create(
-        workspace=workspace,
-        actor=operator,
-        key="echo",
-        name="Echo",
-        provider_name="echo",
-        model="echo-1",
-        is_active=True,
-    )
+    return make_echo_preset(workspace, by=operator)
 
 
 @pytest.fixture
