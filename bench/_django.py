@@ -34,6 +34,31 @@ def throwaway_database() -> Iterator[None]:
         connection.creation.destroy_test_db(old_name, verbosity=0)
 
 
+# Eight sections of some length: a prompt of a realistic size for the benches' agents.
+BENCH_SECTIONS = [{"key": f"s{i}", "title": f"Section {i}", "body": "Some guidance. " * 40} for i in range(8)]
+
+
+def bench_workspace(slug: str = "bench") -> tuple:
+    """A workspace whose default preset is the offline echo provider, and the operator
+    that made it: the world every bench starts from."""
+    from agents.services import preset_create
+    from aihummer.actors import Actor
+    from aihummer.models import Workspace
+
+    operator = Actor.for_operator()
+    workspace = Workspace.objects.create(slug=slug, name=slug.title())
+    preset_create(
+        workspace=workspace,
+        actor=operator,
+        key="echo",
+        name="Echo",
+        provider_name="echo",
+        model="echo-1",
+        is_active=True,
+    )
+    return workspace, operator
+
+
 class StatementCounter:
     """SQL statements sent, and transactions committed, while active.
 

@@ -12,31 +12,21 @@ import json
 import statistics
 import time
 
-from _django import StatementCounter, throwaway_database
+from _django import BENCH_SECTIONS, StatementCounter, bench_workspace, throwaway_database
 
 TURNS = 30
 
 
 def main() -> None:
     from agents.runtime import agent_turn_run
-    from agents.services import agent_create, preset_create
+    from agents.services import agent_create
     from aihummer.actors import Actor
-    from aihummer.models import Membership, User, Workspace
+    from aihummer.models import Membership, User
 
-    operator = Actor.for_operator()
-    workspace = Workspace.objects.create(slug="bench", name="Bench")
+    workspace, operator = bench_workspace()
     alice = User.objects.create_user("alice", password="x")
     Membership.objects.create(user=alice, workspace=workspace, role="editor")
-    preset_create(
-        workspace=workspace,
-        actor=operator,
-        key="echo",
-        name="Echo",
-        provider_name="echo",
-        model="echo-1",
-        is_active=True,
-    )
-    sections = [{"key": f"s{i}", "title": f"Section {i}", "body": "Some guidance. " * 40} for i in range(8)]
+    sections = BENCH_SECTIONS
     agent = agent_create(
         workspace=workspace,
         actor=operator,

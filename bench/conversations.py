@@ -14,7 +14,7 @@ from __future__ import annotations
 import statistics
 import time
 
-from _django import StatementCounter, throwaway_database
+from _django import BENCH_SECTIONS, StatementCounter, bench_workspace, throwaway_database
 
 MESSAGES = 30
 HISTORIES = (10, 100, 1_000)
@@ -25,22 +25,12 @@ def main() -> None:
     from agents.policy import parse_runtime_policy
     from agents.runtime import agent_turn_run, conversation_send
     from agents.runtime.conversations import conversation_window
-    from agents.services import agent_create, preset_create
+    from agents.services import agent_create
     from aihummer.actors import Actor
-    from aihummer.models import Membership, User, Workspace
+    from aihummer.models import Membership, User
 
-    operator = Actor.for_operator()
-    workspace = Workspace.objects.create(slug="bench", name="Bench")
-    preset_create(
-        workspace=workspace,
-        actor=operator,
-        key="echo",
-        name="Echo",
-        provider_name="echo",
-        model="echo-1",
-        is_active=True,
-    )
-    sections = [{"key": f"s{i}", "title": f"Section {i}", "body": "Some guidance. " * 40} for i in range(8)]
+    workspace, operator = bench_workspace()
+    sections = BENCH_SECTIONS
     agent = agent_create(
         workspace=workspace,
         actor=operator,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from _django import throwaway_database
+from _django import bench_workspace, throwaway_database
 
 RUNS = 3
 
@@ -20,21 +20,9 @@ def main() -> None:
 
     from agents.models import EvidenceRun
     from agents.runtime.evidence import evidence_run_execute
-    from agents.services import agent_create, agent_test_case_create, preset_create, prompt_version_propose
-    from aihummer.actors import Actor
-    from aihummer.models import Workspace
+    from agents.services import agent_create, agent_test_case_create, prompt_version_propose
 
-    operator = Actor.for_operator()
-    workspace = Workspace.objects.create(slug="bench", name="Bench")
-    preset_create(
-        workspace=workspace,
-        actor=operator,
-        key="echo",
-        name="Echo",
-        provider_name="echo",
-        model="echo-1",
-        is_active=True,
-    )
+    workspace, operator = bench_workspace()
     print(f"{'cases':>6} {'concurrency':>12} {'turns':>6} {'median s':>9} {'ms/turn':>8}")
     for cases in (5, 20):
         agent = agent_create(workspace=workspace, actor=operator, key=f"a{cases}", name="A")

@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from _django import throwaway_database
+from _django import bench_workspace, throwaway_database
 
 from aihummer.tests.ports import free_port
 
@@ -51,25 +51,14 @@ def main() -> None:
     from mcp.client.streamable_http import streamable_http_client
 
     from agents.mcp import TOOLS
-    from agents.services import agent_create, preset_create
+    from agents.services import agent_create
     from aihummer.actors import Actor
     from aihummer.mcp import Caller, build_server
-    from aihummer.models import Workspace
     from aihummer.services import api_key_create
 
     logging.getLogger("httpx2").setLevel(logging.WARNING)  # one INFO line per request otherwise
     logging.getLogger("mcp").setLevel(logging.WARNING)
-    operator = Actor.for_operator()
-    workspace = Workspace.objects.create(slug="bench", name="Bench")
-    preset_create(
-        workspace=workspace,
-        actor=operator,
-        key="echo",
-        name="Echo",
-        provider_name="echo",
-        model="echo-1",
-        is_active=True,
-    )
+    workspace, operator = bench_workspace()
     for index in range(AGENTS):
         agent_create(workspace=workspace, actor=operator, key=f"agent-{index:02}", name=f"Agent {index}")
     api_key, raw_key = api_key_create(workspace=workspace, name="bench", scopes="read,write", actor=operator)

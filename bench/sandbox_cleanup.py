@@ -8,29 +8,17 @@ from __future__ import annotations
 
 import time
 
-from _django import throwaway_database
+from _django import bench_workspace, throwaway_database
 
 AGENTS = 400
 
 
 def main() -> None:
-    from agents.services import agent_create, preset_create
-    from aihummer.actors import Actor
-    from aihummer.models import Workspace
+    from agents.services import agent_create
     from sandbox import services
     from sandbox.services import sandbox_cleanup
 
-    operator = Actor.for_operator()
-    workspace = Workspace.objects.create(slug="bench", name="Bench")
-    preset_create(
-        workspace=workspace,
-        actor=operator,
-        key="echo",
-        name="Echo",
-        provider_name="echo",
-        model="echo-1",
-        is_active=True,
-    )
+    workspace, operator = bench_workspace()
     sections = [{"key": f"s{i}", "body": "text"} for i in range(5)]
     print(f"{'batch':>6} {'agents':>7} {'seconds':>8} {'ms/agent':>9} {'longest batch ms':>17}")
     for batch in (50, 200, 1000):
