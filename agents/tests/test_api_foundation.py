@@ -369,7 +369,7 @@ def test_ordering_is_validated(api_agent, alice_api):
     }
 
 
-@pytest.mark.parametrize("limit", ["", "0", "201", "-1", "1.5", "false", "\u0661"])
+@pytest.mark.parametrize("limit", ["", "0", "201", "-1", "1.5", "false", "\u0661", "0001", "9" * 5000])
 def test_a_limit_outside_the_schemas_bounds_is_a_400(api_agent, alice_api, limit):
     response = alice_api.get("/v1/admin/agents", {"limit": limit})
 
