@@ -150,6 +150,18 @@ def _worker_on(settings, url):
 
 
 @pytest.fixture
+def broker(settings, broker_url):
+    """`enqueue` sends to this test's own broker (Redis, then RabbitMQ), emptied first;
+    no worker here."""
+    from aihummer.tests.brokers import point_app_at
+
+    settings.CELERY_BROKER_URL = broker_url
+    point_app_at(broker_url)
+    yield broker_url
+    point_app_at(None)
+
+
+@pytest.fixture
 def worker_on_redis(settings, redis_url):
     """A real Celery worker (threads pool) on this xdist worker's own Redis database;
     `enqueue` sends to it while the fixture is active."""

@@ -385,6 +385,7 @@ class AgentTurn(SandboxedModel):
 
     class Status(models.TextChoices):
         RUNNING = "running", "Running"
+        WAITING = "waiting", "Waiting for a person"  # a guarded tool call (agents.approval_models)
         SUCCEEDED = "succeeded", "Succeeded"
         FAILED = "failed", "Failed"
 
@@ -445,7 +446,8 @@ class AgentTurn(SandboxedModel):
         ordering = ["-started_at"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(status__in=["running", "succeeded", "failed"]), name="agents_agentturn_status_valid"
+                condition=Q(status__in=["running", "waiting", "succeeded", "failed"]),
+                name="agents_agentturn_status_valid",
             ),
         ]
 
@@ -840,3 +842,7 @@ class CaseResult(models.Model):
     @property
     def passed(self) -> bool:
         return self.status == self.Status.PASSED
+
+
+# Issue 30's models live in their own module; imported here, they are this app's.
+from agents.approval_models import AgentToolSettings, ApprovalRequest, WorkspaceToolPolicy  # noqa: E402, F401

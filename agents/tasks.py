@@ -41,3 +41,22 @@ def agent_turns_abandon_task() -> int:
     from agents.services.turns import agent_turns_abandon
 
     return agent_turns_abandon()
+
+
+# acks_late: each phase of carrying out is claimed with a conditional update, so a
+# re-delivered task finds it taken (or done) and returns; a worker lost mid-effect
+# leaves a lease the sweep takes back.
+@shared_task(name="agents.approval_request_carry_out", acks_late=True)
+def approval_request_carry_out_task(request_id: int) -> str:
+    """Carry out a decided approval request once and resume the turn waiting for it."""
+    from agents.services.approvals import approval_request_carry_out
+
+    return approval_request_carry_out(request_id=request_id)
+
+
+@shared_task(name="agents.approval_requests_sweep", ignore_result=True)
+def approval_requests_sweep_task() -> dict[str, int]:
+    """Beat: refuse expired requests, send again the carrying out a dead worker left."""
+    from agents.services.approvals import approval_requests_sweep
+
+    return approval_requests_sweep()

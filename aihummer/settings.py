@@ -267,6 +267,9 @@ AIHUMMER_RUN_TIMEOUT_SEC = env.int("AIHUMMER_RUN_TIMEOUT_SEC", 6 * 3600, minimum
 AIHUMMER_STEP_RECOVERIES = env.int("AIHUMMER_STEP_RECOVERIES", 2, minimum=0, maximum=10)
 # First backoff before retrying a transient failure; doubled on each attempt.
 AIHUMMER_STEP_RETRY_BACKOFF_SEC = env.float("AIHUMMER_STEP_RETRY_BACKOFF_SEC", 2.0, minimum=0.0, maximum=600.0)
+# Approvals of tool calls (issue 30): how long a worker holds an approved call's effect
+# (an SMTP or HTTP exchange, bounded by its own timeout) before the sweep may take it back.
+AIHUMMER_APPROVAL_EFFECT_LEASE_SEC = env.int("AIHUMMER_APPROVAL_EFFECT_LEASE_SEC", 120, minimum=1, maximum=3600)
 # How often beat looks for expired leases, stalled steps and runs past their limit.
 AIHUMMER_REVIVE_INTERVAL_SEC = env.float("AIHUMMER_REVIVE_INTERVAL_SEC", 15.0, minimum=0.1, maximum=3600.0)
 # Sandbox rows (issue 17) older than this many seconds are deleted by beat's sweep
@@ -281,6 +284,8 @@ CELERY_BEAT_SCHEDULE = {
     "sandbox-sweep": {"task": "sandbox.sandbox_sweep", "schedule": AIHUMMER_SANDBOX_SWEEP_INTERVAL_SEC},
     # A turn cannot outlive AIHUMMER_TURN_TIMEOUT_SEC: looking once a minute is plenty.
     "agent-turns-abandon": {"task": "agents.agent_turns_abandon", "schedule": 60.0},
+    # Expired approval requests, and carrying out a dead worker left (issue 30).
+    "approval-requests-sweep": {"task": "agents.approval_requests_sweep", "schedule": AIHUMMER_REVIVE_INTERVAL_SEC},
 }
 AIHUMMER_PROVIDER_MAX_RETRIES = env.int("AIHUMMER_PROVIDER_MAX_RETRIES", 2, minimum=0, maximum=10)
 # Evidence: saved test cases per agent, and how many of their turns run at once per proposal.

@@ -32,6 +32,8 @@ from django.utils import timezone
 
 from agents.models import Agent, AgentTurn
 from agents.runtime import PreparedTurn, agent_turn_complete, agent_turn_prepare
+from agents.runtime.loop import agent_turn_resume
+from agents.services.approvals import approval_request_resumed, resume_actor
 from aihummer import metrics, telemetry
 from aihummer.actors import Actor
 from aihummer.models import Workspace
@@ -48,7 +50,16 @@ from workflows.engine import (
     step_output,
 )
 from workflows.models import RunStatus, StepRun, StepStatus, WorkflowRun
-from workflows.store import Claim, Outcome, step_claim, step_finish, step_release, step_renew_leases
+from workflows.store import (
+    Claim,
+    Outcome,
+    step_claim,
+    step_finish,
+    step_release,
+    step_renew_leases,
+    step_take_back,
+    step_wait,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -84,6 +95,10 @@ def plan_for(run_id: UUID, definition: dict) -> Plan:
 
 
 REVIVE_BATCH = 200
+# A run goes on (its steps may finish, fail it or complete it) while one of its steps
+# waits for a person.
+ACTIVE = (RunStatus.PENDING, RunStatus.RUNNING, RunStatus.WAITING)
+WORKFLOW_STEP = "workflow_step"  # ApprovalRequest.Origin.WORKFLOW_STEP
 # By name: `workflows.tasks` calls this module, so this one does not import it back.
 STEP_TASK = "workflows.workflow_step_run"
 
@@ -173,11 +188,14 @@ def _step_start(claim: Claim, plan: Plan, now: datetime) -> Outcome | PreparedTu
     )
     try:  # raised before any write: the claim's transaction stays sound
         # The step's timeout is the turn's deadline: the turn stops there by itself.
-        return agent_turn_prepare(agent=agent, message=message, actor=actor, timeout_seconds=step.timeout_seconds)
+        prepared = agent_turn_prepare(agent=agent, message=message, actor=actor, timeout_seconds=step.timeout_seconds)
     except Agent.DoesNotExist:
         return deleted
     except (ValidationError, PermissionDenied) as exc:
         return Outcome(status=StepStatus.FAILED, input=message, error="; ".join(getattr(exc, "messages", [str(exc)])))
+    # A call the turn holds for a person is recorded against this step (issue 30).
+    prepared.origin = (WORKFLOW_STEP, str(claim.run_id), claim.name)
+    return prepared
 
 
 def _step_turn(claim: Claim, plan: Plan, prepared: PreparedTurn) -> tuple[str | None, str | None]:
@@ -196,6 +214,14 @@ def _step_turn(claim: Claim, plan: Plan, prepared: PreparedTurn) -> tuple[str | 
 
 
 def _turn_outcome(message: str, turn: AgentTurn, spec: Step) -> Outcome:
+    if turn.status == AgentTurn.Status.WAITING:
+        return Outcome(
+            status=StepStatus.WAITING,
+            input=message,
+            turn_id=turn.pk,
+            agent_version=turn.version_number,
+            prefix_hash=turn.prefix_hash,
+        )
     succeeded = turn.status == AgentTurn.Status.SUCCEEDED
     error = "" if succeeded else turn.error
     if _out_of_step_time(turn, spec):
@@ -229,6 +255,8 @@ def _settle(claim: Claim, plan: Plan, outcome: Outcome) -> tuple[str | None, str
     or finish it and start what it made ready. Returns its status and a lone successor
     for this worker to run next."""
     spec = plan.by_name[claim.name]
+    if outcome.status == StepStatus.WAITING:  # no worker waits with it: the request holds it
+        return (StepStatus.WAITING if step_wait(claim=claim, outcome=outcome) else None), None
     if outcome.status == StepStatus.FAILED and outcome.transient and claim.attempts < 1 + spec.retries:
         return _retry_later(claim, outcome), None
     finished = step_finish(claim=claim, outcome=outcome, now=timezone.now(), steps=len(plan.steps))
@@ -315,7 +343,7 @@ def _advance(plan: Plan, claim: Claim, outcome: Outcome, run_status: str, contex
     """After a step: fail the run, complete it, or start the steps now ready. On a
     worker, a lone ready step is returned to run next in this task; otherwise (none,
     several, or inline) they are dispatched, on commit."""
-    if run_status not in (RunStatus.PENDING, RunStatus.RUNNING):
+    if run_status not in ACTIVE:
         return None  # cancelled or failed meanwhile: running steps finish, none starts
     if outcome.status == StepStatus.FAILED:
         run_fail(run_id=claim.run_id, error=f"Step '{claim.name}' failed: {outcome.error}", context=context, plan=plan)
@@ -331,7 +359,7 @@ def _advance(plan: Plan, claim: Claim, outcome: Outcome, run_status: str, contex
 
 def _run_complete(run_id: UUID, plan: Plan, context: dict) -> None:
     outputs = run_outputs(plan, context)
-    if WorkflowRun.all_objects.filter(pk=run_id, status__in=(RunStatus.PENDING, RunStatus.RUNNING)).update(
+    if WorkflowRun.all_objects.filter(pk=run_id, status__in=ACTIVE).update(
         status=RunStatus.COMPLETED, outputs=outputs, answer=run_answer(outputs), finished_at=timezone.now()
     ):
         telemetry.run_finished(run_id)
@@ -343,9 +371,7 @@ def run_fail(*, run_id: UUID, error: str, context: dict | None = None, plan: Pla
     if plan is not None and context is not None:
         fields["outputs"] = {key: value for key, value in run_outputs(plan, context).items() if value is not None}
         fields["answer"] = run_answer(fields["outputs"])
-    failed = bool(
-        WorkflowRun.all_objects.filter(pk=run_id, status__in=(RunStatus.PENDING, RunStatus.RUNNING)).update(**fields)
-    )
+    failed = bool(WorkflowRun.all_objects.filter(pk=run_id, status__in=ACTIVE).update(**fields))
     if failed:
         telemetry.run_finished(run_id)
     return failed
@@ -426,3 +452,44 @@ def _redispatch_stalled(now: datetime) -> int:
         dispatch(run.pk, names)
         sent += len(names)
     return sent
+
+
+# --- resuming (issue 30) ------------------------------------------------------------------
+def step_resume(request: object) -> None:
+    """Go on with the step whose turn paused on `request` (an ApprovalRequest, decided
+    and carried out): the step runs again, with no lease, its turn resumes and is
+    settled as any step's (then what it made ready is dispatched). Called by
+    `agents.services.approvals` by name."""
+    now = timezone.now()
+    step = StepRun.objects.filter(run_id=request.run_id, name=request.step_name).only("pk").first()
+    taken = step and step_take_back(step_id=step.pk, run_id=request.run_id, waited_since=request.created_at, now=now)
+    if not taken:  # the run ended meanwhile: nothing waits for the call any more
+        with transaction.atomic():
+            _turn_end(request, "The workflow run ended while the call waited.", now)
+        return
+    claim = Claim.of(taken, taken.run)
+    plan = plan_for(claim.run_id, claim.definition)
+    spec = plan.by_name[claim.name]
+    settled: list[tuple[str | None, str | None]] = []
+
+    def settle(turn: AgentTurn) -> None:
+        settled.append(_settle(claim, plan, _turn_outcome(taken.input, turn, spec)))
+        approval_request_resumed(request)
+
+    try:
+        agent_turn_resume(turn=request.turn, request=request, actor=resume_actor(request), then=settle)
+    except Agent.DoesNotExist:
+        outcome = Outcome(status=StepStatus.FAILED, input=taken.input, error=f"Agent '{taken.agent_key}' was deleted.")
+        with transaction.atomic():
+            settled.append(_settle(claim, plan, outcome))
+            _turn_end(request, f"Agent '{taken.agent_key}' was deleted while the turn waited.", now)
+    _, successor = settled[0]
+    if successor is not None:
+        workflow_step_run(run_id=claim.run_id, step=successor)
+
+
+def _turn_end(request: object, error: str, now: datetime) -> None:
+    AgentTurn.all_objects.filter(pk=request.turn_id, status=AgentTurn.Status.WAITING).update(
+        status=AgentTurn.Status.FAILED, error=error, finished_at=now
+    )
+    approval_request_resumed(request)

@@ -49,6 +49,7 @@ class Workflow(SandboxedModel, TimeStampedModel):
 class RunStatus(models.TextChoices):
     PENDING = "pending", "Pending"
     RUNNING = "running", "Running"
+    WAITING = "waiting", "Waiting for a person"  # a step's tool call awaits approval (issue 30)
     COMPLETED = "completed", "Completed"
     FAILED = "failed", "Failed"
     CANCELLED = "cancelled", "Cancelled"
@@ -102,7 +103,7 @@ class WorkflowRun(SandboxedModel):
         ordering = ["-created_at"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(status__in=["pending", "running", "completed", "failed", "cancelled"]),
+                condition=Q(status__in=["pending", "running", "waiting", "completed", "failed", "cancelled"]),
                 name="workflows_workflowrun_status_valid",
             ),
         ]
@@ -125,6 +126,7 @@ class WorkflowRun(SandboxedModel):
 class StepStatus(models.TextChoices):
     PENDING = "pending", "Pending"
     RUNNING = "running", "Running"
+    WAITING = "waiting", "Waiting for a person"  # no worker, no lease: an approval request holds it
     COMPLETED = "completed", "Completed"
     FAILED = "failed", "Failed"
     CANCELLED = "cancelled", "Cancelled"
@@ -166,7 +168,9 @@ class StepRun(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["run", "name"], name="workflows_steprun_unique_step"),
             models.CheckConstraint(
-                condition=Q(status__in=["pending", "running", "completed", "failed", "cancelled", "skipped"]),
+                condition=Q(
+                    status__in=["pending", "running", "waiting", "completed", "failed", "cancelled", "skipped"]
+                ),
                 name="workflows_steprun_status_valid",
             ),
         ]

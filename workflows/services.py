@@ -12,6 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.models import Agent
+from agents.services.approvals import approval_requests_withdraw
 from aihummer import telemetry
 from aihummer.actors import Actor, Verb
 from aihummer.exceptions import ApplicationError, NotFound
@@ -235,7 +236,7 @@ def workflow_run_cancel(*, run: WorkflowRun, actor: Actor) -> WorkflowRun:
     now = timezone.now()
     with transaction.atomic():
         # Lock order of every writer: step rows, then the run's row.
-        StepRun.objects.filter(run=run, status=StepRun.Status.PENDING).update(
+        StepRun.objects.filter(run=run, status__in=[StepRun.Status.PENDING, StepRun.Status.WAITING]).update(
             status=StepRun.Status.CANCELLED, finished_at=now
         )
         run = WorkflowRun.all_objects.select_for_update().get(pk=run.pk)
@@ -243,6 +244,8 @@ def workflow_run_cancel(*, run: WorkflowRun, actor: Actor) -> WorkflowRun:
             raise ApplicationError(f"Run {run.pk} is already {run.status}; there is nothing to cancel.")
         run.status, run.finished_at, run.error = RunStatus.CANCELLED, now, f"Cancelled by {actor.source}."
         run.save(update_fields=["status", "finished_at", "error"])
+        # A call of the run still waiting for a person is refused: nothing of it runs.
+        approval_requests_withdraw(run_id=run.pk, note=f"The workflow run was cancelled by {actor.source}.")
     telemetry.run_finished(run.pk)
     return run
 

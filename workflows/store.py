@@ -26,7 +26,7 @@ from functools import reduce
 from uuid import UUID
 
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import F, Q
 
 from aihummer.db import prepared_cursor
 from workflows.models import RunStatus, StepRun, StepStatus, WorkflowRun
@@ -133,7 +133,7 @@ WITH step AS (
     UPDATE {StepRun._meta.db_table} AS s{_STEP_SET.format(alias="s.")}
      WHERE s.run_id = %(run)s AND s.name = %(name)s AND s.status = 'pending'
        AND EXISTS (SELECT 1 FROM {WorkflowRun._meta.db_table} AS r
-                    WHERE r.id = %(run)s AND r.status IN ('pending', 'running'))
+                    WHERE r.id = %(run)s AND r.status IN ('pending', 'running', 'waiting'))
  RETURNING s.id, s.attempts, s.agent_id, s.agent_key
 ), started AS (
     UPDATE {WorkflowRun._meta.db_table} SET status = 'running', started_at = %(now)s
@@ -149,7 +149,7 @@ _CLAIM_STEP = f"""
 UPDATE {StepRun._meta.db_table}{_STEP_SET.format(alias="")}
  WHERE run_id = %(run)s AND name = %(name)s AND status = 'pending'
    AND EXISTS (SELECT 1 FROM {WorkflowRun._meta.db_table} AS r
-                WHERE r.id = %(run)s AND r.status IN ('pending', 'running'))
+                WHERE r.id = %(run)s AND r.status IN ('pending', 'running', 'waiting'))
 RETURNING id, attempts, agent_id, agent_key
 """  # noqa: S608
 _CLAIM_RUN = f"""
@@ -328,3 +328,40 @@ def step_renew_leases(*, claims: Iterable[Claim], until: datetime) -> int:
     have taken over a step whose lease passed). Returns how many were renewed."""
     held = reduce(operator.or_, (Q(pk=claim.step_id, attempts=claim.attempts) for claim in claims), Q(pk__in=[]))
     return StepRun.objects.filter(held, status=StepStatus.RUNNING).update(lease_expires_at=until)
+
+
+# --- waiting (issue 30) -------------------------------------------------------------------
+def step_wait(*, claim: Claim, outcome: Outcome) -> bool:
+    """The claimed step's turn paused on a call waiting for a person: the step waits
+    with no lease (no worker holds it; its approval request does) and its run waits.
+    False when this worker no longer holds the step. Lock order: the step, then the run."""
+    waited = StepRun.objects.filter(pk=claim.step_id, status=StepStatus.RUNNING, attempts=claim.attempts).update(
+        status=StepStatus.WAITING,
+        input=outcome.input,
+        lease_expires_at=None,
+        turn_id=outcome.turn_id,
+        agent_version=outcome.agent_version,
+        prefix_hash=outcome.prefix_hash,
+    )
+    if waited:
+        WorkflowRun.all_objects.filter(pk=claim.run_id, status=RunStatus.RUNNING).update(status=RunStatus.WAITING)
+    return bool(waited)
+
+
+def step_take_back(*, step_id: int, run_id: UUID, waited_since: datetime, now: datetime) -> StepRun | None:
+    """A waiting step whose call was decided, running again for its resumed turn: with
+    no lease (the approval request's lease covers the resumed turn, and the step sweep
+    leaves lease-less steps alone), and its run running, its wall-clock limit pushed by
+    the time it waited. Also takes back a step a dead resuming worker left running.
+    None when the step is neither (cancelled or finished meanwhile)."""
+    with transaction.atomic():
+        moved = StepRun.objects.filter(
+            pk=step_id, status__in=[StepStatus.WAITING, StepStatus.RUNNING], lease_expires_at__isnull=True
+        ).update(status=StepStatus.RUNNING)
+        if not moved:
+            return None
+        waited = now - waited_since
+        WorkflowRun.all_objects.filter(pk=run_id, status=RunStatus.WAITING).update(
+            status=RunStatus.RUNNING, deadline_at=F("deadline_at") + waited
+        )
+        return StepRun.objects.select_related("run").get(pk=step_id)

@@ -31,6 +31,8 @@ from agents.models import Agent, AgentTurn, Preset, PromptVersion
 from agents.policy import DirectCompletionPolicy, RuntimePolicy, parse_runtime_policy
 from agents.redaction import Redactor, redact_response, workspace_ciphertexts
 from agents.rendering import RenderedPrompt, render_system_prompt
+from agents.runtime import effects  # noqa: F401 - registers mail_send and http_request
+from agents.runtime.approvals import TurnWaiting, approval_tools, ends_on_reject, hold, pause, record, resume_messages
 from agents.runtime.context import NO_HISTORY, History, prepare_messages
 from agents.runtime.debug import DebugLogWriter
 from agents.runtime.errors import TurnFailed
@@ -135,7 +137,14 @@ def turn_agents() -> QuerySet:
     default = FilteredRelation("workspace__presets", condition=Q(workspace__presets__is_active=True))
     return (
         Agent.all_objects.annotate(default_preset=default, workspace_ciphertexts=workspace_ciphertexts("workspace_id"))
-        .select_related("live_version", "workspace", "preset__credential", "default_preset__credential")
+        .select_related(
+            "live_version",
+            "workspace",
+            "preset__credential",
+            "default_preset__credential",
+            "tool_settings",  # which calls wait for a person (agents.runtime.approvals)
+            "workspace__tool_policy",
+        )
         .order_by()  # one row at most: no ORDER BY (the model's ordering joins the workspace)
     )
 
@@ -175,6 +184,13 @@ class PreparedTurn:
     depth_limit: int
     deadline: float
     history: History = NO_HISTORY
+    # A turn resumed after a person decided a held call (`agent_turn_resume`): its
+    # messages so far and how many of them its debug logs hold.
+    resume: list[Message] | None = None
+    logged: int = 0
+    # Where a paused turn's request comes from: (kind, run id, step), for a workflow step.
+    origin: tuple[str, str, str] | None = None
+    end_with: str = ""  # a refused call ends the resumed turn (tool settings' on_reject = end)
 
 
 def _prepare(
@@ -229,24 +245,58 @@ def _complete(prepared: PreparedTurn, *, then: Callable[[AgentTurn], None] | Non
     turn, agent, redactor = prepared.turn, prepared.agent, prepared.redactor
     log = DebugLogWriter(turn=turn, secrets=redactor.secrets)
     status, answer, error, kind = AgentTurn.Status.FAILED, "", "", AgentTurn.ErrorKind.NONE
+    waiting: TurnWaiting | None = None
     try:
         answer = _loop(log, prepared)
         status = AgentTurn.Status.SUCCEEDED
+    except TurnWaiting as exc:  # a held call: the turn pauses, no thread waits
+        waiting, status = exc, AgentTurn.Status.WAITING
     except TurnFailed as exc:
         error, kind = str(exc), exc.kind
     except Exception as exc:  # a bug must still leave a readable, finished turn
         logger.exception("Turn %s of agent %s failed unexpectedly", turn.pk, agent.key)
         error, kind = f"Internal error ({type(exc).__name__}); it was logged.", AgentTurn.ErrorKind.INTERNAL
-    turn.status, turn.finished_at, turn.error_kind = status, timezone.now(), kind
+    turn.status, turn.finished_at, turn.error_kind = status, None if waiting else timezone.now(), kind
     turn.answer, turn.error = redactor.text(answer), redactor.text(error)
     with transaction.atomic():  # the turn, its last call's log and the caller's result: one commit
         if turn.pk is not None:  # a tool-calling turn's row, written before its tools ran
             turn.save(update_fields=[*TOTALS, "status", "answer", "error", "error_kind", "finished_at"])
         log.flush()  # with the turn's row when it has none yet: one statement
+        if waiting is not None:  # the request with the turn's waiting row
+            record(waiting.request, origin=prepared.origin)
         if then is not None:
             then(turn)
-    metrics.observe_turn(turn)
+    if waiting is None:
+        metrics.observe_turn(turn)
     return turn
+
+
+def agent_turn_resume(
+    *, turn: AgentTurn, request: object, actor: Actor, then: Callable[[AgentTurn], None] | None = None
+) -> AgentTurn:
+    """Go on with a turn that paused on `request` (an ApprovalRequest, decided and
+    carried out): its messages so far, the request's result as the held call's, then
+    the loop as usual, recorded like any turn (`then(turn)` in its last transaction).
+    Its time starts again now (it may have waited days)."""
+    prepared = _prepare(
+        read=lambda: _AGENT_BY_PK.first(pk=turn.agent_id),
+        version=turn.version,
+        message=turn.message,
+        actor=actor,
+        context=None,
+        dry_run=False,
+        parent=None,  # the row below is the turn's own: this one is not saved
+        depth=turn.depth,
+        depth_limit=settings.AIHUMMER_SUBAGENT_MAX_DEPTH,
+        deadline=time.monotonic() + settings.AIHUMMER_TURN_TIMEOUT_SEC,
+    )
+    if prepared is None:
+        raise Agent.DoesNotExist(f"Agent '{turn.agent_key}' no longer exists.")
+    prepared.turn, prepared.origin = turn, getattr(request, "origin_tuple", None)
+    prepared.resume, prepared.logged = resume_messages(request)
+    if ends_on_reject(request):
+        prepared.end_with = f"The turn ended: {request.result}"
+    return _complete(prepared, then=then)
 
 
 def _run_turn(*, agents: QuerySet, **options: object) -> AgentTurn | None:
@@ -316,9 +366,14 @@ def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
         dry_run=dry_run,
         depth_limit=min(prepared.depth_limit, policy.children.max_depth),
         delegate=delegate_to,
+        guarded=approval_tools(agent),
     )
-    messages: list[Message] = [Message(role="user", content=message)]
-    for sequence in range(1, (1 if direct else policy.max_iterations) + 1):
+    messages: list[Message] = list(prepared.resume or [Message(role="user", content=message)])
+    log.messages_logged = prepared.logged  # a resumed turn's earlier logs hold its first messages
+    redactor = prepared.redactor
+    if prepared.end_with:
+        raise TurnFailed(prepared.end_with, kind=AgentTurn.ErrorKind.REFUSED)
+    for sequence in range(turn.model_calls + 1, (1 if direct else policy.max_iterations) + 1):
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise TurnFailed(TURN_OUT_OF_TIME, kind=AgentTurn.ErrorKind.DEADLINE)
@@ -378,6 +433,8 @@ def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
         results = _run_tools(tool_context, response.tool_calls, {tool.name for tool in tools})
         messages.extend(result for result, _ in results)
         log.tools_ran([outcome for _, outcome in results])
+        if tool_context.held is not None:  # a call waits for a person: the turn pauses here
+            raise pause(tool_context, messages, logged=log.messages_logged, redactor=redactor)
     if direct:
         raise TurnFailed(
             "The model asked for tools in a direct completion, which offers none "
@@ -469,6 +526,8 @@ def _run_tool(context: TurnContext, call: ToolCall, offered: set[str]) -> tuple[
         arguments = tool.parse(call.arguments)
         if tool.has_side_effects and context.dry_run:
             return _tool_result(call, f"[dry run] '{call.name}' was recorded, not executed.", "dry_run")
+        if call.name in context.guarded:
+            return _tool_result(call, *hold(context, call, tool, arguments))
         return _tool_result(call, tool.run(context, arguments), "ran")
     except ToolError as exc:
         return _tool_result(call, str(exc), "refused")

@@ -51,6 +51,10 @@ class TurnContext:
     delegate: Callable[..., str] | None = None
     delegations: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # Tools whose calls wait for a person (`agents.runtime.approvals`), and the call of
+    # this response held for one: (call, parsed arguments).
+    guarded: frozenset[str] = frozenset()
+    held: tuple | None = None
 
 
 class Tool:

@@ -1,0 +1,250 @@
+"""Actions that wait for a person (issue 30): the tool settings of a workspace and of an
+agent, and one ApprovalRequest per guarded tool call.
+
+Imported at the end of `agents.models` (the app's models module), so they are the app's
+models; they name the other models by string, and import none of them.
+
+An ApprovalRequest is a tool call with its exact arguments, frozen when the model made
+it: no code path changes `arguments` (an edited call is a new request). Its
+`ledger_key` is the effect's identity across retries and worker crashes: the effect is
+claimed (`progress = effect`, with a lease), carried out with that key (an SMTP
+Message-ID, an HTTP Idempotency-Key), and its result recorded (`recorded`) before the
+turn resumes (`resuming`, then `resumed`), each step a conditional update.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from agents.destinations import validate_host_patterns
+from aihummer.history import ConfigurationHistory
+from aihummer.models import TimeStampedModel, Workspace
+from sandbox.models import SandboxedModel, SandboxQuerySet, VisibleManager
+
+# The tools a person approves unless a workspace's settings say otherwise.
+DEFAULT_APPROVAL_TOOLS = ["mail_send", "http_request"]
+
+
+def default_approval_tools() -> list[str]:
+    return list(DEFAULT_APPROVAL_TOOLS)
+
+
+class WorkspaceToolPolicy(TimeStampedModel):
+    """What a workspace requires of its agents' tool calls. Without a row: the
+    defaults (mail_send and http_request need a person, no private address, 72 h)."""
+
+    workspace = models.OneToOneField(Workspace, on_delete=models.CASCADE, related_name="tool_policy")
+    approval_tools = models.JSONField(
+        default=default_approval_tools,
+        blank=True,
+        help_text="Tools whose every call waits for a person's approval (mail_send, http_request by default).",
+    )
+    allow_private_addresses = models.BooleanField(
+        default=False,
+        help_text="Let http_request reach loopback and private addresses (tests, on-premises services).",
+    )
+    approval_expiry_hours = models.PositiveIntegerField(
+        default=72,
+        validators=[MinValueValidator(1), MaxValueValidator(24 * 30)],
+        help_text="A request nobody decided within this many hours is refused.",
+    )
+
+    history = ConfigurationHistory()
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(approval_expiry_hours__gte=1, approval_expiry_hours__lte=24 * 30),
+                name="agents_workspacetoolpolicy_expiry_bounded",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"tool policy of {self.workspace_id}"
+
+
+class AgentToolSettings(TimeStampedModel):
+    """An agent's side-effect tools: its SMTP account (password in the vault) and the
+    hosts http_request may call, plus the tools it adds to the workspace's approvals."""
+
+    class SmtpSecurity(models.TextChoices):
+        NONE = "none", "None (plain)"
+        STARTTLS = "starttls", "STARTTLS"
+        SSL = "ssl", "SSL/TLS"
+
+    class OnReject(models.TextChoices):
+        CONTINUE = "continue", "Tell the model and go on"
+        END = "end", "End the turn"
+
+    agent = models.OneToOneField("agents.Agent", on_delete=models.CASCADE, related_name="tool_settings")
+    extra_approval_tools = models.JSONField(
+        default=list, blank=True, help_text="Tools this agent adds to the workspace's approval list."
+    )
+    on_reject = models.CharField(max_length=10, choices=OnReject.choices, default=OnReject.CONTINUE)
+    smtp_host = models.CharField(max_length=255, blank=True)
+    smtp_port = models.PositiveIntegerField(default=587, validators=[MinValueValidator(1), MaxValueValidator(65535)])
+    smtp_security = models.CharField(max_length=10, choices=SmtpSecurity.choices, default=SmtpSecurity.STARTTLS)
+    smtp_user = models.CharField(max_length=255, blank=True)
+    smtp_password = models.ForeignKey(
+        "agents.Credential",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="The vault credential holding the SMTP password (never shown).",
+    )
+    mail_from = models.EmailField(blank=True, help_text="The From address of mail_send.")
+    http_allowed_hosts = models.JSONField(
+        default=list,
+        blank=True,
+        validators=[validate_host_patterns],
+        help_text="Hosts http_request may call (api.example.com, *.example.com); empty: none.",
+    )
+    http_timeout_seconds = models.PositiveIntegerField(
+        default=10, validators=[MinValueValidator(1), MaxValueValidator(60)]
+    )
+    http_max_response_bytes = models.PositiveIntegerField(
+        default=100_000, validators=[MinValueValidator(1), MaxValueValidator(1_000_000)]
+    )
+
+    history = ConfigurationHistory()
+
+    class Meta:
+        verbose_name_plural = "agent tool settings"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(smtp_security__in=["none", "starttls", "ssl"]),
+                name="agents_agenttoolsettings_smtp_security_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(on_reject__in=["continue", "end"]), name="agents_agenttoolsettings_on_reject_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"tool settings of agent {self.agent_id}"
+
+
+class ApprovalRequestQuerySet(SandboxQuerySet):
+    def pending(self) -> ApprovalRequestQuerySet:
+        return self.filter(status=ApprovalRequest.Status.PENDING)
+
+    def unfinished_work(self) -> ApprovalRequestQuerySet:
+        """Decided requests whose effect or resumed turn is not through yet."""
+        return self.exclude(status=ApprovalRequest.Status.PENDING).exclude(progress=ApprovalRequest.Progress.RESUMED)
+
+
+class ApprovalRequest(SandboxedModel, TimeStampedModel):
+    """One guarded tool call waiting for (or decided by) a person. An execution record:
+    no history, its arguments never change, and it outlives the turn's agent."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        APPROVED = "approved", "Approved"
+        REJECTED = "rejected", "Rejected"
+        EXPIRED = "expired", "Expired"
+
+    class Progress(models.TextChoices):
+        NONE = "", "Not started"
+        EFFECT = "effect", "Carrying out"
+        RECORDED = "recorded", "Effect recorded"
+        RESUMING = "resuming", "Turn resuming"
+        RESUMED = "resumed", "Turn resumed"
+
+    class Origin(models.TextChoices):
+        TURN = "turn", "Agent turn"
+        WORKFLOW_STEP = "workflow_step", "Workflow step"
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="approval_requests")
+    agent = models.ForeignKey(
+        "agents.Agent", null=True, blank=True, on_delete=models.SET_NULL, related_name="approval_requests"
+    )
+    agent_key = models.CharField(max_length=50)
+    turn = models.ForeignKey(
+        "agents.AgentTurn", null=True, blank=True, on_delete=models.SET_NULL, related_name="approval_requests"
+    )
+    origin = models.CharField(max_length=20, choices=Origin.choices, default=Origin.TURN)
+    # The run and step it came from (a workflow step's turn); no foreign key: workflows
+    # sit above agents.
+    run_id = models.UUIDField(null=True, blank=True)
+    step_name = models.CharField(max_length=100, blank=True)
+    tool_name = models.CharField(max_length=50)
+    call_id = models.CharField(max_length=200)
+    arguments = models.JSONField(help_text="Exactly what will run when approved.")
+    arguments_hash = models.CharField(max_length=64)
+    ledger_key = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    # Who answers for the call (the turn's or run's starter, `Actor.identity_label`):
+    # none of them may approve it.
+    proposer_identity = models.CharField(max_length=120)
+    actor_source = models.CharField(max_length=200)
+    started_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    reviewed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    review_note = models.TextField(blank=True)
+    expires_at = models.DateTimeField()
+    progress = models.CharField(max_length=10, choices=Progress.choices, blank=True, default=Progress.NONE)
+    progress_until = models.DateTimeField(null=True, blank=True, help_text="The lease of the worker at it.")
+    effect_attempts = models.PositiveIntegerField(default=0)
+    result = models.TextField(blank=True, help_text="What the model is told: the effect's result or the refusal.")
+    effect_ok = models.BooleanField(null=True, blank=True)
+    executed_at = models.DateTimeField(null=True, blank=True)
+    # The turn as it stood when it paused: its messages (redacted), and how many of
+    # them its debug logs already hold.
+    resume_state = models.JSONField(default=dict, blank=True, editable=False)
+
+    objects = VisibleManager.from_queryset(ApprovalRequestQuerySet)()
+    all_objects = models.Manager.from_queryset(ApprovalRequestQuerySet)()
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=["pending", "approved", "rejected", "expired"]),
+                name="agents_approvalrequest_status_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(progress__in=["", "effect", "recorded", "resuming", "resumed"]),
+                name="agents_approvalrequest_progress_valid",
+            ),
+            # Nothing is carried out before a person (or the clock) decided.
+            models.CheckConstraint(
+                condition=~Q(status="pending") | Q(progress=""), name="agents_approvalrequest_pending_not_started"
+            ),
+            # A turn waits for one call at a time.
+            models.UniqueConstraint(
+                fields=["turn"], condition=Q(status="pending"), name="agents_approvalrequest_one_pending_per_turn"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["workspace", "status", "-created_at"], name="agents_apreq_ws_status"),
+            models.Index(fields=["expires_at"], condition=Q(status="pending"), name="agents_apreq_expiry"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.tool_name} request {self.pk} ({self.status})"
+
+    @property
+    def is_pending(self) -> bool:
+        return self.status == self.Status.PENDING
+
+    @property
+    def origin_tuple(self) -> tuple[str, str, str] | None:
+        """(kind, run id, step) for a workflow step's request; None for a plain turn's."""
+        if self.origin != self.Origin.WORKFLOW_STEP:
+            return None
+        return (self.origin, str(self.run_id), self.step_name)
+
+    @property
+    def is_expired(self) -> bool:
+        return self.is_pending and self.expires_at <= timezone.now()

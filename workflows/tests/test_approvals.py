@@ -1,0 +1,143 @@
+"""A workflow step whose agent proposes an e-mail (issue 30), on PostgreSQL with a real
+Celery worker and a local SMTP server (aiosmtpd): the run waits for a person with no
+worker busy, the approved message is sent exactly once, and the run completes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agents.models import AgentTurn, ApprovalRequest
+from agents.services import credential_create
+from agents.services.approvals import approval_request_approve, approval_request_reject
+from agents.services.tool_settings import agent_tool_settings_update
+from aihummer.actors import Actor
+from aihummer.tests.factories import make_agent
+from aihummer.tests.smtp import SmtpServer
+from aihummer.tests.waiting import wait_until
+from workflows.models import StepRun, WorkflowRun
+from workflows.services import workflow_create, workflow_run_cancel, workflow_run_start, workflow_run_wait
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+PASSWORD = "smtp-pw-Zq81-never-shown"
+MAIL = {"to": ["client@example.com"], "cc": ["boss@example.com"], "subject": "Your order", "body": "It ships today."}
+
+
+def mailer_workflow(workspace, ada, smtp: SmtpServer):
+    """Steps `mail` (agent `mailer`, which may send mail through `smtp` with a vault
+    password) then `sum_up` (agent `scribe`)."""
+    by = Actor.for_user(ada)
+    mailer = make_agent(workspace, "mailer", "You write mails.", by=ada, allowed_tool_names=["mail_send"])
+    make_agent(workspace, "scribe", "You sum up.", by=ada)
+    credential = credential_create(workspace=workspace, key="smtp", secret=PASSWORD, actor=by)
+    agent_tool_settings_update(
+        agent=mailer,
+        actor=by,
+        smtp_host="127.0.0.1",
+        smtp_port=smtp.port,
+        smtp_security="none",
+        smtp_user="agent@acme.test",
+        smtp_password=credential,
+        mail_from="agent@acme.test",
+    )
+    definition = {
+        "version": 1,
+        "steps": [
+            {"name": "mail", "agent_name": "mailer"},
+            {"name": "sum_up", "agent_name": "scribe", "input_mapping": {"text": "$.steps.mail.output.answer"}},
+        ],
+    }
+    return workflow_create(workspace=workspace, actor=by, key="mailing", name="Mailing", definition=definition)
+
+
+def mail_message(arguments: dict = MAIL) -> str:
+    return f"Tell the client.\n@call mail_send {json.dumps(arguments)}"
+
+
+def test_an_e_mail_waits_for_a_person_with_no_worker_busy_then_goes_once(
+    workspace, ada, alice, bob, echo_preset, worker_on_redis
+) -> None:
+    with SmtpServer(user="agent@acme.test", password=PASSWORD) as smtp:
+        workflow = mailer_workflow(workspace, ada, smtp)
+        run = workflow_run_start(workflow=workflow, actor=Actor.for_user(alice), message=mail_message())
+        wait_until(lambda: WorkflowRun.objects.get(pk=run.pk).status == "waiting", what="the run to wait")
+
+        step = StepRun.objects.get(run=run, name="mail")
+        assert (step.status, step.lease_expires_at, step.attempts) == ("waiting", None, 1)
+        assert step.turn.status == AgentTurn.Status.WAITING
+        assert StepRun.objects.get(run=run, name="sum_up").status == "pending"
+        # No task holds a worker thread while the person decides.
+        active = worker_on_redis.control.inspect(timeout=2).active() or {}
+        assert [task for tasks in active.values() for task in tasks] == []
+        request = ApprovalRequest.objects.get(run_id=run.pk)
+        assert (request.origin, request.step_name, request.arguments) == ("workflow_step", "mail", MAIL)
+        assert smtp.messages == []
+
+        approval_request_approve(request=request, actor=Actor.for_user(bob), arguments_hash=request.arguments_hash)
+        run = workflow_run_wait(run=run, timeout=60)
+
+    assert run.status == "completed", run.error
+    assert len(smtp.messages) == 1
+    sent = smtp.messages[0]
+    assert (sent["From"], sent["To"], sent["Cc"], sent["Subject"]) == (
+        "agent@acme.test",
+        "client@example.com",
+        "boss@example.com",
+        "Your order",
+    )
+    assert sent["Message-ID"] == f"<{request.ledger_key}@aihummer>"
+    assert sent.get_payload().strip() == "It ships today."
+    assert smtp.logins == [("agent@acme.test", PASSWORD)]
+    request.refresh_from_db()
+    assert (request.progress, request.effect_ok) == ("resumed", True)
+    assert (
+        request.result == f"Sent to client@example.com, boss@example.com (Message-ID <{request.ledger_key}@aihummer>)."
+    )
+    step.refresh_from_db()
+    assert (step.status, step.attempts) == ("completed", 1)
+    assert StepRun.objects.get(run=run, name="sum_up").status == "completed"
+
+
+def test_a_rejected_e_mail_is_never_sent_and_the_run_goes_on(workspace, ada, alice, bob, echo_preset) -> None:
+    with SmtpServer() as smtp:
+        workflow = mailer_workflow(workspace, ada, smtp)
+        run = workflow_run_start(workflow=workflow, actor=Actor.for_user(alice), message=mail_message())
+        run.refresh_from_db()
+        assert run.status == "waiting"  # inline (no broker): the step ran and paused
+        request = ApprovalRequest.objects.get(run_id=run.pk)
+
+        approval_request_reject(request=request, actor=Actor.for_user(bob), note="Wrong client.")
+        run.refresh_from_db()
+
+    assert smtp.messages == []
+    assert run.status == "completed"
+    turn = StepRun.objects.get(run=run, name="mail").turn
+    last = turn.debug_logs.order_by("sequence").last()
+    assert last.messages[-1]["content"].startswith("Refused: bob rejected this call: Wrong client.")
+
+
+def test_a_cancelled_run_refuses_its_waiting_call(workspace, ada, alice, bob, echo_preset) -> None:
+    with SmtpServer() as smtp:
+        workflow = mailer_workflow(workspace, ada, smtp)
+        run = workflow_run_start(workflow=workflow, actor=Actor.for_user(alice), message=mail_message())
+
+        workflow_run_cancel(run=run, actor=Actor.for_user(alice))
+
+    request = ApprovalRequest.objects.get(run_id=run.pk)
+    assert (request.status, request.progress) == ("expired", "resumed")
+    assert request.result == "Refused: The workflow run was cancelled by admin:alice. It was not executed."
+    step = StepRun.objects.get(run=run, name="mail")
+    assert step.status == "cancelled"
+    assert step.turn.status == "failed"
+    assert smtp.messages == []
+
+
+def test_the_run_list_filters_waiting_runs(workspace, ada, alice, echo_preset) -> None:
+    with SmtpServer() as smtp:
+        workflow = mailer_workflow(workspace, ada, smtp)
+        waiting = workflow_run_start(workflow=workflow, actor=Actor.for_user(alice), message=mail_message())
+        workflow_run_start(workflow=workflow, actor=Actor.for_user(alice), message="No mail today.")
+
+    assert list(WorkflowRun.objects.filter(status="waiting")) == [waiting]
