@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import SimpleRouter
 
 from agents.api.agents import AgentViewSet
+from agents.api.approvals import ApprovalRequestViewSet
 from agents.api.conversations import AgentConversationViewSet, ConversationViewSet
 from agents.api.credentials import CredentialViewSet
 from agents.api.presets import ModelCatalogViewSet, PresetViewSet
@@ -27,6 +28,7 @@ router.register(f"admin/agents/{KEY}/skills", AgentSkillViewSet, basename="agent
 router.register(f"admin/agents/{KEY}/versions", AgentVersionViewSet, basename="agent-version")
 router.register(f"admin/agents/{KEY}/conversations", AgentConversationViewSet, basename="agent-conversation")
 router.register("admin/prompt-versions", PromptVersionViewSet, basename="prompt-version")
+router.register("admin/approvals", ApprovalRequestViewSet, basename="approval")
 router.register("admin/presets", PresetViewSet, basename="preset")
 router.register("admin/models", ModelCatalogViewSet, basename="model")
 router.register("admin/skills", SkillViewSet, basename="skill")

@@ -7,8 +7,9 @@ from rest_framework import mixins, serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from agents.api.approvals import review_url
 from agents.api.base import ID_REGEX, JsonObjectField
-from agents.models import AgentTurn, DebugLog
+from agents.models import AgentTurn, ApprovalRequest, DebugLog
 from agents.selectors import debug_log_ids, workspace_row_get, workspace_rows
 from aihummer.api import AdminViewSet
 
@@ -35,6 +36,28 @@ class TurnSerializer(serializers.Serializer):
     finished_at = serializers.DateTimeField(allow_null=True)
     latency_ms = serializers.IntegerField(allow_null=True)
     debug_logs = serializers.SerializerMethodField()
+    waiting_for = serializers.SerializerMethodField(
+        help_text="For a `waiting` turn: the approval request its tool call waits for, and where a person reviews it."
+    )
+
+    @extend_schema_field(
+        {
+            "type": "object",
+            "nullable": True,
+            "properties": {
+                "approval_id": {"type": "integer"},
+                "tool": {"type": "string"},
+                "review_url": {"type": "string"},
+            },
+        }
+    )
+    def get_waiting_for(self, turn: AgentTurn) -> dict | None:
+        if turn.status != AgentTurn.Status.WAITING:
+            return None  # no query for the others
+        request = ApprovalRequest.all_objects.filter(turn=turn, status=ApprovalRequest.Status.PENDING).first()
+        if request is None:
+            return None
+        return {"approval_id": request.pk, "tool": request.tool_name, "review_url": review_url(request)}
 
     @extend_schema_field({"type": "array", "items": {"type": "integer"}})
     def get_debug_logs(self, turn: AgentTurn) -> list[int]:

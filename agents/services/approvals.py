@@ -192,7 +192,9 @@ def _effect(request_id: int) -> None:
         ApprovalRequest.all_objects.filter(pk=request_id)
         .exclude(status=Status.PENDING)
         .filter(Q(progress=Progress.NONE) | Q(progress=Progress.EFFECT, progress_until__lt=now))
-        .update(progress=Progress.EFFECT, progress_until=lease, effect_attempts=F("effect_attempts") + 1)
+        .update(
+            progress=Progress.EFFECT, progress_until=lease, effect_attempts=F("effect_attempts") + 1, updated_at=now
+        )
     )
     if not claimed:
         return
@@ -202,7 +204,14 @@ def _effect(request_id: int) -> None:
     # its lease must not overwrite what a second attempt recorded).
     ApprovalRequest.all_objects.filter(
         pk=request_id, progress=Progress.EFFECT, effect_attempts=request.effect_attempts
-    ).update(progress=Progress.RECORDED, result=text, effect_ok=ok, executed_at=timezone.now(), progress_until=None)
+    ).update(
+        progress=Progress.RECORDED,
+        result=text,
+        effect_ok=ok,
+        executed_at=timezone.now(),
+        progress_until=None,
+        updated_at=timezone.now(),
+    )
 
 
 def _outcome(request: ApprovalRequest) -> tuple[bool | None, str]:
@@ -247,7 +256,7 @@ def _resume(request_id: int) -> None:
     claimed = (
         ApprovalRequest.all_objects.filter(pk=request_id)
         .filter(Q(progress=Progress.RECORDED) | Q(progress=Progress.RESUMING, progress_until__lt=now))
-        .update(progress=Progress.RESUMING, progress_until=lease)
+        .update(progress=Progress.RESUMING, progress_until=lease, updated_at=now)
     )
     if not claimed:
         return

@@ -134,3 +134,17 @@ def local_preset(workspace: Workspace, ada: User, openai_server) -> Preset:
         credential=credential,
         is_active=True,
     )
+
+
+# --- approvals of tool calls (issue 30) --------------------------------------------------
+@pytest.fixture
+def caller(workspace, ada, echo_preset):
+    """Agent `caller` of acme, which may call http_request on 127.0.0.1 (loopback
+    allowed explicitly for the test), with the workspace's default approvals."""
+    from agents.services.tool_settings import agent_tool_settings_update, workspace_tool_policy_update
+    from aihummer.tests.factories import make_agent
+
+    agent = make_agent(workspace, "caller", "You call APIs.", by=ada, allowed_tool_names=["http_request"])
+    workspace_tool_policy_update(workspace=workspace, actor=Actor.for_user(ada), allow_private_addresses=True)
+    agent_tool_settings_update(agent=agent, actor=Actor.for_user(ada), http_allowed_hosts=["127.0.0.1", "localhost"])
+    return agent

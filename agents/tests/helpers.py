@@ -173,3 +173,9 @@ def form_data(page: str) -> dict[str, str | list[str]]:
         selected = re.search(r'<option value="([^"]*)"[^>]*selected', options)
         data[name] = selected.group(1) if selected else ""
     return data
+
+
+def call_line(httpserver: object, body: dict | None = None) -> str:
+    """A message scripting the echo model to POST `body` to `httpserver`'s /hook."""
+    arguments = {"method": "POST", "url": httpserver.url_for("/hook"), "body": json.dumps(body or {"n": 1})}
+    return f"Notify the hook.\n@call http_request {json.dumps(arguments)}"

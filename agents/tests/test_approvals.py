@@ -11,7 +11,6 @@ from datetime import timedelta
 import pytest
 from django.core.exceptions import PermissionDenied
 from django.utils import timezone
-from pytest_httpserver import HTTPServer
 
 from agents.models import AgentTurn, ApprovalRequest, DebugLog
 from agents.runtime import agent_turn_run
@@ -25,26 +24,12 @@ from agents.services.approvals import (
     approval_requests_expire,
 )
 from agents.services.tool_settings import agent_tool_settings_update, workspace_tool_policy_update
+from agents.tests.helpers import call_line
 from aihummer.actors import Actor
 from aihummer.exceptions import AlreadyDecided, NotFound
 from aihummer.tests.factories import make_agent, make_key
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def caller(workspace, ada, echo_preset):
-    """Agent `caller` of acme, which may call http_request on 127.0.0.1 (loopback
-    allowed explicitly for the test), with the workspace's default approvals."""
-    agent = make_agent(workspace, "caller", "You call APIs.", by=ada, allowed_tool_names=["http_request"])
-    workspace_tool_policy_update(workspace=workspace, actor=Actor.for_user(ada), allow_private_addresses=True)
-    agent_tool_settings_update(agent=agent, actor=Actor.for_user(ada), http_allowed_hosts=["127.0.0.1", "localhost"])
-    return agent
-
-
-def call_line(httpserver: HTTPServer, body: dict | None = None) -> str:
-    arguments = {"method": "POST", "url": httpserver.url_for("/hook"), "body": json.dumps(body or {"n": 1})}
-    return f"Notify the hook.\n@call http_request {json.dumps(arguments)}"
 
 
 def test_a_guarded_call_pauses_the_turn_and_records_the_exact_call(caller, alice, httpserver) -> None:

@@ -1,0 +1,122 @@
+"""`/v1/admin/approvals` (issue 30): list, read, approve, reject; people only, four eyes,
+another workspace's request a 404. No broker: the approved call runs after the commit."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.models import ApprovalRequest
+from agents.runtime import agent_turn_run
+from agents.tests.helpers import call_line
+from aihummer.actors import Actor
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def error(response) -> dict:
+    return response.json()["error"]
+
+
+@pytest.fixture
+def pending(caller, alice, httpserver) -> ApprovalRequest:
+    """alice's turn of `caller`, paused on an http_request to the local server."""
+    httpserver.expect_request("/hook", method="POST").respond_with_data("done")
+    turn = agent_turn_run(agent=caller, message=call_line(httpserver), actor=Actor.for_user(alice))
+    return ApprovalRequest.objects.get(turn=turn)
+
+
+def test_a_reviewer_lists_and_reads_the_exact_call(api_as, bob, pending, httpserver) -> None:
+    listed = api_as(bob).get("/v1/admin/approvals?status=pending")
+
+    assert listed.status_code == 200
+    [row] = listed.json()["results"]
+    assert row["id"] == pending.pk
+    assert (row["tool"], row["agent"], row["status"], row["requested_by"]) == (
+        "http_request",
+        "caller",
+        "pending",
+        "admin:alice",
+    )
+    assert row["arguments"] == {"method": "POST", "url": httpserver.url_for("/hook"), "headers": {}, "body": '{"n": 1}'}
+    assert row["arguments_hash"] == pending.arguments_hash
+    assert row["review_url"] == f"/admin/agents/approvalrequest/{pending.pk}/review/"
+    assert api_as(bob).get(f"/v1/admin/approvals/{pending.pk}").json() == row
+
+
+def test_a_reviewer_approves_and_the_call_runs_once(api_as, bob, pending, httpserver) -> None:
+    response = api_as(bob).post(
+        f"/v1/admin/approvals/{pending.pk}/approve", {"note": "Fine.", "arguments_hash": pending.arguments_hash}
+    )
+
+    assert response.status_code == 200, response.json()
+    assert (response.json()["status"], response.json()["reviewed_by"]) == ("approved", "bob")
+    assert len(httpserver.log) == 1
+    again = api_as(bob).get(f"/v1/admin/approvals/{pending.pk}").json()
+    assert (again["progress"], again["result"][:11]) == ("resumed", "HTTP 200 OK")
+    second = api_as(bob).post(f"/v1/admin/approvals/{pending.pk}/approve", {})
+    assert second.status_code == 409
+    assert error(second)["code"] == "already_decided"
+    assert len(httpserver.log) == 1
+
+
+def test_other_arguments_than_the_reviewed_ones_are_a_conflict(api_as, bob, pending, httpserver) -> None:
+    response = api_as(bob).post(f"/v1/admin/approvals/{pending.pk}/approve", {"arguments_hash": "a" * 64})
+
+    assert response.status_code == 409
+    assert error(response)["code"] == "arguments_changed"
+    bad = api_as(bob).post(f"/v1/admin/approvals/{pending.pk}/approve", {"arguments_hash": "not a hash"})
+    assert bad.status_code == 400
+    assert list(error(bad)["fields"]) == ["arguments_hash"]
+    assert httpserver.log == []
+
+
+def test_reject_tells_the_model_and_runs_nothing(api_as, bob, pending, httpserver) -> None:
+    response = api_as(bob).post(f"/v1/admin/approvals/{pending.pk}/reject", {"note": "No."})
+
+    assert response.status_code == 200
+    assert api_as(bob).get(f"/v1/admin/approvals/{pending.pk}").json()["result"] == (
+        "Refused: bob rejected this call: No. It was not executed; do not retry it as is."
+    )
+    assert httpserver.log == []
+
+
+def test_api_keys_read_but_never_decide(api_as, make_key, ada, pending, httpserver) -> None:
+    key = api_as(make_key("read,write,publish", owner=ada))
+
+    assert key.get("/v1/admin/approvals").status_code == 200
+    response = key.post(f"/v1/admin/approvals/{pending.pk}/approve", {})
+    assert response.status_code == 403
+    assert error(response)["message"] == "API keys may not do approving or rejecting: only people decide and manage."
+    assert httpserver.log == []
+
+
+def test_whoever_started_the_turn_may_not_approve(api_as, caller, bob, httpserver) -> None:
+    turn = agent_turn_run(agent=caller, message=call_line(httpserver), actor=Actor.for_user(bob))
+    request = ApprovalRequest.objects.get(turn=turn)
+
+    response = api_as(bob).post(f"/v1/admin/approvals/{request.pk}/approve", {})
+
+    assert response.status_code == 403
+    assert error(response)["message"] == (
+        "You started the turn or run this call comes from: another person must decide it (four eyes)."
+    )
+
+
+def test_another_workspace_gets_404s(api_as, charlie, pending) -> None:
+    client = api_as(charlie)
+
+    assert client.get("/v1/admin/approvals").json()["results"] == []
+    assert client.get(f"/v1/admin/approvals/{pending.pk}").status_code == 404
+    assert client.post(f"/v1/admin/approvals/{pending.pk}/approve", {}).status_code == 404
+    assert client.get("/v1/admin/approvals/999999999").status_code == 404
+
+
+def test_a_waiting_turn_says_which_request_it_waits_for(api_as, bob, pending) -> None:
+    turn = api_as(bob).get(f"/v1/admin/turns/{pending.turn_id}").json()
+
+    assert turn["status"] == "waiting"
+    assert turn["waiting_for"] == {
+        "approval_id": pending.pk,
+        "tool": "http_request",
+        "review_url": f"/admin/agents/approvalrequest/{pending.pk}/review/",
+    }

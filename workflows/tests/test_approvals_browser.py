@@ -1,0 +1,87 @@
+"""The issue-30 story in a real browser (headless Chromium through Playwright), with a
+real Celery worker and a local SMTP server: a workflow step proposes an e-mail, the
+run waits, a reviewer reads the message exactly as it will be sent and approves it in
+the admin, the SMTP server receives it once and the run completes. The proposer is
+shown why she may not decide (four eyes); the SMTP password appears on no page."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from agents.models import ApprovalRequest
+from agents.services import credential_create
+from agents.services.tool_settings import agent_tool_settings_update
+from aihummer.actors import Actor
+from aihummer.tests.browser import admin_log_in
+from aihummer.tests.factories import make_agent
+from aihummer.tests.smtp import SmtpServer
+from aihummer.tests.waiting import wait_until
+from workflows.models import WorkflowRun
+from workflows.services import workflow_create, workflow_run_start, workflow_run_wait
+
+PASSWORD = "smtp-pw-Browser-77-never-shown"
+MAIL = {"to": ["client@example.com"], "subject": "Votre commande", "body": "Elle part aujourd'hui.\nCordialement"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_reviewer_approves_an_e_mail_in_the_admin_and_it_is_sent_once(
+    live_server, browser, worker_on_redis, workspace, ada, bob, echo_preset
+) -> None:
+    by = Actor.for_user(ada)
+    with SmtpServer(user="agent@acme.test", password=PASSWORD) as smtp:
+        mailer = make_agent(workspace, "mailer", "You write mails.", by=ada, allowed_tool_names=["mail_send"])
+        credential = credential_create(workspace=workspace, key="smtp", secret=PASSWORD, actor=by)
+        agent_tool_settings_update(
+            agent=mailer,
+            actor=by,
+            smtp_host="127.0.0.1",
+            smtp_port=smtp.port,
+            smtp_security="none",
+            smtp_user="agent@acme.test",
+            smtp_password=credential,
+            mail_from="agent@acme.test",
+        )
+        definition = {"version": 1, "steps": [{"name": "mail", "agent_name": "mailer"}]}
+        workflow = workflow_create(workspace=workspace, actor=by, key="mailing", name="Mailing", definition=definition)
+        message = f"Tell the client.\n@call mail_send {json.dumps(MAIL)}"
+        run = workflow_run_start(workflow=workflow, actor=by, message=message)  # ada starts it
+        wait_until(lambda: WorkflowRun.objects.get(pk=run.pk).status == "waiting", what="the run to wait")
+        request = ApprovalRequest.objects.get(run_id=run.pk)
+
+        # ada, an admin, started the run: she sees the request but may not decide it
+        proposer = admin_log_in(browser, live_server.url, "ada", landmark="#aih-action-requests")
+        proposer.goto(f"/admin/agents/approvalrequest/{request.pk}/review/")
+        expect(proposer.locator("#aih-decide-refusal")).to_contain_text("another person must decide it (four eyes)")
+        expect(proposer.locator("input[name=_approve]")).to_have_count(0)
+
+        # bob finds the waiting step on the run's page, follows it to the request
+        page = admin_log_in(browser, live_server.url, "bob", landmark="#aih-action-requests")
+        page.goto(f"/admin/workflows/workflowrun/{run.pk}/change/")
+        expect(page.locator("#step-mail .aih-step-status")).to_have_text("waiting")
+        page.click("#step-mail .aih-step-approval")
+        # and reads the e-mail exactly as it will be sent, then approves it
+        page.click(f"text=mail_send #{request.pk}")
+        expect(page.locator("#aih-mail-headers")).to_contain_text("client@example.com")
+        expect(page.locator("#aih-mail-headers")).to_contain_text("Votre commande")
+        expect(page.locator("#aih-mail-headers")).to_contain_text(f"<{request.ledger_key}@aihummer>")
+        expect(page.locator("#aih-mail-body")).to_have_text("Elle part aujourd'hui.\nCordialement")
+        pages = [proposer.content(), page.content()]
+        page.fill("#id_note", "Bon pour envoi.")
+        page.click("input[name=_approve]")
+        expect(page.locator(".messagelist")).to_contain_text(
+            re.compile(rf"mail_send #{request.pk} approved", re.IGNORECASE)
+        )
+
+        run = workflow_run_wait(run=run, timeout=60)
+        page.goto(f"/admin/agents/approvalrequest/{request.pk}/review/")
+        expect(page.locator("#aih-result")).to_contain_text("Sent to client@example.com")
+        pages.append(page.content())
+
+    assert run.status == "completed", run.error
+    assert len(smtp.messages) == 1
+    assert smtp.messages[0]["Subject"] == "Votre commande"
+    assert all(PASSWORD not in content for content in pages)
