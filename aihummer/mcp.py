@@ -125,9 +125,11 @@ class Progress:
     only when the client asked for them with a progress token) and whether the client
     still waits for the answer."""
 
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: Context, tool_name: str) -> None:
         self.ctx = ctx
+        self.tool_name = tool_name
         self.last: tuple[float, float | None] | None = None
+        self.abandoned = False
 
     def report(self, done: float, total: float | None = None, message: str | None = None) -> None:
         """Notify `done` of `total` (repeats of the last figures are not sent again)."""
@@ -140,7 +142,12 @@ class Progress:
         """Raise the host task's cancellation when the client cancelled the call (or,
         over HTTP, went away): a tool that waits calls it between polls and stops
         waiting; what it waited on goes on."""
-        anyio.from_thread.check_cancelled()
+        try:
+            anyio.from_thread.check_cancelled()
+        except BaseException:  # the backend's cancellation class: not an Exception
+            self.abandoned = True
+            logger.info("MCP %s: the client cancelled the call or went away; stopped waiting", self.tool_name)
+            raise
 
 
 @dataclass(frozen=True)
@@ -376,7 +383,7 @@ def _run(spec: ToolSpec, ctx: Context, arguments: dict[str, Any]) -> CallToolRes
     # Django does around a request (CONN_MAX_AGE and the pool still apply).
     close_old_connections()
     try:
-        payload = spec.fn(_caller(ctx), **arguments)
+        payload = spec.fn(_caller(ctx, spec), **arguments)
     except Exception as exc:
         return failure(error_body(exc, spec))
     finally:
@@ -384,7 +391,7 @@ def _run(spec: ToolSpec, ctx: Context, arguments: dict[str, Any]) -> CallToolRes
     return success(payload, spec.output)
 
 
-def _caller(ctx: Context) -> Caller:
+def _caller(ctx: Context, spec: ToolSpec) -> Caller:
     request = ctx.request_context.request
     site_url = ""
     if request is not None:
@@ -396,7 +403,7 @@ def _caller(ctx: Context) -> Caller:
     if api_key is None:
         raise PermissionDenied("The API key is missing, unknown or revoked: ask a workspace admin for a live key.")
     actor = Actor.for_api_key(api_key, surface="mcp", client_name=client_name(ctx))
-    return Caller(actor=actor, workspace=api_key.workspace, site_url=site_url, progress=Progress(ctx))
+    return Caller(actor=actor, workspace=api_key.workspace, site_url=site_url, progress=Progress(ctx, spec.name))
 
 
 def client_name(ctx: Context) -> str:

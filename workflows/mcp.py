@@ -9,6 +9,7 @@ alike, with the API key's rights.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from datetime import datetime
 from typing import Annotated, Any
@@ -27,6 +28,7 @@ from workflows.selectors import workflow_list, workflow_run_get
 from workflows.services import (
     workflow_delete,
     workflow_get,
+    workflow_run_cancel,
     workflow_run_start,
     workflow_run_wait,
     workflow_update,
@@ -262,17 +264,31 @@ def run_workflow(
             le=WAIT_MAX_SECONDS,
         ),
     ] = WAIT_DEFAULT_SECONDS,
+    cancelRunIfAbandoned: Annotated[
+        bool,
+        Field(
+            description="true: if this call is cancelled (or, over HTTP, the client goes away) while it waits, "
+            "the run is cancelled too. Default false: the run goes on; follow it with inspect_workflow_run."
+        ),
+    ] = False,
 ) -> dict:
     """Start a run of a workflow (real or sandbox, with the API key's rights), wait for it
     up to waitSeconds, and return its status, outputs, final answer and usage. A run
     that failed or was cancelled is a tool error carrying the same fields. A run still
     going after the wait is not stopped: its id comes back to poll with
-    inspect_workflow_run."""
+    inspect_workflow_run. With a progress token, progress notifications count the steps
+    done; cancelling the call stops the wait, not the run (unless cancelRunIfAbandoned)."""
     workflow = workflow_get(workspace=caller.workspace, key=workflowKey, actor=caller.actor)
     parsed_inputs = parse_json(inputs, "inputs") if inputs else None
     run = workflow_run_start(workflow=workflow, actor=caller.actor, message=message, inputs=parsed_inputs)
     steps_count = len(run.definition.get("steps", []))
-    run = workflow_run_wait(run=run, timeout=waitSeconds, on_poll=_progress_of(caller, steps_count))
+    try:
+        run = workflow_run_wait(run=run, timeout=waitSeconds, on_poll=_progress_of(caller, steps_count))
+    except BaseException:  # the call's cancellation is no Exception; nobody reads this answer
+        if cancelRunIfAbandoned and caller.progress is not None and caller.progress.abandoned:
+            with contextlib.suppress(ApplicationError):  # it finished meanwhile: nothing to cancel
+                workflow_run_cancel(run=run, actor=caller.actor)
+        raise
     steps_executed = StepRun.objects.filter(run=run, status__in=StepRun.DONE).count()
     body = {
         "workflowKey": run.workflow_key,
