@@ -10,6 +10,7 @@ from agents.diff import diff_stats
 from agents.models import Agent, AgentSection, AgentSkill, PromptVersion
 from agents.services.secrets import refuse_vault_secrets
 from agents.snapshot import content_hash
+from agents.tiers import change_tier
 from aihummer.actors import Actor
 from aihummer.exceptions import VersionMismatch
 from aihummer.history import stamp
@@ -52,6 +53,7 @@ def version_record(
     refuse_vault_secrets(workspace_id=agent.workspace_id, values=snapshot, json_paths=True)
     last = PromptVersion.all_objects.filter(agent=agent).order_by("-number").values_list("number", flat=True).first()
     decided = status != PromptVersion.Status.PENDING
+    tier, reasons = change_tier(base_version.snapshot if base_version else None, snapshot)
     version = PromptVersion(
         workspace_id=agent.workspace_id,
         agent=agent,
@@ -67,6 +69,8 @@ def version_record(
         reviewed_by=actor.person if decided else None,
         reviewed_at=timezone.now() if decided else None,
         is_sandbox=agent.is_sandbox,
+        tier=tier,
+        tier_reasons=[reason.as_json() for reason in reasons],
         diff_stats=stats
         if stats is not None
         else diff_stats(base_version.snapshot if base_version else None, snapshot),
