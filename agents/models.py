@@ -900,6 +900,8 @@ class ApprovalPolicy(TimeStampedModel):
         default=0, validators=[MaxValueValidator(30 * 24 * 60)], help_text="Least minutes from proposal to live."
     )
 
+    TIERS = ("wording", "identity", "power")
+
     history = ConfigurationHistory()
 
     class Meta:

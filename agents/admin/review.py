@@ -33,6 +33,7 @@ from agents.rendering import render_prefix
 from agents.runtime import agent_run_test
 from agents.selectors import evidence_for_review, prompt_version_get
 from agents.services import (
+    approval_state,
     evidence_regressions_to_confirm,
     prompt_version_approve,
     prompt_version_reject,
@@ -258,6 +259,7 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
                     confirm_stale=form.cleaned_data["confirm_stale"],
                     expected_live=form.cleaned_data["live_number"],
                     confirm_regressions=request.POST.getlist("confirm_regressions"),
+                    live_at=form.cleaned_data.get("live_at"),
                 )
             else:
                 decided = prompt_version_reject(version=version, actor=actor, note=note)
@@ -267,8 +269,16 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
         except SERVICE_ERRORS as exc:  # a state or a right: said at the top, where the race test reads it
             messages.error(request, service_error_message(exc))
             return None
+        label = f"{decided.agent.key} v{decided.number}"
+        if decided.is_pending:  # short of its quorum, or scheduled
+            outcome = f"{'approval' if approve else 'rejection'} recorded, {approval_state(decided).summary}"
+            if decided.go_live_at:
+                outcome += f"; goes live at {decided.go_live_at:%Y-%m-%d %H:%M} UTC"
+            self.log_change(request, decided, outcome + (f": {note}" if note else ""))
+            messages.success(request, f"{label}: {outcome}.")
+            return redirect("admin:agents_promptversion_review", decided.pk)
         self.log_change(request, decided, f"{decided.status} v{decided.number}" + (f": {note}" if note else ""))
-        messages.success(request, f"{decided.agent.key} v{decided.number} {decided.status}.")
+        messages.success(request, f"{label} {decided.status}.")
         return redirect("admin:agents_promptversion_changelist")
 
     def _try_both(self, request: HttpRequest, actor: Actor, version: PromptVersion, message: str) -> dict | None:
@@ -388,7 +398,8 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
                 messages.warning(request, f"{label}: refused. {service_error_message(exc)}")
                 continue
             done += 1
-            self.log_change(request, version, "approved" if approve else f"rejected: {note}")
-            messages.success(request, f"{label}: {'approved' if approve else 'rejected'}.")
+            outcome = version.status if not version.is_pending else f"recorded, {approval_state(version).summary}"
+            self.log_change(request, version, outcome if approve else f"{outcome}: {note}")
+            messages.success(request, f"{label}: {outcome}.")
         if not done:
             messages.error(request, "Nothing was decided.")

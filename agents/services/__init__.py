@@ -2,6 +2,14 @@
 tests import them from here: `from agents.services import prompt_version_propose`."""
 
 from agents.services.agents import AGENT_FIELDS, agent_create, agent_delete, agent_dependents, agent_update
+from agents.services.approvals import (
+    AlreadyApprovedByYou,
+    ApprovalState,
+    approval_policy_get,
+    approval_policy_update,
+    approval_state,
+    prompt_versions_go_live_due,
+)
 from agents.services.credentials import (
     credential_create,
     credential_delete,
@@ -52,6 +60,8 @@ __all__ = [
     "PRESET_FIELDS",
     "PROPOSAL_MODES",
     "AgentChange",
+    "AlreadyApprovedByYou",
+    "ApprovalState",
     "IdenticalToLive",
     "StaleProposal",
     "UnconfirmedRegressions",
@@ -65,6 +75,9 @@ __all__ = [
     "agent_test_case_delete",
     "agent_test_case_update",
     "agent_update",
+    "approval_policy_get",
+    "approval_policy_update",
+    "approval_state",
     "credential_create",
     "credential_delete",
     "credential_dependents",
@@ -89,6 +102,7 @@ __all__ = [
     "prompt_version_restore",
     "prompt_version_reverts",
     "prompt_version_withdraw",
+    "prompt_versions_go_live_due",
     "skill_as_snapshot_entry",
     "skill_create",
     "skill_update",
