@@ -36,6 +36,8 @@ from agents.services import (
     approval_state,
     evidence_regressions_to_confirm,
     prompt_version_approve,
+    prompt_version_rebase,
+    prompt_version_rebase_plan,
     prompt_version_reject,
     prompt_version_reverts,
 )
@@ -234,6 +236,10 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
             try_form = TryItForm(request.POST)
             if try_form.is_valid():
                 trials = self._try_both(request, actor, version, try_form.cleaned_data["message"])
+        elif request.method == "POST" and "_rebase" in request.POST:
+            response = self._rebase(request, actor, version)
+            if response is not None:
+                return response
         elif request.method == "POST":
             decision_form = DecisionForm(request.POST)
             if decision_form.is_valid():
@@ -281,6 +287,23 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
         messages.success(request, f"{label} {decided.status}.")
         return redirect("admin:agents_promptversion_changelist")
 
+    def _rebase(self, request: HttpRequest, actor: Actor, version: PromptVersion) -> HttpResponse | None:
+        seen = request.POST.get("live_number", "")
+        try:
+            rebased = prompt_version_rebase(
+                version=version, actor=actor, expected_live=int(seen) if seen.isdigit() else None
+            )
+        except SERVICE_ERRORS as exc:
+            messages.error(request, service_error_message(exc))
+            return None
+        self.log_change(request, version, f"rebased onto v{rebased.base_version.number} as v{rebased.number}")
+        messages.success(
+            request,
+            f"{version.agent.key} v{version.number} rebased onto v{rebased.base_version.number} as "
+            f"v{rebased.number}: it waits for its approvals again.",
+        )
+        return redirect("admin:agents_promptversion_review", rebased.pk)
+
     def _try_both(self, request: HttpRequest, actor: Actor, version: PromptVersion, message: str) -> dict | None:
         agent = version.agent
         try:
@@ -323,6 +346,7 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
             "is_live": live is not None and live.pk == version.pk,
             "stale": stale,
             "reverts": reverts,
+            "rebase": prompt_version_rebase_plan(version) if stale else None,
             "diff": snapshot_diff(live_snapshot, version.snapshot),
             "base_diff": snapshot_diff(version.base_version.snapshot, version.snapshot) if stale else None,
             "prompt_words": word_diff(before_prompt, after_prompt),
@@ -333,6 +357,7 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
             "try_form": try_form,
             "trials": trials,
             "can_try": actor.can(Verb.RUN, version.workspace),
+            "approvals": approval_state(version),
             "evidence": evidence_for_review(version=version),
             "regressions_to_confirm": evidence_regressions_to_confirm(version=version) if version.is_pending else [],
         }

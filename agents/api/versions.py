@@ -20,6 +20,8 @@ from agents.selectors import agent_version_get, agent_versions, prompt_version_g
 from agents.services import (
     approval_state,
     prompt_version_approve,
+    prompt_version_rebase,
+    prompt_version_rebase_plan,
     prompt_version_reject,
     prompt_version_restore,
     prompt_version_reverts,
@@ -169,6 +171,18 @@ class VersionSerializer(serializers.Serializer):
         return data
 
 
+class ConflictSerializer(serializers.Serializer):
+    part = serializers.CharField()
+    base = serializers.CharField()
+    live = serializers.CharField()
+    proposal = serializers.CharField()
+
+
+class RebasePlanSerializer(serializers.Serializer):
+    possible = serializers.BooleanField()
+    conflicts = ConflictSerializer(many=True)
+
+
 class DecidedSerializer(VersionSerializer):
     approvals = serializers.SerializerMethodField(help_text="Where its quorum stands.")
 
@@ -182,8 +196,19 @@ class VersionDetailSerializer(DecidedSerializer):
         source="agent.live_number", allow_null=True, help_text="Null while the agent's version 1 waits for review."
     )
     reverts = serializers.SerializerMethodField(help_text="Live versions that approving this one would undo.")
+    rebase = serializers.SerializerMethodField(
+        help_text="For a stale proposal: whether it rebases onto live (POST .../rebase), or the parts both changed, "
+        "three ways. Null otherwise."
+    )
     snapshot = JsonObjectField()
     diff = serializers.SerializerMethodField(help_text="From the live version to this one.")
+
+    @extend_schema_field(RebasePlanSerializer(allow_null=True))
+    def get_rebase(self, version: PromptVersion) -> dict | None:
+        plan = prompt_version_rebase_plan(version)
+        if plan is None:
+            return None
+        return {"possible": plan.clean, "conflicts": [vars(conflict) for conflict in plan.conflicts]}
 
     @extend_schema_field({"type": "array", "items": {"type": "integer"}})
     def get_reverts(self, version: PromptVersion) -> list[int]:
@@ -379,6 +404,17 @@ class PromptVersionViewSet(mixins.ListModelMixin, AdminViewSet):
             live_at=data["live_at"],
         )
         return Response(DecidedSerializer(version).data)
+
+    @extend_schema(request=None, responses={202: VersionSerializer})
+    @action(detail=True, methods=["post"])
+    def rebase(self, request: Request, pk: str) -> Response:
+        """Carry a stale proposal's change onto the live version (`If-Match`: the live
+        version you saw): a new pending version; this one is withdrawn. 409 with
+        `conflicts` when both changed the same part."""
+        version = prompt_version_rebase(
+            version=self.get_version(), actor=self.actor, expected_live=if_match_version(request)
+        )
+        return proposal_response(version)
 
     @extend_schema(request=RejectSerializer, responses=DecidedSerializer)
     @action(detail=True, methods=["post"])

@@ -52,6 +52,7 @@ from agents.services.proposals import (
     prompt_version_reverts,
     prompt_version_withdraw,
 )
+from agents.services.rebase import NotStale, RebaseConflict, prompt_version_rebase, prompt_version_rebase_plan
 from agents.services.skills import skill_as_snapshot_entry, skill_create, skill_update
 from agents.services.versions import agent_snapshot, version_go_live, version_record
 
@@ -63,6 +64,8 @@ __all__ = [
     "AlreadyApprovedByYou",
     "ApprovalState",
     "IdenticalToLive",
+    "NotStale",
+    "RebaseConflict",
     "StaleProposal",
     "UnconfirmedRegressions",
     "agent_change",
@@ -98,6 +101,8 @@ __all__ = [
     "prompt_version_approve",
     "prompt_version_notify",
     "prompt_version_propose",
+    "prompt_version_rebase",
+    "prompt_version_rebase_plan",
     "prompt_version_reject",
     "prompt_version_restore",
     "prompt_version_reverts",

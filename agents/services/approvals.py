@@ -62,8 +62,14 @@ def approval_policy_update(*, workspace: Workspace, actor: Actor, reason: str = 
 
 
 def approval_rule(version: PromptVersion) -> TierRule:
-    """What `version`'s tier needs under its workspace's policy as it is now."""
-    return approval_policy_get(workspace=version.workspace).rule(version.tier)
+    """What `version`'s tier needs under its workspace's policy (one query, none where
+    the caller selected `workspace__approval_policy` with the version)."""
+    workspace = version.workspace
+    try:
+        policy = workspace.approval_policy
+    except ApprovalPolicy.DoesNotExist:
+        policy = ApprovalPolicy(workspace=workspace)
+    return policy.rule(version.tier)
 
 
 # --- where a proposal stands ----------------------------------------------------------

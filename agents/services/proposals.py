@@ -20,6 +20,7 @@ from agents.services.evidence import evidence_request, evidence_require_confirme
 from agents.services.notifications import notify
 from agents.services.versions import agent_lock, version_go_live, version_record
 from agents.snapshot import SNAPSHOT_KEYS, apply_changes, content_hash, is_empty_prompt
+from agents.tiers import widening_reasons
 from aihummer.actors import Actor, Verb
 from aihummer.exceptions import AlreadyDecided, ApplicationError
 from aihummer.history import stamp
@@ -39,10 +40,6 @@ PROPOSAL_MODES = ("pending", "live")
 # Why a change is proposed, and why it is decided: read by people, quoted in mails.
 MAX_REASON_CHARS = 2000
 MAX_NOTE_CHARS = 2000
-
-
-# What an agent may never change about itself, whoever it acts for.
-AGENT_SELF_EDIT_FORBIDDEN = ("allowed_tool_names", "runtime_policy")
 
 
 def prompt_version_propose(
@@ -97,11 +94,7 @@ def prompt_version_propose(
                 {"snapshot": "The agent would be told nothing: give an identity, sections or a prompt."}
             )
         if actor.kind == Actor.AGENT:
-            touched = [key for key in AGENT_SELF_EDIT_FORBIDDEN if snapshot[key] != live.snapshot[key]]
-            if touched:
-                raise PermissionDenied(
-                    f"An agent may not change its own {' or '.join(touched)}: a person must propose that."
-                )
+            _require_narrowing(live.snapshot, snapshot)
         digest = content_hash(snapshot)
         if digest == live.content_hash:
             raise IdenticalToLive(f"Identical to live version {live.number}; nothing recorded.")
@@ -125,6 +118,19 @@ def prompt_version_propose(
             notify(version, "proposed")
             evidence_request(version=version, trigger=EvidenceRun.Trigger.PROPOSED)
     return version
+
+
+def _require_narrowing(live: dict, snapshot: dict) -> None:
+    """An agent's own proposal may reword and narrow, never widen its power (the
+    `power` tier): whoever it acts for, a person proposes that. The message is read by
+    the model, so it says what widened and what it may do instead."""
+    widening = widening_reasons(live, snapshot)
+    if widening:
+        raise PermissionDenied(
+            f"An agent may not widen its own power ({'; '.join(reason.line for reason in widening)}). "
+            "You may propose wording changes and narrowing ones (removing a tool, lowering a limit); "
+            "ask a person to propose this one."
+        )
 
 
 def _prepared(live: PromptVersion, changes: dict | Callable[[dict], dict]) -> tuple[dict, dict]:
