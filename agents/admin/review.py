@@ -329,8 +329,11 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
         agent, live = version.agent, version.agent.live_version
         stale = version.is_stale
         reverts = prompt_version_reverts(version) if stale else []
-        decide_refusal = actor.refusal(Verb.DECIDE, version.workspace) or actor.decision_refusal(
-            version.proposer_identity
+        approvals = approval_state(version)
+        decide_refusal = (
+            actor.refusal(Verb.DECIDE, version.workspace)
+            or actor.decision_refusal(version.proposer_identity)
+            or approvals.refusal_for(actor)
         )
         # A new agent's version 1 may wait for review with nothing live yet.
         live_snapshot = live.snapshot if live else empty_snapshot()
@@ -357,7 +360,7 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
             "try_form": try_form,
             "trials": trials,
             "can_try": actor.can(Verb.RUN, version.workspace),
-            "approvals": approval_state(version),
+            "approvals": approvals,
             "evidence": evidence_for_review(version=version),
             "regressions_to_confirm": evidence_regressions_to_confirm(version=version) if version.is_pending else [],
         }
@@ -414,11 +417,11 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
             label = f"{version.agent.key} v{version.number}"
             try:
                 if approve:
-                    prompt_version_approve(
+                    version = prompt_version_approve(
                         version=version, actor=actor, note=note, confirm_stale=confirm_stale, may_revert=listed
                     )
                 else:
-                    prompt_version_reject(version=version, actor=actor, note=note)
+                    version = prompt_version_reject(version=version, actor=actor, note=note)
             except SERVICE_ERRORS as exc:
                 messages.warning(request, f"{label}: refused. {service_error_message(exc)}")
                 continue

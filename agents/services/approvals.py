@@ -92,6 +92,16 @@ class ApprovalState:
         needed = self.rule.approvals
         return f"{len(self.approvals)} of {needed} approval{'s' if needed != 1 else ''}"
 
+    def refusal_for(self, actor: Actor) -> str | None:
+        """Why `actor` has no decision left to give here (the quorum counts people)."""
+        mine = next((d for d in self.decisions if actor.person is not None and d.reviewer_id == actor.person.pk), None)
+        if mine is None:
+            return None
+        return (
+            f"You {mine.get_kind_display().lower()} this version at {mine.created_at:%Y-%m-%d %H:%M} UTC "
+            f"({self.summary}): the next decision is another person's."
+        )
+
     def as_json(self) -> dict:
         return {
             "tier": self.rule.tier,

@@ -44,6 +44,7 @@ def test_two_reviewers_put_a_power_change_live_one_approval_each(
     expect(page.locator(".messagelist")).to_contain_text("Writer v2: approval recorded, 1 of 2 approvals.")
     expect(page.locator("#aih-approval-count")).to_have_text("1 of 2 approvals")
     expect(page.locator("#aih-decisions")).to_contain_text("bob")
+    expect(page.locator("#aih-decide-refusal")).to_contain_text("You approved this version at")
     page.screenshot(path=str(tmp_path / "one-of-two.png"), full_page=True)
     assert Agent.objects.get(pk=agent.pk).live_number == 1
 
