@@ -49,7 +49,7 @@ def agent_turns_abandon_task() -> int:
 @shared_task(name="agents.approval_request_carry_out", acks_late=True)
 def approval_request_carry_out_task(request_id: int) -> str:
     """Carry out a decided approval request once and resume the turn waiting for it."""
-    from agents.services.approvals import approval_request_carry_out
+    from agents.services.tool_approvals import approval_request_carry_out
 
     return approval_request_carry_out(request_id=request_id)
 
@@ -57,6 +57,14 @@ def approval_request_carry_out_task(request_id: int) -> str:
 @shared_task(name="agents.approval_requests_sweep", ignore_result=True)
 def approval_requests_sweep_task() -> dict[str, int]:
     """Beat: refuse expired requests, send again the carrying out a dead worker left."""
-    from agents.services.approvals import approval_requests_sweep
+    from agents.services.tool_approvals import approval_requests_sweep
 
     return approval_requests_sweep()
+
+
+@shared_task(name="agents.prompt_versions_go_live_due", ignore_result=True)
+def prompt_versions_go_live_due_task() -> dict[str, int]:
+    """Beat: put live the fully approved versions whose scheduled time came."""
+    from agents.services.approvals import prompt_versions_go_live_due
+
+    return prompt_versions_go_live_due()

@@ -33,7 +33,7 @@ from django.utils import timezone
 from agents.models import Agent, AgentTurn
 from agents.runtime import PreparedTurn, agent_turn_complete, agent_turn_prepare
 from agents.runtime.loop import agent_turn_resume
-from agents.services.approvals import approval_request_resumed, resume_actor
+from agents.services.tool_approvals import approval_request_resumed, resume_actor
 from aihummer import metrics, telemetry
 from aihummer.actors import Actor
 from aihummer.models import Workspace

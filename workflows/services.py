@@ -13,7 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.models import Agent
-from agents.services.approvals import approval_requests_withdraw
+from agents.services.tool_approvals import approval_requests_withdraw
 from aihummer import telemetry
 from aihummer.actors import Actor, Verb
 from aihummer.exceptions import ApplicationError, NotFound

@@ -23,7 +23,7 @@ from agents.admin.review import status_badge
 from agents.models import ApprovalRequest
 from agents.runtime.effects import HttpRequest as HttpRequestTool
 from agents.runtime.effects import MailSend
-from agents.services.approvals import (
+from agents.services.tool_approvals import (
     FOUR_EYES,
     approval_request_approve,
     approval_request_get,

@@ -13,7 +13,7 @@ from rest_framework.response import Response
 
 from agents.api.base import ID_REGEX, username
 from agents.models import ApprovalRequest
-from agents.services.approvals import (
+from agents.services.tool_approvals import (
     approval_request_approve,
     approval_request_get,
     approval_request_list,

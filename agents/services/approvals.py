@@ -1,314 +1,269 @@
-"""Approval requests (issue 30): a person decides a held tool call; a task carries the
-decision out exactly once and resumes the turn that waits for it.
-
-Decisions (`approval_request_approve` / `_reject`, the clock's `approval_requests_expire`)
-lock the request's row, re-check it is pending, and enqueue the carrying out on commit.
-Carrying out (`approval_request_carry_out`, a task, safe to deliver twice) walks the
-request's `progress` with conditional updates, each its own commit:
-
-    ""  ──claim──▶ effect (lease) ──result recorded──▶ recorded ──claim──▶ resuming (lease) ──▶ resumed
-
-The effect runs under the request's `ledger_key` (the SMTP Message-ID, the HTTP
-Idempotency-Key) and its result is written before the turn resumes: a resumed turn
-reads the recorded result and never fires the call again. A worker that dies holding a
-lease leaves its phase to the sweep (`approval_requests_sweep`, beat), which claims it
-again once the lease has passed: before the effect is recorded the call is made again
-with the same ledger key (a receiver that keeps keys sees a duplicate, never a second
-distinct call); after it, only the turn is resumed again.
-
-Not exported from `agents.services` (this module imports the turn loop, which imports
-that package).
-"""
+"""The approval policy (how much review each risk tier needs) and the quorum: each
+person's approval or rejection recorded one by one, the proposal decided on the last
+required one, and scheduled go-live (beat puts a fully approved version live at its
+time). `prompt_version_approve`/`_reject` (proposals.py) call `decision_apply` under
+the agent's and the version's locks; nothing else decides a proposal."""
 
 from __future__ import annotations
 
-import logging
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.conf import settings
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import F, Q, QuerySet
 from django.utils import timezone
-from django.utils.module_loading import import_string
 
-from agents.approval_models import ApprovalRequest
-from agents.models import Agent, AgentTurn
-from agents.runtime.loop import agent_turn_resume
-from agents.runtime.tools import REGISTRY, ToolError
+from agents.models import TIER_FIELDS, Agent, ApprovalPolicy, PromptVersion, TierRule, VersionDecision
+from agents.services.notifications import notify
+from agents.services.versions import agent_lock, version_go_live
 from aihummer.actors import Actor, Verb
-from aihummer.exceptions import AlreadyDecided, ApplicationError, NotFound
+from aihummer.exceptions import AlreadyDecided, ApplicationError
+from aihummer.history import stamp
 from aihummer.models import Workspace
-from aihummer.tasks import enqueue
+from aihummer.service_checks import require_visible
 
-logger = logging.getLogger(__name__)
-
-CARRY_OUT_TASK = "agents.approval_request_carry_out"  # by name: agents.tasks imports this module
-SWEEP_BATCH = 200
-
-Status, Progress = ApprovalRequest.Status, ApprovalRequest.Progress
-
-
-class ArgumentsChanged(ApplicationError):
-    """The caller reviewed other arguments than the request holds."""
+# How far ahead an approver may schedule a go-live.
+MAX_SCHEDULE_AHEAD = timedelta(days=90)
+# Versions one beat tick puts live at most; the rest wait for the next tick (each is
+# one short transaction on its agent's lock).
+GO_LIVE_BATCH = 100
+POLICY_FIELDS = tuple(f"{tier}_{name}" for tier in PromptVersion.Tier.values for name in TIER_FIELDS)
 
 
-FOUR_EYES = "You started the turn or run this call comes from: another person must decide it (four eyes)."
+class AlreadyApprovedByYou(ApplicationError):
+    """The same person deciding a proposal twice: the quorum counts people, not clicks."""
 
 
-# --- selectors --------------------------------------------------------------------------
-def approval_request_list(*, actor: Actor, workspace: Workspace | None = None, status: str = "") -> QuerySet:
-    """The requests `actor` may read, newest first (no sandbox rows: people decide)."""
-    requests = ApprovalRequest.objects.select_related("workspace", "reviewed_by", "started_by")
-    workspace_ids = actor.workspace_ids(Verb.READ)
-    if workspace_ids is not None:
-        requests = requests.filter(workspace_id__in=workspace_ids)
-    if workspace is not None:
-        requests = requests.filter(workspace=workspace)
-    if status:
-        requests = requests.filter(status=status)
-    return requests.defer("resume_state").order_by("-created_at", "-pk")
+# --- the policy -----------------------------------------------------------------------
+def approval_policy_get(*, workspace: Workspace) -> ApprovalPolicy:
+    """The workspace's policy; the default (unsaved) when it has none yet."""
+    policy = ApprovalPolicy.objects.filter(workspace=workspace).first()
+    return policy or ApprovalPolicy(workspace=workspace)
 
 
-def approval_request_get(*, actor: Actor, pk: object) -> ApprovalRequest:
-    """One request `actor` may read; another workspace's answers as a missing one."""
-    try:
-        return approval_request_list(actor=actor).get(pk=int(pk))
-    except (ApprovalRequest.DoesNotExist, TypeError, ValueError):
-        raise NotFound(f"No approval request '{pk}'.") from None
-
-
-# --- decisions --------------------------------------------------------------------------
-def approval_request_approve(
-    *, request: ApprovalRequest, actor: Actor, note: str = "", arguments_hash: str | None = None
-) -> ApprovalRequest:
-    """Approve the call exactly as recorded: it is carried out once, with these
-    arguments, after the commit. `arguments_hash` (what the reviewer was shown) must
-    still be the request's. People only; whoever answers for the call may not."""
-    return _decide(request, actor, Status.APPROVED, note, arguments_hash)
-
-
-def approval_request_reject(*, request: ApprovalRequest, actor: Actor, note: str = "") -> ApprovalRequest:
-    """Refuse the call: nothing runs; the model is told it was refused (and why)."""
-    return _decide(request, actor, Status.REJECTED, note, None)
-
-
-def _decide(
-    request: ApprovalRequest, actor: Actor, status: str, note: str, arguments_hash: str | None
-) -> ApprovalRequest:
-    workspace = request.workspace
-    if not actor.belongs_to(workspace) or request.is_sandbox:
-        raise NotFound(f"No approval request '{request.pk}'.")
-    actor.require(Verb.DECIDE, workspace)  # people only: keys, agents, runs and the operator never decide
-    if actor.answers_for(request.proposer_identity):
-        raise PermissionDenied(FOUR_EYES)
-    if not isinstance(note, str) or len(note) > 2000:
-        raise ValidationError({"note": "At most 2000 characters."})
+def approval_policy_update(*, workspace: Workspace, actor: Actor, reason: str = "", **fields: object) -> ApprovalPolicy:
+    """Change the workspace's approval policy (admins: the manage right). Unknown fields
+    and values out of range are field errors; history records who and why."""
+    require_visible(actor, workspace, "workspace")
+    actor.require(Verb.MANAGE, workspace)
+    unknown = sorted(set(fields) - set(POLICY_FIELDS))
+    if unknown:
+        raise ValidationError(dict.fromkeys(unknown, "Unknown field of the approval policy."))
     with transaction.atomic():
-        # Lock, then re-check: of two decisions at once, one wins, the other is told.
-        locked = ApprovalRequest.all_objects.select_for_update().get(pk=request.pk)
-        if not locked.is_pending:
-            raise AlreadyDecided(f"Approval request {locked.pk} was already {locked.status}.")
-        if locked.expires_at <= timezone.now():
-            _expire(locked)
-            raise AlreadyDecided(f"Approval request {locked.pk} expired at {locked.expires_at:%Y-%m-%d %H:%M} UTC.")
-        if arguments_hash is not None and arguments_hash != locked.arguments_hash:
-            raise ArgumentsChanged(
-                f"Approval request {locked.pk} holds other arguments than the ones reviewed: reload it, review again."
+        # The workspace row serialises two admins creating the policy at once.
+        Workspace.objects.select_for_update().get(pk=workspace.pk)
+        policy = approval_policy_get(workspace=workspace)
+        for name, value in fields.items():
+            setattr(policy, name, value)
+        policy.full_clean(exclude=["workspace"], validate_unique=False)
+        stamp(policy, actor=actor, reason=reason or "approval policy changed")
+        policy.save()
+    return policy
+
+
+def approval_rule(version: PromptVersion) -> TierRule:
+    """What `version`'s tier needs under its workspace's policy (one query, none where
+    the caller selected `workspace__approval_policy` with the version)."""
+    workspace = version.workspace
+    try:
+        policy = workspace.approval_policy
+    except ApprovalPolicy.DoesNotExist:
+        policy = ApprovalPolicy(workspace=workspace)
+    return policy.rule(version.tier)
+
+
+# --- where a proposal stands ----------------------------------------------------------
+@dataclass(frozen=True)
+class ApprovalState:
+    rule: TierRule
+    decisions: list[VersionDecision]
+
+    @property
+    def approvals(self) -> list[VersionDecision]:
+        return [d for d in self.decisions if d.kind == VersionDecision.Kind.APPROVE]
+
+    @property
+    def rejections(self) -> list[VersionDecision]:
+        return [d for d in self.decisions if d.kind == VersionDecision.Kind.REJECT]
+
+    @property
+    def summary(self) -> str:
+        """ "1 of 2 approvals"."""
+        needed = self.rule.approvals
+        return f"{len(self.approvals)} of {needed} approval{'s' if needed != 1 else ''}"
+
+    def refusal_for(self, actor: Actor) -> str | None:
+        """Why `actor` has no decision left to give here (the quorum counts people)."""
+        mine = next((d for d in self.decisions if actor.person is not None and d.reviewer_id == actor.person.pk), None)
+        if mine is None:
+            return None
+        return (
+            f"You {mine.get_kind_display().lower()} this version at {mine.created_at:%Y-%m-%d %H:%M} UTC "
+            f"({self.summary}): the next decision is another person's."
+        )
+
+    def as_json(self) -> dict:
+        return {
+            "tier": self.rule.tier,
+            "given": len(self.approvals),
+            "needed": self.rule.approvals,
+            "consensus": self.rule.consensus,
+            "wait_minutes": self.rule.wait_minutes,
+            "summary": self.summary,
+            "decisions": [
+                {
+                    "kind": d.kind,
+                    "reviewer": d.reviewer.get_username(),
+                    "at": d.created_at.isoformat(),
+                    "seen_live_number": d.seen_live_number,
+                    "live_at": d.live_at.isoformat() if d.live_at else None,
+                }
+                for d in self.decisions
+            ],
+        }
+
+
+def approval_state(version: PromptVersion) -> ApprovalState:
+    """Who approved or rejected `version` so far, and what its tier needs (2 queries)."""
+    decisions = list(VersionDecision.objects.filter(version=version).select_related("reviewer"))
+    return ApprovalState(approval_rule(version), decisions)
+
+
+# --- deciding -------------------------------------------------------------------------
+def decision_apply(
+    *, agent: Agent, version: PromptVersion, actor: Actor, approve: bool, note: str, live_at: datetime | None = None
+) -> bool:
+    """Record `actor`'s approval or rejection of `version` (the caller holds the agent's
+    then the version's lock, and checked four eyes and staleness) and decide it when it
+    is the last one needed: live now, or at its scheduled time; rejected. Returns
+    whether the proposal was decided (False: it stays pending, short of its quorum)."""
+    if VersionDecision.objects.filter(version=version, reviewer=actor.person).exists():
+        raise AlreadyApprovedByYou(
+            f"You already decided version {version.number}: the next decision is another person's.",
+            extra={"approvals": approval_state(version).as_json()},
+        )
+    if approve and version.go_live_at is not None:
+        raise AlreadyDecided(
+            f"Version {version.number} has every approval it needs and goes live at "
+            f"{version.go_live_at:%Y-%m-%d %H:%M} UTC.",
+            extra={"status": version.status, "go_live_at": version.go_live_at.isoformat()},
+        )
+    now = timezone.now()
+    VersionDecision.objects.create(
+        workspace_id=version.workspace_id,
+        version=version,
+        kind=VersionDecision.Kind.APPROVE if approve else VersionDecision.Kind.REJECT,
+        reviewer=actor.person,
+        seen_live_number=agent.live_number,
+        note=note.strip(),
+        live_at=live_at,
+        created_at=now,
+    )
+    state = approval_state(version)
+    if approve:
+        return _after_approval(agent, version, actor, state, note, now)
+    if state.rule.consensus or len(state.rejections) >= state.rule.approvals:
+        _decide(version, actor, PromptVersion.Status.REJECTED, note, now)
+        return True
+    _progress(version, actor, f"rejection {len(state.rejections)}; {state.summary}")
+    return False
+
+
+def _after_approval(
+    agent: Agent, version: PromptVersion, actor: Actor, state: ApprovalState, note: str, now: datetime
+) -> bool:
+    if len(state.approvals) < state.rule.approvals:
+        _progress(version, actor, state.summary)
+        return False
+    asked = [d.live_at for d in state.approvals if d.live_at]
+    at = max([*asked, version.created_at + state.rule.wait])
+    if at > now:
+        version.go_live_at, version.go_live_problem = at, ""
+        stamp(version, actor=actor, reason=f"{state.summary}; live at {at:%Y-%m-%d %H:%M} UTC")
+        version.save(update_fields=["go_live_at", "go_live_problem", "updated_at"])
+        return False
+    _decide(version, actor, PromptVersion.Status.APPROVED, note, now)
+    version_go_live(agent=agent, version=version, actor=actor)
+    return True
+
+
+def _progress(version: PromptVersion, actor: Actor, reason: str) -> None:
+    """A decision short of the quorum: the version's history says so."""
+    stamp(version, actor=actor, reason=reason)
+    version.save(update_fields=["updated_at"])
+
+
+def _decide(version: PromptVersion, actor: Actor, status: str, note: str, now: datetime) -> None:
+    version.status = status
+    version.reviewed_by = actor.person
+    version.reviewed_at = now
+    version.review_note = note.strip()
+    version.go_live_at = None
+    stamp(version, actor=actor, reason=status)
+    version.save(update_fields=["status", "reviewed_by", "reviewed_at", "review_note", "go_live_at", "updated_at"])
+    notify(version, "decided")
+
+
+def require_schedule(live_at: datetime | None) -> datetime | None:
+    """`live_at` checked: in the future, at most `MAX_SCHEDULE_AHEAD` away."""
+    if live_at is None:
+        return None
+    if not isinstance(live_at, datetime) or timezone.is_naive(live_at):
+        raise ValidationError({"live_at": "Give a date and time with its time zone (ISO 8601)."})
+    now = timezone.now()
+    if live_at <= now:
+        raise ValidationError({"live_at": "Give a time in the future, or leave it empty to go live at once."})
+    if live_at > now + MAX_SCHEDULE_AHEAD:
+        raise ValidationError({"live_at": f"At most {MAX_SCHEDULE_AHEAD.days} days ahead."})
+    return live_at
+
+
+# --- scheduled go-live (beat) ---------------------------------------------------------
+def prompt_versions_go_live_due() -> dict[str, int]:
+    """Beat: put live every fully approved version whose time came, unless the live
+    version moved since its last approval (then it stays pending with a reason, for a
+    reviewer to look again). Returns counts; safe to run twice (each version is
+    re-checked under its locks)."""
+    due = list(
+        PromptVersion.all_objects.pending()
+        .filter(go_live_at__lte=timezone.now())
+        .order_by("go_live_at", "pk")
+        .values_list("pk", flat=True)[:GO_LIVE_BATCH]
+    )
+    counts = {"live": 0, "left": 0}
+    for pk in due:
+        outcome = _go_live_scheduled(pk)
+        if outcome:
+            counts[outcome] += 1
+    return counts
+
+
+def _go_live_scheduled(pk: int) -> str | None:
+    actor = Actor.for_operator(name="schedule", surface="task")
+    with transaction.atomic():
+        # Agent, then version: the order of every decision on an agent.
+        agent_id = PromptVersion.all_objects.values_list("agent_id", flat=True).get(pk=pk)
+        agent = agent_lock(Agent(pk=agent_id))
+        version = PromptVersion.all_objects.select_for_update().get(pk=pk)
+        if not version.is_pending or version.go_live_at is None or version.go_live_at > timezone.now():
+            return None  # decided, withdrawn or rescheduled while we waited
+        last = version.decisions.filter(kind=VersionDecision.Kind.APPROVE).order_by("-created_at", "-id").first()
+        if agent.live_number != last.seen_live_number:
+            version.go_live_at = None
+            version.go_live_problem = (
+                f"Not put live at its scheduled time: v{agent.live_number} went live after it was approved "
+                f"against v{last.seen_live_number}. Review it again."
             )
-        locked.status, locked.reviewed_by, locked.reviewed_at = status, actor.person, timezone.now()
-        locked.review_note = note.strip()
-        locked.save(update_fields=["status", "reviewed_by", "reviewed_at", "review_note", "updated_at"])
-        enqueue(CARRY_OUT_TASK, locked.pk)
-    return locked
-
-
-def _expire(locked: ApprovalRequest) -> None:
-    # Under the row's lock: an expired request is a refusal, carried out like one.
-    locked.status = Status.EXPIRED
-    locked.save(update_fields=["status", "updated_at"])
-    enqueue(CARRY_OUT_TASK, locked.pk)
-
-
-def approval_requests_expire(*, now: datetime | None = None) -> int:
-    """Refuse every pending request past its expiry (each in its own transaction);
-    returns how many. Safe to run twice."""
-    now = now or timezone.now()
-    ids = list(
-        ApprovalRequest.all_objects.pending().filter(expires_at__lte=now).values_list("pk", flat=True)[:SWEEP_BATCH]
-    )
-    expired = 0
-    for pk in ids:
-        with transaction.atomic():
-            locked = ApprovalRequest.all_objects.select_for_update().filter(pk=pk, status=Status.PENDING).first()
-            if locked is not None:
-                _expire(locked)
-                expired += 1
-    return expired
-
-
-def approval_requests_withdraw(*, run_id: object, note: str) -> int:
-    """Refuse the pending requests of a run that ended (in the caller's transaction):
-    carried out as refusals, so their turns end too. Returns how many."""
-    ids = list(ApprovalRequest.all_objects.pending().filter(run_id=run_id).values_list("pk", flat=True))
-    ApprovalRequest.all_objects.filter(pk__in=ids, status=Status.PENDING).update(
-        status=Status.EXPIRED, review_note=note, updated_at=timezone.now()
-    )
-    for pk in ids:
-        enqueue(CARRY_OUT_TASK, pk)
-    return len(ids)
-
-
-def approval_requests_sweep(*, now: datetime | None = None) -> dict[str, int]:
-    """Beat: expire what nobody decided in time, and send again the carrying out of
-    decided requests whose worker died (lease passed) or whose task was lost."""
-    now = now or timezone.now()
-    expired = approval_requests_expire(now=now)
-    quiet = now - timedelta(seconds=settings.AIHUMMER_APPROVAL_EFFECT_LEASE_SEC)
-    stalled = ApprovalRequest.all_objects.unfinished_work().filter(
-        Q(progress__in=[Progress.EFFECT, Progress.RESUMING], progress_until__lt=now)
-        | Q(progress__in=[Progress.NONE, Progress.RECORDED], updated_at__lt=quiet)
-    )
-    ids = list(stalled.order_by("updated_at").values_list("pk", flat=True)[:SWEEP_BATCH])
-    for pk in ids:
-        enqueue(CARRY_OUT_TASK, pk)
-    return {"expired": expired, "resent": len(ids)}
-
-
-# --- carrying out -----------------------------------------------------------------------
-def approval_request_carry_out(*, request_id: int) -> str:
-    """Carry out a decided request and resume its turn, each phase claimed with a
-    conditional update (a second delivery finds it taken and returns). Returns the
-    request's progress afterwards."""
-    _effect(request_id)
-    _resume(request_id)
-    return ApprovalRequest.all_objects.filter(pk=request_id).values_list("progress", flat=True).first() or ""
-
-
-def _effect(request_id: int) -> None:
-    now = timezone.now()
-    lease = now + timedelta(seconds=settings.AIHUMMER_APPROVAL_EFFECT_LEASE_SEC)
-    claimed = (
-        ApprovalRequest.all_objects.filter(pk=request_id)
-        .exclude(status=Status.PENDING)
-        .filter(Q(progress=Progress.NONE) | Q(progress=Progress.EFFECT, progress_until__lt=now))
-        .update(
-            progress=Progress.EFFECT, progress_until=lease, effect_attempts=F("effect_attempts") + 1, updated_at=now
-        )
-    )
-    if not claimed:
-        return
-    request = ApprovalRequest.all_objects.select_related("workspace").get(pk=request_id)
-    ok, text = _outcome(request)
-    # Recorded only while this attempt still holds the effect (a worker that outlived
-    # its lease must not overwrite what a second attempt recorded).
-    ApprovalRequest.all_objects.filter(
-        pk=request_id, progress=Progress.EFFECT, effect_attempts=request.effect_attempts
-    ).update(
-        progress=Progress.RECORDED,
-        result=text,
-        effect_ok=ok,
-        executed_at=timezone.now(),
-        progress_until=None,
-        updated_at=timezone.now(),
-    )
-
-
-def _outcome(request: ApprovalRequest) -> tuple[bool | None, str]:
-    """(whether the effect happened, what the model is told)."""
-    who = request.reviewed_by.get_username() if request.reviewed_by_id else "a reviewer"
-    if request.status == Status.REJECTED:
-        why = f": {request.review_note}" if request.review_note else "."
-        return None, f"Refused: {who} rejected this call{why} It was not executed; do not retry it as is."
-    if request.status == Status.EXPIRED and request.review_note:  # withdrawn: its run ended
-        return None, f"Refused: {request.review_note} It was not executed."
-    if request.status == Status.EXPIRED:
-        return None, (
-            f"Refused: nobody approved this call before it expired at {request.expires_at:%Y-%m-%d %H:%M} UTC. "
-            "It was not executed."
-        )
-    tool_class = REGISTRY.get(request.tool_name)
-    agent = _effect_agent(request)
-    if tool_class is None or agent is None or not hasattr(tool_class, "perform"):
-        return False, f"Not executed: '{request.tool_name}' is not available any more."
-    tool = tool_class()
-    try:
-        arguments = tool.parse(request.arguments)
-        return True, tool.perform(agent=agent, arguments=arguments, ledger_key=str(request.ledger_key))
-    except ToolError as exc:
-        return False, str(exc)
-    except Exception as exc:  # a bug must still leave a recorded, readable outcome
-        logger.exception("Approved request %s (%s) failed unexpectedly", request.pk, request.tool_name)
-        return False, f"The call failed (internal error, {type(exc).__name__}); it was logged."
-
-
-def _effect_agent(request: ApprovalRequest) -> Agent | None:
-    return (
-        Agent.all_objects.select_related("workspace__tool_policy", "tool_settings__smtp_password")
-        .filter(pk=request.agent_id)
-        .first()
-    )
-
-
-def _resume(request_id: int) -> None:
-    now = timezone.now()
-    lease = now + timedelta(seconds=settings.AIHUMMER_TURN_TIMEOUT_SEC + settings.AIHUMMER_APPROVAL_EFFECT_LEASE_SEC)
-    claimed = (
-        ApprovalRequest.all_objects.filter(pk=request_id)
-        .filter(Q(progress=Progress.RECORDED) | Q(progress=Progress.RESUMING, progress_until__lt=now))
-        .update(progress=Progress.RESUMING, progress_until=lease, updated_at=now)
-    )
-    if not claimed:
-        return
-    request = ApprovalRequest.all_objects.select_related("turn__version", "reviewed_by").get(pk=request_id)
-    if request.turn is None or request.turn.status != AgentTurn.Status.WAITING:
-        approval_request_resumed(request)  # nothing waits for it any more
-        return
-    resumer = RESUMERS[request.origin]
-    (import_string(resumer) if isinstance(resumer, str) else resumer)(request)
-
-
-def approval_request_resumed(request: ApprovalRequest) -> None:
-    """Mark the request's turn as resumed (in the resumed turn's last transaction)."""
-    ApprovalRequest.all_objects.filter(pk=request.pk, progress=Progress.RESUMING).update(
-        progress=Progress.RESUMED, progress_until=None
-    )
-
-
-def resume_actor(request: ApprovalRequest) -> Actor:
-    """The authority the resumed turn acts with: its starter's, confined to the
-    request's workspace and to reading, running and proposing (as a run's steps)."""
-    return Actor.for_workflow_run(
-        workspace_id=request.workspace_id,
-        source=request.actor_source,
-        person_id=request.started_by_id,
-        identity=request.proposer_identity,
-    )
-
-
-def _turn_resume(request: ApprovalRequest) -> None:
-    try:
-        agent_turn_resume(
-            turn=request.turn,
-            request=request,
-            actor=resume_actor(request),
-            then=lambda turn: approval_request_resumed(request),
-        )
-    except Agent.DoesNotExist:
-        _end_turn(request, f"Agent '{request.agent_key}' was deleted while the turn waited.")
-
-
-def _end_turn(request: ApprovalRequest, error: str) -> None:
-    with transaction.atomic():
-        AgentTurn.all_objects.filter(pk=request.turn_id, status=AgentTurn.Status.WAITING).update(
-            status=AgentTurn.Status.FAILED, error=error, finished_at=timezone.now()
-        )
-        approval_request_resumed(request)
-
-
-# How each origin's turn goes on; a workflow step's by name (workflows sit above agents,
-# as the step task is enqueued by name).
-RESUMERS = {
-    ApprovalRequest.Origin.TURN: _turn_resume,
-    ApprovalRequest.Origin.WORKFLOW_STEP: "workflows.execution.step_resume",
-}
+            stamp(version, actor=actor, reason="scheduled go-live skipped: stale")
+            version.save(update_fields=["go_live_at", "go_live_problem", "updated_at"])
+            return "left"
+        version.status = PromptVersion.Status.APPROVED
+        version.reviewed_by = last.reviewer
+        version.reviewed_at = timezone.now()
+        version.review_note = last.note
+        version.go_live_at = None
+        stamp(version, actor=actor, reason="approved: live at its scheduled time")
+        version.save(update_fields=["status", "reviewed_by", "reviewed_at", "review_note", "go_live_at", "updated_at"])
+        version_go_live(agent=agent, version=version, actor=actor)
+        notify(version, "decided")
+    return "live"

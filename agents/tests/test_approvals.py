@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from agents.models import AgentTurn, ApprovalRequest, DebugLog
 from agents.runtime import agent_turn_run
-from agents.services.approvals import (
+from agents.services.tool_approvals import (
     FOUR_EYES,
     approval_request_approve,
     approval_request_carry_out,

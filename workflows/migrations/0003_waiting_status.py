@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('agents', '0012_approval_requests'),
+        ('agents', '0013_approval_requests'),
         ('aihummer', '0006_api_audit_and_idempotency_keys'),
         ('workflows', '0002_runs_keep_their_starters_identities'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),

@@ -10,7 +10,7 @@ import pytest
 
 from agents.models import AgentTurn, ApprovalRequest
 from agents.services import credential_create
-from agents.services.approvals import approval_request_approve, approval_request_reject
+from agents.services.tool_approvals import approval_request_approve, approval_request_reject
 from agents.services.tool_settings import agent_tool_settings_update
 from aihummer.actors import Actor
 from aihummer.tests.factories import make_agent

@@ -12,7 +12,7 @@ import pytest
 
 from agents.models import ApprovalRequest
 from agents.services import credential_create
-from agents.services.approvals import approval_request_approve
+from agents.services.tool_approvals import approval_request_approve
 from agents.services.tool_settings import agent_tool_settings_update
 from agents.tests.helpers import pg_dump
 from aihummer.actors import Actor

@@ -1,0 +1,314 @@
+"""Approval requests (issue 30): a person decides a held tool call; a task carries the
+decision out exactly once and resumes the turn that waits for it.
+
+Decisions (`approval_request_approve` / `_reject`, the clock's `approval_requests_expire`)
+lock the request's row, re-check it is pending, and enqueue the carrying out on commit.
+Carrying out (`approval_request_carry_out`, a task, safe to deliver twice) walks the
+request's `progress` with conditional updates, each its own commit:
+
+    ""  ──claim──▶ effect (lease) ──result recorded──▶ recorded ──claim──▶ resuming (lease) ──▶ resumed
+
+The effect runs under the request's `ledger_key` (the SMTP Message-ID, the HTTP
+Idempotency-Key) and its result is written before the turn resumes: a resumed turn
+reads the recorded result and never fires the call again. A worker that dies holding a
+lease leaves its phase to the sweep (`approval_requests_sweep`, beat), which claims it
+again once the lease has passed: before the effect is recorded the call is made again
+with the same ledger key (a receiver that keeps keys sees a duplicate, never a second
+distinct call); after it, only the turn is resumed again.
+
+Not exported from `agents.services` (this module imports the turn loop, which imports
+that package).
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.db.models import F, Q, QuerySet
+from django.utils import timezone
+from django.utils.module_loading import import_string
+
+from agents.approval_models import ApprovalRequest
+from agents.models import Agent, AgentTurn
+from agents.runtime.loop import agent_turn_resume
+from agents.runtime.tools import REGISTRY, ToolError
+from aihummer.actors import Actor, Verb
+from aihummer.exceptions import AlreadyDecided, ApplicationError, NotFound
+from aihummer.models import Workspace
+from aihummer.tasks import enqueue
+
+logger = logging.getLogger(__name__)
+
+CARRY_OUT_TASK = "agents.approval_request_carry_out"  # by name: agents.tasks imports this module
+SWEEP_BATCH = 200
+
+Status, Progress = ApprovalRequest.Status, ApprovalRequest.Progress
+
+
+class ArgumentsChanged(ApplicationError):
+    """The caller reviewed other arguments than the request holds."""
+
+
+FOUR_EYES = "You started the turn or run this call comes from: another person must decide it (four eyes)."
+
+
+# --- selectors --------------------------------------------------------------------------
+def approval_request_list(*, actor: Actor, workspace: Workspace | None = None, status: str = "") -> QuerySet:
+    """The requests `actor` may read, newest first (no sandbox rows: people decide)."""
+    requests = ApprovalRequest.objects.select_related("workspace", "reviewed_by", "started_by")
+    workspace_ids = actor.workspace_ids(Verb.READ)
+    if workspace_ids is not None:
+        requests = requests.filter(workspace_id__in=workspace_ids)
+    if workspace is not None:
+        requests = requests.filter(workspace=workspace)
+    if status:
+        requests = requests.filter(status=status)
+    return requests.defer("resume_state").order_by("-created_at", "-pk")
+
+
+def approval_request_get(*, actor: Actor, pk: object) -> ApprovalRequest:
+    """One request `actor` may read; another workspace's answers as a missing one."""
+    try:
+        return approval_request_list(actor=actor).get(pk=int(pk))
+    except (ApprovalRequest.DoesNotExist, TypeError, ValueError):
+        raise NotFound(f"No approval request '{pk}'.") from None
+
+
+# --- decisions --------------------------------------------------------------------------
+def approval_request_approve(
+    *, request: ApprovalRequest, actor: Actor, note: str = "", arguments_hash: str | None = None
+) -> ApprovalRequest:
+    """Approve the call exactly as recorded: it is carried out once, with these
+    arguments, after the commit. `arguments_hash` (what the reviewer was shown) must
+    still be the request's. People only; whoever answers for the call may not."""
+    return _decide(request, actor, Status.APPROVED, note, arguments_hash)
+
+
+def approval_request_reject(*, request: ApprovalRequest, actor: Actor, note: str = "") -> ApprovalRequest:
+    """Refuse the call: nothing runs; the model is told it was refused (and why)."""
+    return _decide(request, actor, Status.REJECTED, note, None)
+
+
+def _decide(
+    request: ApprovalRequest, actor: Actor, status: str, note: str, arguments_hash: str | None
+) -> ApprovalRequest:
+    workspace = request.workspace
+    if not actor.belongs_to(workspace) or request.is_sandbox:
+        raise NotFound(f"No approval request '{request.pk}'.")
+    actor.require(Verb.DECIDE, workspace)  # people only: keys, agents, runs and the operator never decide
+    if actor.answers_for(request.proposer_identity):
+        raise PermissionDenied(FOUR_EYES)
+    if not isinstance(note, str) or len(note) > 2000:
+        raise ValidationError({"note": "At most 2000 characters."})
+    with transaction.atomic():
+        # Lock, then re-check: of two decisions at once, one wins, the other is told.
+        locked = ApprovalRequest.all_objects.select_for_update().get(pk=request.pk)
+        if not locked.is_pending:
+            raise AlreadyDecided(f"Approval request {locked.pk} was already {locked.status}.")
+        if locked.expires_at <= timezone.now():
+            _expire(locked)
+            raise AlreadyDecided(f"Approval request {locked.pk} expired at {locked.expires_at:%Y-%m-%d %H:%M} UTC.")
+        if arguments_hash is not None and arguments_hash != locked.arguments_hash:
+            raise ArgumentsChanged(
+                f"Approval request {locked.pk} holds other arguments than the ones reviewed: reload it, review again."
+            )
+        locked.status, locked.reviewed_by, locked.reviewed_at = status, actor.person, timezone.now()
+        locked.review_note = note.strip()
+        locked.save(update_fields=["status", "reviewed_by", "reviewed_at", "review_note", "updated_at"])
+        enqueue(CARRY_OUT_TASK, locked.pk)
+    return locked
+
+
+def _expire(locked: ApprovalRequest) -> None:
+    # Under the row's lock: an expired request is a refusal, carried out like one.
+    locked.status = Status.EXPIRED
+    locked.save(update_fields=["status", "updated_at"])
+    enqueue(CARRY_OUT_TASK, locked.pk)
+
+
+def approval_requests_expire(*, now: datetime | None = None) -> int:
+    """Refuse every pending request past its expiry (each in its own transaction);
+    returns how many. Safe to run twice."""
+    now = now or timezone.now()
+    ids = list(
+        ApprovalRequest.all_objects.pending().filter(expires_at__lte=now).values_list("pk", flat=True)[:SWEEP_BATCH]
+    )
+    expired = 0
+    for pk in ids:
+        with transaction.atomic():
+            locked = ApprovalRequest.all_objects.select_for_update().filter(pk=pk, status=Status.PENDING).first()
+            if locked is not None:
+                _expire(locked)
+                expired += 1
+    return expired
+
+
+def approval_requests_withdraw(*, run_id: object, note: str) -> int:
+    """Refuse the pending requests of a run that ended (in the caller's transaction):
+    carried out as refusals, so their turns end too. Returns how many."""
+    ids = list(ApprovalRequest.all_objects.pending().filter(run_id=run_id).values_list("pk", flat=True))
+    ApprovalRequest.all_objects.filter(pk__in=ids, status=Status.PENDING).update(
+        status=Status.EXPIRED, review_note=note, updated_at=timezone.now()
+    )
+    for pk in ids:
+        enqueue(CARRY_OUT_TASK, pk)
+    return len(ids)
+
+
+def approval_requests_sweep(*, now: datetime | None = None) -> dict[str, int]:
+    """Beat: expire what nobody decided in time, and send again the carrying out of
+    decided requests whose worker died (lease passed) or whose task was lost."""
+    now = now or timezone.now()
+    expired = approval_requests_expire(now=now)
+    quiet = now - timedelta(seconds=settings.AIHUMMER_APPROVAL_EFFECT_LEASE_SEC)
+    stalled = ApprovalRequest.all_objects.unfinished_work().filter(
+        Q(progress__in=[Progress.EFFECT, Progress.RESUMING], progress_until__lt=now)
+        | Q(progress__in=[Progress.NONE, Progress.RECORDED], updated_at__lt=quiet)
+    )
+    ids = list(stalled.order_by("updated_at").values_list("pk", flat=True)[:SWEEP_BATCH])
+    for pk in ids:
+        enqueue(CARRY_OUT_TASK, pk)
+    return {"expired": expired, "resent": len(ids)}
+
+
+# --- carrying out -----------------------------------------------------------------------
+def approval_request_carry_out(*, request_id: int) -> str:
+    """Carry out a decided request and resume its turn, each phase claimed with a
+    conditional update (a second delivery finds it taken and returns). Returns the
+    request's progress afterwards."""
+    _effect(request_id)
+    _resume(request_id)
+    return ApprovalRequest.all_objects.filter(pk=request_id).values_list("progress", flat=True).first() or ""
+
+
+def _effect(request_id: int) -> None:
+    now = timezone.now()
+    lease = now + timedelta(seconds=settings.AIHUMMER_APPROVAL_EFFECT_LEASE_SEC)
+    claimed = (
+        ApprovalRequest.all_objects.filter(pk=request_id)
+        .exclude(status=Status.PENDING)
+        .filter(Q(progress=Progress.NONE) | Q(progress=Progress.EFFECT, progress_until__lt=now))
+        .update(
+            progress=Progress.EFFECT, progress_until=lease, effect_attempts=F("effect_attempts") + 1, updated_at=now
+        )
+    )
+    if not claimed:
+        return
+    request = ApprovalRequest.all_objects.select_related("workspace").get(pk=request_id)
+    ok, text = _outcome(request)
+    # Recorded only while this attempt still holds the effect (a worker that outlived
+    # its lease must not overwrite what a second attempt recorded).
+    ApprovalRequest.all_objects.filter(
+        pk=request_id, progress=Progress.EFFECT, effect_attempts=request.effect_attempts
+    ).update(
+        progress=Progress.RECORDED,
+        result=text,
+        effect_ok=ok,
+        executed_at=timezone.now(),
+        progress_until=None,
+        updated_at=timezone.now(),
+    )
+
+
+def _outcome(request: ApprovalRequest) -> tuple[bool | None, str]:
+    """(whether the effect happened, what the model is told)."""
+    who = request.reviewed_by.get_username() if request.reviewed_by_id else "a reviewer"
+    if request.status == Status.REJECTED:
+        why = f": {request.review_note}" if request.review_note else "."
+        return None, f"Refused: {who} rejected this call{why} It was not executed; do not retry it as is."
+    if request.status == Status.EXPIRED and request.review_note:  # withdrawn: its run ended
+        return None, f"Refused: {request.review_note} It was not executed."
+    if request.status == Status.EXPIRED:
+        return None, (
+            f"Refused: nobody approved this call before it expired at {request.expires_at:%Y-%m-%d %H:%M} UTC. "
+            "It was not executed."
+        )
+    tool_class = REGISTRY.get(request.tool_name)
+    agent = _effect_agent(request)
+    if tool_class is None or agent is None or not hasattr(tool_class, "perform"):
+        return False, f"Not executed: '{request.tool_name}' is not available any more."
+    tool = tool_class()
+    try:
+        arguments = tool.parse(request.arguments)
+        return True, tool.perform(agent=agent, arguments=arguments, ledger_key=str(request.ledger_key))
+    except ToolError as exc:
+        return False, str(exc)
+    except Exception as exc:  # a bug must still leave a recorded, readable outcome
+        logger.exception("Approved request %s (%s) failed unexpectedly", request.pk, request.tool_name)
+        return False, f"The call failed (internal error, {type(exc).__name__}); it was logged."
+
+
+def _effect_agent(request: ApprovalRequest) -> Agent | None:
+    return (
+        Agent.all_objects.select_related("workspace__tool_policy", "tool_settings__smtp_password")
+        .filter(pk=request.agent_id)
+        .first()
+    )
+
+
+def _resume(request_id: int) -> None:
+    now = timezone.now()
+    lease = now + timedelta(seconds=settings.AIHUMMER_TURN_TIMEOUT_SEC + settings.AIHUMMER_APPROVAL_EFFECT_LEASE_SEC)
+    claimed = (
+        ApprovalRequest.all_objects.filter(pk=request_id)
+        .filter(Q(progress=Progress.RECORDED) | Q(progress=Progress.RESUMING, progress_until__lt=now))
+        .update(progress=Progress.RESUMING, progress_until=lease, updated_at=now)
+    )
+    if not claimed:
+        return
+    request = ApprovalRequest.all_objects.select_related("turn__version", "reviewed_by").get(pk=request_id)
+    if request.turn is None or request.turn.status != AgentTurn.Status.WAITING:
+        approval_request_resumed(request)  # nothing waits for it any more
+        return
+    resumer = RESUMERS[request.origin]
+    (import_string(resumer) if isinstance(resumer, str) else resumer)(request)
+
+
+def approval_request_resumed(request: ApprovalRequest) -> None:
+    """Mark the request's turn as resumed (in the resumed turn's last transaction)."""
+    ApprovalRequest.all_objects.filter(pk=request.pk, progress=Progress.RESUMING).update(
+        progress=Progress.RESUMED, progress_until=None
+    )
+
+
+def resume_actor(request: ApprovalRequest) -> Actor:
+    """The authority the resumed turn acts with: its starter's, confined to the
+    request's workspace and to reading, running and proposing (as a run's steps)."""
+    return Actor.for_workflow_run(
+        workspace_id=request.workspace_id,
+        source=request.actor_source,
+        person_id=request.started_by_id,
+        identity=request.proposer_identity,
+    )
+
+
+def _turn_resume(request: ApprovalRequest) -> None:
+    try:
+        agent_turn_resume(
+            turn=request.turn,
+            request=request,
+            actor=resume_actor(request),
+            then=lambda turn: approval_request_resumed(request),
+        )
+    except Agent.DoesNotExist:
+        _end_turn(request, f"Agent '{request.agent_key}' was deleted while the turn waited.")
+
+
+def _end_turn(request: ApprovalRequest, error: str) -> None:
+    with transaction.atomic():
+        AgentTurn.all_objects.filter(pk=request.turn_id, status=AgentTurn.Status.WAITING).update(
+            status=AgentTurn.Status.FAILED, error=error, finished_at=timezone.now()
+        )
+        approval_request_resumed(request)
+
+
+# How each origin's turn goes on; a workflow step's by name (workflows sit above agents,
+# as the step task is enqueued by name).
+RESUMERS = {
+    ApprovalRequest.Origin.TURN: _turn_resume,
+    ApprovalRequest.Origin.WORKFLOW_STEP: "workflows.execution.step_resume",
+}
