@@ -407,7 +407,7 @@ class ApiMixin:
             # keeps it then, and the request hash needs it after.
             request._request.body  # noqa: B018
         super().initial(request, *args, **kwargs)
-        workspace_header(request)  # checked on routes that need no workspace too (/v1/me/)
+        workspace_header(request)  # checked on routes that need no workspace too (/v1/me)
         if request.method == "POST" and IDEMPOTENCY_HEADER in request.headers:
             self._idempotency = self._idempotency_claim(request, request.headers[IDEMPOTENCY_HEADER])
         if request.method not in SAFE_METHODS:

@@ -4,6 +4,8 @@ foundation reads, and the two ways to authenticate."""
 
 from __future__ import annotations
 
+import re
+
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema as BaseAutoSchema
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
@@ -67,7 +69,34 @@ def _without(node: dict, key: str) -> dict:
     return {k: v for k, v in node.items() if k != key}
 
 
+# What an operation without a docstring of its own does, by its viewset action.
+ACTION_VERBS = {
+    "list": "List",
+    "retrieve": "Get one of the",
+    "create": "Create one of the",
+    "partial_update": "Change one of the",
+    "update": "Replace one of the",
+    "destroy": "Delete one of the",
+}
+_FIRST_SENTENCE = re.compile(r"^(.+?[.!?])(?:\s|$)", re.DOTALL)
+
+
 class AutoSchema(BaseAutoSchema):
+    def get_tags(self) -> list[str]:
+        # One tag per resource, named after its route (`agent-section` → "agent sections").
+        basename = getattr(self.view, "basename", None)
+        return [f"{basename.replace('-', ' ')}s"] if basename else [self._tokenize_path()[-1]]
+
+    def get_summary(self) -> str:
+        """The first sentence of the operation's own docstring, else what its action does."""
+        action = getattr(self.view, "action", None) or self.method.lower()
+        doc = " ".join((getattr(getattr(self.view, action, None), "__doc__", None) or "").split())
+        match = _FIRST_SENTENCE.match(doc)
+        if match:
+            return match[1].rstrip(".")
+        verb = ACTION_VERBS.get(action, action.replace("_", " ").capitalize())
+        return f"{verb} {self.get_tags()[0]}"
+
     def get_override_parameters(self) -> list:
         parameters = [
             OpenApiParameter(

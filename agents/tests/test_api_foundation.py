@@ -73,7 +73,7 @@ def test_another_workspaces_agent_answers_like_a_missing_one(api_agent, api_as, 
 def test_a_malformed_x_workspace_is_a_400_for_keys_and_people(api_agent, alice_api, api_as, alice, header):
     """Issue 24, item 20: the schema's pattern held for people only; a key's request
     ignored an empty or malformed header."""
-    for client, url in itertools.product((alice_api, api_as(alice)), ("/v1/admin/agents", "/v1/me/")):
+    for client, url in itertools.product((alice_api, api_as(alice)), ("/v1/admin/agents", "/v1/me")):
         response = client.get(url, headers={"X-Workspace": header})
 
         assert response.status_code == 400

@@ -163,3 +163,28 @@ def test_the_runtime_policy_is_published_with_the_documents_bounds(client, db):
     assert policy["properties"]["session"]["properties"]["idle_reset_minutes"]["nullable"] is True
     assert "$ref" not in str(policy) and "const" not in str(policy)
     assert created["properties"] == policy["properties"]
+
+
+def test_every_operation_has_a_summary_one_resource_tag_and_no_trailing_slash(client, db):
+    document = client.get("/v1/schema/?format=json").json()
+    operations = [(path, method, op) for path, item in document["paths"].items() for method, op in item.items()]
+
+    assert [path for path, _, _ in operations if path.endswith("/")] == []
+    assert [(path, method) for path, method, op in operations if not op.get("summary")] == []
+    assert [(path, method) for path, method, op in operations if len(op["tags"]) != 1] == []
+    tags = {path: op["tags"][0] for path, method, op in operations if method == "get"}
+    assert tags["/v1/admin/agents"] == "agents"
+    assert tags["/v1/admin/agents/{agent_key}/sections"] == "agent sections"
+    assert tags["/v1/admin/prompt-versions"] == "prompt versions"
+    assert tags["/v1/me"] == "me"
+    summaries = {(path, method): op["summary"] for path, method, op in operations}
+    assert summaries[("/v1/admin/agents", "get")] == "List agents"
+    assert summaries[("/v1/admin/agents/{key}/runtime-policy", "put")] == (
+        "The runtime policy, every default filled in"
+    )
+
+
+def test_the_old_me_route_redirects_for_good(client, db):
+    response = client.get("/v1/me/?x=1")
+
+    assert (response.status_code, response["Location"]) == (301, "/v1/me?x=1")
