@@ -35,10 +35,16 @@ class PresetSerializer(serializers.Serializer):
     updated_at = serializers.DateTimeField()
 
 
+# The shape the schema states, as a `pattern`: `format: uri` admits hosts Django's
+# URLValidator refuses (a one-letter top-level domain), and the model's own validator
+# runs in the service after (a 422 naming base_url).
+BASE_URL_PATTERN = r"^https?://[^\s/?#@]+(?:[/?#]\S*)?$"
+
+
 class PresetWriteSerializer(InputSerializer):
     name = serializers.CharField(max_length=200)
     provider_name = serializers.ChoiceField(choices=Preset.Provider.choices)
-    base_url = serializers.URLField(max_length=200, required=False, allow_blank=True)
+    base_url = serializers.RegexField(BASE_URL_PATTERN, max_length=200, required=False, allow_blank=True)
     model = serializers.CharField(max_length=100)
     temperature = FiniteFloatField(min_value=0.0, max_value=2.0, required=False)
     top_p = FiniteFloatField(min_value=0.0, max_value=1.0, required=False)

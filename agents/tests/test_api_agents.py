@@ -18,12 +18,6 @@ def error(response) -> dict:
 
 
 @pytest.fixture
-def ada_api(api_as, make_key, ada):
-    """ada's publish key (an admin's deployment script)."""
-    return api_as(make_key("read,write,publish", owner=ada))
-
-
-@pytest.fixture
 def reader_api(api_as, make_key, vic):
     return api_as(make_key("read", owner=vic))
 

@@ -67,3 +67,27 @@ def test_a_policy_past_its_published_bound_is_a_400_and_a_rule_across_fields_a_4
     status, code, fields = error_of(across)
     assert (status, code, list(fields)) == (422, "refused", ["pruning"])
     assert not PromptVersion.objects.filter(status="pending").exists()
+
+
+@pytest.mark.parametrize(
+    ("base_url", "answer"),
+    [
+        ("not a url", (400, "invalid", {"base_url": ["This value does not match the required pattern."]})),
+        (
+            "ftp://files.example.com",
+            (400, "invalid", {"base_url": ["This value does not match the required pattern."]}),
+        ),
+        # The schema's pattern admits it; Django's URLValidator (a one-letter TLD) does not.
+        (
+            "https://models.example.a",
+            (422, "refused", {"base_url": ["Enter a valid URL.", "Only the openai provider takes a base URL."]}),
+        ),
+    ],
+)
+def test_a_preset_url_the_schema_refuses_is_a_400_and_one_only_the_model_refuses_a_422(
+    echo_preset, ada_api, base_url, answer
+):
+    response = ada_api.patch("/v1/admin/presets/echo", {"base_url": base_url})
+
+    assert error_of(response) == answer
+    assert echo_preset.__class__.objects.get(pk=echo_preset.pk).base_url == echo_preset.base_url

@@ -19,11 +19,6 @@ def error(response) -> dict:
     return response.json()["error"]
 
 
-@pytest.fixture
-def ada_api(api_as, make_key, ada):
-    return api_as(make_key("read,write,publish", owner=ada))
-
-
 # --- presets --------------------------------------------------------------------------
 def test_presets_list_and_read(echo_preset, alice_api):
     listed = alice_api.get("/v1/admin/presets").json()["results"]
