@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers, status
@@ -14,7 +15,7 @@ from agents.api.base import KEY_REGEX, FiniteFloatField, ForceSerializer, KeyFie
 from agents.models import Credential, Preset
 from agents.selectors import workspace_row_get, workspace_rows
 from agents.services import preset_activate, preset_create, preset_delete, preset_update
-from aihummer.api import AdminViewSet
+from aihummer.api import AdminViewSet, InputSerializer
 
 
 class PresetSerializer(serializers.Serializer):
@@ -34,7 +35,7 @@ class PresetSerializer(serializers.Serializer):
     updated_at = serializers.DateTimeField()
 
 
-class PresetWriteSerializer(serializers.Serializer):
+class PresetWriteSerializer(InputSerializer):
     name = serializers.CharField(max_length=200)
     provider_name = serializers.ChoiceField(choices=Preset.Provider.choices)
     base_url = serializers.URLField(max_length=200, required=False, allow_blank=True)
@@ -76,7 +77,7 @@ class PresetViewSet(mixins.ListModelMixin, AdminViewSet):
                 key=fields["credential"]
             )
             if not credential.exists():
-                raise serializers.ValidationError({"credential": [f"Unknown credential '{fields['credential']}'."]})
+                raise ValidationError({"credential": [f"Unknown credential '{fields['credential']}'."]})
             fields["credential"] = credential.get()
         return fields
 
