@@ -17,7 +17,7 @@ from agents.api.versions import AgentVersionViewSet, PromptVersionViewSet
 from aihummer.api import MeApi, not_found
 from aihummer.health import healthz, readyz
 from aihummer.metrics import metrics_view
-from aihummer.sso.views import OidcCallbackView, OidcLoginView, OidcLogoutView
+from aihummer.sso.views import OidcCallbackView, OidcLoginView, OidcLogoutView, protected_resource_metadata
 from workflows import api as workflows_api
 
 KEY = "(?P<agent_key>[a-z0-9_-]{1,50})"
@@ -41,7 +41,9 @@ router.register("admin/workflows", workflows_api.WorkflowViewSet, basename="work
 router.register("admin/runs", workflows_api.RunViewSet, basename="run")
 
 v1_patterns = [
-    path("me/", MeApi.as_view(), name="me"),
+    path("me", MeApi.as_view(), name="me"),
+    # The one route that had a trailing slash, kept for the clients written against it.
+    path("me/", RedirectView.as_view(pattern_name="v1:me", permanent=True, query_string=True)),
     path("admin/approval-policy", ApprovalPolicyApi.as_view(), name="approval-policy"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="v1:schema"), name="docs"),
@@ -60,6 +62,10 @@ urlpatterns = [
     path("oidc/authenticate/", OidcLoginView.as_view(), name="oidc_authentication_init"),
     path("oidc/callback/", OidcCallbackView.as_view(), name="oidc_authentication_callback"),
     path("oidc/logout/", OidcLogoutView.as_view(), name="oidc_logout"),
+    # The MCP server's OAuth protected-resource metadata (RFC 9728), 404 until
+    # OIDC_MCP_AUDIENCE is set: the bare form and the form suffixed with /mcp.
+    path(".well-known/oauth-protected-resource", protected_resource_metadata, name="oauth_protected_resource"),
+    path(".well-known/oauth-protected-resource/mcp", protected_resource_metadata, name="oauth_protected_resource_mcp"),
 ]
 
 handler404 = not_found

@@ -6,6 +6,7 @@ is `agents.runtime.conversations`' rule."""
 
 from __future__ import annotations
 
+from django.core.validators import RegexValidator
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import mixins, serializers
 from rest_framework.decorators import action
@@ -18,7 +19,7 @@ from agents.models import ConversationMessage
 from agents.runtime import conversation_send
 from agents.runtime.conversations import MAX_MESSAGE_CHARS
 from agents.selectors import conversation_get, conversation_list, conversation_messages
-from aihummer.api import AdminViewSet, ApiCursorPagination, outside_transaction
+from aihummer.api import AdminViewSet, ApiCursorPagination, InputSerializer, outside_transaction
 
 
 class ConversationSerializer(serializers.Serializer):
@@ -49,8 +50,12 @@ class MessageSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
-class SendInSerializer(serializers.Serializer):
-    message = serializers.CharField(max_length=MAX_MESSAGE_CHARS, trim_whitespace=False)
+class SendInSerializer(InputSerializer):
+    message = serializers.CharField(
+        max_length=MAX_MESSAGE_CHARS,
+        trim_whitespace=False,
+        validators=[RegexValidator(r"\S", "Give a message for the agent.")],
+    )
     channel = serializers.RegexField(
         r"^[a-z0-9_-]{1,50}$",
         required=False,

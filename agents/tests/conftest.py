@@ -136,6 +136,12 @@ def local_preset(workspace: Workspace, ada: User, openai_server) -> Preset:
     )
 
 
+@pytest.fixture
+def ada_api(api_as, make_key, ada):
+    """ada's publish key (an admin's deployment script)."""
+    return api_as(make_key("read,write,publish", owner=ada))
+
+
 # --- approvals of tool calls (issue 30) --------------------------------------------------
 @pytest.fixture
 def caller(workspace, ada, echo_preset):
