@@ -19,7 +19,7 @@ from agents.services.tool_approvals import (
     approval_request_list,
     approval_request_reject,
 )
-from aihummer.api import AdminViewSet
+from aihummer.api import AdminViewSet, InputSerializer
 from aihummer.exceptions import NotFound
 
 
@@ -28,7 +28,7 @@ def review_url(request: ApprovalRequest) -> str:
     return reverse("admin:agents_approvalrequest_review", args=[request.pk])
 
 
-class ApprovalRequestSerializer(serializers.Serializer):
+class ActionApprovalSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     workspace = serializers.CharField(source="workspace.slug")
     agent = serializers.CharField(source="agent_key")
@@ -62,7 +62,7 @@ class ApprovalFilterSerializer(serializers.Serializer):
     tool = serializers.CharField(max_length=50, required=False)
 
 
-class ApproveActionSerializer(serializers.Serializer):
+class ApproveActionSerializer(InputSerializer):
     note = serializers.CharField(max_length=2000, required=False, default="", allow_blank=True)
     arguments_hash = serializers.RegexField(
         r"^[0-9a-f]{64}$",
@@ -73,7 +73,7 @@ class ApproveActionSerializer(serializers.Serializer):
     )
 
 
-class RejectActionSerializer(serializers.Serializer):
+class RejectActionSerializer(InputSerializer):
     note = serializers.CharField(max_length=2000, required=False, default="", allow_blank=True)
 
 
@@ -83,7 +83,7 @@ class ApprovalRequestViewSet(mixins.ListModelMixin, AdminViewSet):
     lookup_value_regex = ID_REGEX
     ordering = "-created_at"
     ordering_fields = ("created_at",)
-    serializer_class = ApprovalRequestSerializer
+    serializer_class = ActionApprovalSerializer
 
     @extend_schema(parameters=[ApprovalFilterSerializer])
     def list(self, request: Request) -> Response:
@@ -107,9 +107,9 @@ class ApprovalRequestViewSet(mixins.ListModelMixin, AdminViewSet):
 
     def retrieve(self, request: Request, pk: str) -> Response:
         """One request, with its exact arguments and, once decided, its outcome."""
-        return Response(ApprovalRequestSerializer(self.get_request()).data)
+        return Response(ActionApprovalSerializer(self.get_request()).data)
 
-    @extend_schema(request=ApproveActionSerializer, responses=ApprovalRequestSerializer)
+    @extend_schema(request=ApproveActionSerializer, responses=ActionApprovalSerializer)
     @action(detail=True, methods=["post"])
     def approve(self, request: Request, pk: str) -> Response:
         """Approve: the call runs once, with exactly these arguments (a person with the
@@ -120,9 +120,9 @@ class ApprovalRequestViewSet(mixins.ListModelMixin, AdminViewSet):
         decided = approval_request_approve(
             request=self.get_request(), actor=self.actor, note=data["note"], arguments_hash=data["arguments_hash"]
         )
-        return Response(ApprovalRequestSerializer(decided).data)
+        return Response(ActionApprovalSerializer(decided).data)
 
-    @extend_schema(request=RejectActionSerializer, responses=ApprovalRequestSerializer)
+    @extend_schema(request=RejectActionSerializer, responses=ActionApprovalSerializer)
     @action(detail=True, methods=["post"])
     def reject(self, request: Request, pk: str) -> Response:
         """Reject: nothing runs; the model is told it was refused (with the note)."""
@@ -131,4 +131,4 @@ class ApprovalRequestViewSet(mixins.ListModelMixin, AdminViewSet):
         decided = approval_request_reject(
             request=self.get_request(), actor=self.actor, note=serializer.validated_data["note"]
         )
-        return Response(ApprovalRequestSerializer(decided).data)
+        return Response(ActionApprovalSerializer(decided).data)
