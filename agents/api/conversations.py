@@ -14,10 +14,10 @@ from rest_framework.response import Response
 
 from agents.api.base import ID_REGEX, AgentChildViewSet
 from agents.api.turns import TurnSerializer
-from agents.models import ConversationMessage
+from agents.models import ConversationMessage, ConversationNote
 from agents.runtime import conversation_send
 from agents.runtime.conversations import MAX_MESSAGE_CHARS
-from agents.selectors import conversation_get, conversation_list, conversation_messages
+from agents.selectors import conversation_get, conversation_list, conversation_messages, conversation_notes
 from aihummer.api import AdminViewSet, ApiCursorPagination, outside_transaction
 
 
@@ -32,6 +32,10 @@ class ConversationSerializer(serializers.Serializer):
     context_start = serializers.IntegerField(
         help_text="Sequence of the first message the agent is sent now (a pause of "
         "runtime_policy.session.idle_reset_minutes opens a new context; older messages are kept)."
+    )
+    compacted_through = serializers.IntegerField(
+        help_text="Sequence of the last message compacted into the summary (an explicit runtime_policy.context); "
+        "requests carry the summary instead of the messages up to it, which stay stored."
     )
     last_message_at = serializers.DateTimeField(allow_null=True)
     created_at = serializers.DateTimeField()
@@ -73,7 +77,24 @@ class SendOutSerializer(serializers.Serializer):
     turn = TurnSerializer()
 
 
+class NoteSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(
+        choices=ConversationNote.Kind.choices,
+        help_text="summary: what compaction folded (each summary folds the one before); memory: a note written "
+        "before a compaction (runtime_policy.memory_flush).",
+    )
+    first_sequence = serializers.IntegerField()
+    last_sequence = serializers.IntegerField()
+    text = serializers.CharField()
+    model = serializers.CharField(allow_blank=True)
+    input_tokens = serializers.IntegerField()
+    output_tokens = serializers.IntegerField()
+    cost_usd = serializers.DecimalField(max_digits=12, decimal_places=6)
+    created_at = serializers.DateTimeField()
+
+
 class ConversationDetailSerializer(ConversationSerializer):
+    notes = NoteSerializer(many=True, help_text="The newest 50 summaries and memory notes, oldest first.")
     messages = inline_serializer(
         "ConversationMessagePage",
         {
@@ -161,6 +182,7 @@ class ConversationViewSet(mixins.ListModelMixin, AdminViewSet):
         pages = MessagePagination()
         rows = pages.paginate_queryset(conversation_messages(conversation=conversation), request, view=self)
         data = ConversationSerializer(conversation).data
+        data["notes"] = NoteSerializer(conversation_notes(conversation=conversation), many=True).data
         data["messages"] = {
             "next": pages.get_next_link(),
             "previous": pages.get_previous_link(),

@@ -21,7 +21,9 @@ under `runtime_policy.context`.
   (`agent_turn_complete(then=...)`); nothing is written before the model answered, so a
   refused message leaves no empty conversation behind.
 
-Not yet (see the issue's note): compaction into summaries, memory notes, streaming.
+With an explicit context (`context.max_tokens` set), the history is instead read after
+the last compacted message and older messages are compacted into a summary, with memory
+notes before it (`agents.runtime.compaction`).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from django.utils import timezone
 from agents import catalog
 from agents.models import Agent, AgentTurn, Conversation, ConversationMessage
 from agents.policy import RuntimePolicy, parse_runtime_policy
+from agents.runtime.compaction import compact_and_window, compaction_plan
 from agents.runtime.context import MESSAGE_OVERHEAD_TOKENS, NO_HISTORY, History, estimate_tokens, history_budget
 from agents.runtime.loop import agent_turn_complete, agent_turn_prepare
 from agents.runtime.providers.base import Message
@@ -89,8 +92,17 @@ def conversation_send(
         Conversation.all_objects.filter(agent=agent, peer=verified, channel=channel_key).order_by().first()
     )
     reset = conversation is not None and _idle(conversation, policy)
-    history = NO_HISTORY if conversation is None or reset else conversation_window(conversation, policy, agent)
+    plan = None
+    if conversation is None or reset:
+        history = NO_HISTORY
+    elif policy.context.max_tokens is None:
+        history = conversation_window(conversation, policy, agent)
+    else:  # an explicit context: compaction (agents.runtime.compaction)
+        plan = compaction_plan(conversation, policy)
+        history = History(messages=tuple(Message(role=row.role, content=row.text) for row in plan.rows[-1:]))
     prepared = agent_turn_prepare(agent=agent, message=message, actor=actor, history=history)
+    if plan is not None and prepared.setup.provider is not None and (plan.rows or plan.summary):
+        prepared.history = compact_and_window(conversation, prepared, plan)
     recorded: dict[str, object] = {}
 
     def record(turn: AgentTurn) -> None:

@@ -323,7 +323,7 @@ def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
         if remaining <= 0:
             raise TurnFailed(TURN_OUT_OF_TIME, kind=AgentTurn.ErrorKind.DEADLINE)
         prepared, dropped = prepare_messages(messages, policy, rendered.text, model_info, history)
-        volatile = rendered.volatile
+        volatile = "\n\n".join(part for part in (rendered.volatile, history.reference) if part)
         if dropped:
             volatile += (
                 f"\n[{dropped} earlier conversation round(s) or tool exchange(s) were dropped to fit "
