@@ -318,11 +318,14 @@ def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
         delegate=delegate_to,
     )
     messages: list[Message] = [Message(role="user", content=message)]
+    written_at = [time.time()]  # when each message was added: a tool result's age for pruning.ttl_seconds
     for sequence in range(1, (1 if direct else policy.max_iterations) + 1):
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise TurnFailed(TURN_OUT_OF_TIME, kind=AgentTurn.ErrorKind.DEADLINE)
-        prepared, dropped = prepare_messages(messages, policy, rendered.text, model_info, history)
+        prepared, dropped = prepare_messages(
+            messages, policy, rendered.text, model_info, history, written_at=written_at
+        )
         volatile = "\n\n".join(part for part in (rendered.volatile, history.reference) if part)
         if dropped:
             volatile += (
@@ -374,9 +377,11 @@ def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
         if not response.tool_calls:
             return response.text
         messages.append(Message(role="assistant", content=response.text, tool_calls=response.tool_calls))
+        written_at.append(time.time())
         log.save_turn()  # a tool may need the turn's row: a child turn points at it
         results = _run_tools(tool_context, response.tool_calls, {tool.name for tool in tools})
         messages.extend(result for result, _ in results)
+        written_at.extend([time.time()] * (len(messages) - len(written_at)))
         log.tools_ran([outcome for _, outcome in results])
     if direct:
         raise TurnFailed(
