@@ -6,17 +6,24 @@ is `agents.runtime.conversations`' rule."""
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema, inline_serializer
+import json
+from collections.abc import Iterator
+
+from django.http import StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import mixins, serializers
 from rest_framework.decorators import action
+from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from agents.api.base import ID_REGEX, AgentChildViewSet
 from agents.api.turns import TurnSerializer
 from agents.models import ConversationMessage, ConversationNote
-from agents.runtime import conversation_send
+from agents.runtime import ConversationReply, conversation_send
 from agents.runtime.conversations import MAX_MESSAGE_CHARS
+from agents.runtime.streams import STREAM_ID_PATTERN, conversation_stream_events, conversation_stream_start, sse
 from agents.selectors import conversation_get, conversation_list, conversation_messages, conversation_notes
 from aihummer.api import AdminViewSet, ApiCursorPagination, outside_transaction
 
@@ -67,6 +74,12 @@ class SendInSerializer(serializers.Serializer):
         required=False,
         help_text="Only the caller's own verified peer is accepted: no API key scope vouches for another "
         "peer yet (403).",
+    )
+    stream = serializers.BooleanField(
+        default=False,
+        help_text="Answer as Server-Sent Events (text/event-stream): start {stream}, delta {text}, tool_call, "
+        "tool_result, then message (this endpoint's JSON answer); each event has an id, and "
+        "GET /v1/admin/conversations/streams/{stream} with Last-Event-ID resumes after it.",
     )
 
 
@@ -124,10 +137,44 @@ class MessagePagination(ApiCursorPagination):
         return (self.ordering,)
 
 
+def _reply_data(reply: ConversationReply) -> dict:
+    return {
+        "conversation": ConversationSerializer(reply.conversation).data,
+        "message": MessageSerializer(reply.message).data,
+        "answer": MessageSerializer(reply.answer).data if reply.answer else None,
+        "turn": TurnSerializer(reply.turn).data,
+    }
+
+
+class EventStreamRenderer(BaseRenderer):
+    """Lets a client ask for text/event-stream; the events are written by `event_stream`."""
+
+    media_type = "text/event-stream"
+    format = "sse"
+
+    def render(
+        self, data: object, accepted_media_type: str | None = None, renderer_context: dict | None = None
+    ) -> bytes:
+        return json.dumps(data).encode()  # an error before the stream started: its JSON envelope
+
+
+def event_stream(events: Iterator[tuple[int, str, dict]], *, stream_id: str) -> StreamingHttpResponse:
+    response = StreamingHttpResponse((sse(event) for event in events), content_type="text/event-stream")
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"  # a proxy must pass each event on as it comes
+    response["X-Stream-Id"] = stream_id
+    return response
+
+
 class AgentConversationViewSet(AgentChildViewSet):
     """`/v1/admin/agents/{key}/conversations/...`: talking to one agent."""
 
-    @extend_schema(request=SendInSerializer, responses=SendOutSerializer)
+    renderer_classes = [JSONRenderer, EventStreamRenderer]
+
+    @extend_schema(
+        request=SendInSerializer,
+        responses={(200, "application/json"): SendOutSerializer, (200, "text/event-stream"): OpenApiTypes.STR},
+    )
     @action(detail=False, methods=["post"])
     @outside_transaction
     def messages(self, request: Request, agent_key: str) -> Response:
@@ -137,20 +184,17 @@ class AgentConversationViewSet(AgentChildViewSet):
         agent = self.get_agent()
         data = SendInSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        reply = conversation_send(agent=agent, actor=self.actor, **data.validated_data)
-        reply.conversation.agent = agent
-        return Response(
-            {
-                "conversation": ConversationSerializer(reply.conversation).data,
-                "message": MessageSerializer(reply.message).data,
-                "answer": MessageSerializer(reply.answer).data if reply.answer else None,
-                "turn": TurnSerializer(reply.turn).data,
-            }
-        )
+        options = dict(data.validated_data)
+        if options.pop("stream"):
+            stream = conversation_stream_start(agent=agent, actor=self.actor, final=_reply_data, **options)
+            return event_stream(stream.follow(), stream_id=stream.id)
+        return Response(_reply_data(conversation_send(agent=agent, actor=self.actor, **options)))
 
 
 class ConversationViewSet(mixins.ListModelMixin, AdminViewSet):
     """`/v1/admin/conversations`: the workspace's conversations, newest first."""
+
+    renderer_classes = [JSONRenderer, EventStreamRenderer]
 
     lookup_value_regex = ID_REGEX
     ordering = "-pk"
@@ -166,6 +210,26 @@ class ConversationViewSet(mixins.ListModelMixin, AdminViewSet):
             include_archived=query.validated_data["include_archived"],
             agent_key=query.validated_data.get("agent"),
         )
+
+    @extend_schema(
+        responses={(200, "text/event-stream"): OpenApiTypes.STR},
+        parameters=[
+            OpenApiParameter(
+                "Last-Event-ID", OpenApiTypes.INT, OpenApiParameter.HEADER, description="Resume after this event."
+            )
+        ],
+    )
+    @action(detail=False, methods=["get"], url_path=rf"streams/(?P<stream_id>{STREAM_ID_PATTERN})")
+    def stream(self, request: Request, stream_id: str) -> StreamingHttpResponse:
+        """A streamed answer's events after `Last-Event-ID` (or `?after=`), then the live ones until
+        `message`; kept 10 minutes, only for the peer that started it."""
+        after = request.headers.get("Last-Event-ID", request.query_params.get("after", "0"))
+        if not (after.isdigit() and len(after) <= 9):
+            raise serializers.ValidationError({"Last-Event-ID": "Give the number of the last event received."})
+        events = conversation_stream_events(
+            actor=self.actor, workspace_id=self.workspace.pk, stream_id=stream_id, after=int(after)
+        )
+        return event_stream(events, stream_id=stream_id)
 
     @extend_schema(parameters=[ConversationListQuerySerializer])
     def list(self, request: Request, *args: object, **kwargs: object) -> Response:

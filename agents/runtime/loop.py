@@ -175,6 +175,9 @@ class PreparedTurn:
     depth_limit: int
     deadline: float
     history: History = NO_HISTORY
+    # Told of the turn as it runs (`agents.runtime.streams`): ("delta", {"text"}),
+    # ("tool_call", {...}), ("tool_result", {...}); never raises into the turn.
+    on_event: Callable[[str, dict], None] | None = None
 
 
 def _prepare(
@@ -285,7 +288,7 @@ def _setup(agent: Agent, version: PromptVersion, context: dict | None, *, first_
 def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
     turn, agent, version, setup = prepared.turn, prepared.agent, prepared.version, prepared.setup
     message, actor, dry_run, deadline = prepared.message, prepared.actor, prepared.dry_run, prepared.deadline
-    history = prepared.history
+    history, on_event, log_redactor = prepared.history, prepared.on_event, prepared.redactor
     if setup.preset is None:
         log.failed(sequence=1, provider_name="", model="", error=setup.failure)
         raise TurnFailed(setup.failure, kind=setup.failure_kind)
@@ -352,7 +355,8 @@ def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
         release_connection()
         try:
             # Redacted before anything uses it: text, tool-call arguments, raw body.
-            response, error, kind = redact_response(complete(setup.provider, request), log.secrets), "", ""
+            on_delta = _delta_sink(on_event, log_redactor)
+            response, error, kind = redact_response(complete(setup.provider, request, on_delta), log.secrets), "", ""
         except ProviderError as exc:
             # The kind from the adapter's mapping of the vendor's exception types.
             response, (error, kind) = None, _call_error(exc, request, call_timeout, direct)
@@ -379,7 +383,17 @@ def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
         messages.append(Message(role="assistant", content=response.text, tool_calls=response.tool_calls))
         written_at.append(time.time())
         log.save_turn()  # a tool may need the turn's row: a child turn points at it
+        _tell(
+            on_event,
+            "tool_call",
+            [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in response.tool_calls],
+        )
         results = _run_tools(tool_context, response.tool_calls, {tool.name for tool in tools})
+        _tell(
+            on_event,
+            "tool_result",
+            [{k: o[k] for k in ("id", "name", "outcome", "result")} for _, o in results],
+        )
         messages.extend(result for result, _ in results)
         written_at.extend([time.time()] * (len(messages) - len(written_at)))
         log.tools_ran([outcome for _, outcome in results])
@@ -392,6 +406,22 @@ def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
         f"Stopped after {policy.max_iterations} model calls without a final answer "
         f"(runtime_policy.max_iterations = {policy.max_iterations})."
     )
+
+
+def _delta_sink(on_event: Callable[[str, dict], None] | None, redactor: Redactor) -> Callable[[str], None] | None:
+    """The answer's text deltas, redacted, to `on_event` (a streamed conversation)."""
+    if on_event is None:
+        return None
+    return lambda text: _tell(on_event, "delta", {"text": redactor.text(text)})
+
+
+def _tell(on_event: Callable[[str, dict], None] | None, kind: str, data: object) -> None:
+    if on_event is None:
+        return
+    try:
+        on_event(kind, {"calls": data} if isinstance(data, list) else data)
+    except Exception:  # a listener's failure must not fail the turn
+        logger.exception("A turn's event listener failed")
 
 
 def _call_error(
