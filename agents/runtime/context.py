@@ -17,7 +17,10 @@ the turn's own messages (the user's message, then the tool exchanges so far):
 
 Only what is sent changes: the stored history, the user's text, never. The budget is
 `context.max_tokens` when set (an explicit context, where the conversation compacts
-what leaves the window instead, once compaction is built), else the model's window.
+what leaves the window instead: `agents.runtime.compaction`), else the model's window.
+A turn's own tool results age from when they were added, so a long turn's older
+results pass `ttl_seconds` too; a conversation stores no tool results (only the
+messages and answers), so earlier turns bring none.
 """
 
 from __future__ import annotations
