@@ -95,6 +95,7 @@ def test_per_peer_is_one_conversation_across_channels_and_the_persons_own_sessio
         "channel": "",
         "message_count": 4,
         "context_start": 1,
+        "compacted_through": 0,
         "last_message_at": "",
         "created_at": "",
     }
