@@ -8,9 +8,12 @@ of Synapse) and issue 16.
 
 from __future__ import annotations
 
-from typing import Annotated
+from datetime import datetime
+from typing import Annotated, Any, Literal
 
+import pydantic
 from django.core.exceptions import ValidationError
+from django.urls import reverse
 from django.utils import timezone
 from pydantic import Field
 
@@ -41,7 +44,7 @@ from agents.services import (
 )
 from aihummer.actors import Verb
 from aihummer.exceptions import ApplicationError, NotFound
-from aihummer.mcp import Caller, comma_list, tool
+from aihummer.mcp import Caller, Out, ToolOutput, comma_list, tool
 
 PENDING_MESSAGE = (
     "Proposal queued for human review (pending). It will NOT affect the live agent until an admin approves it."
@@ -61,7 +64,220 @@ IncludeSandbox = Annotated[
 Force = Annotated[bool, Field(description="Delete even when other rows depend on it (they are detached).")]
 
 
+# --- answers (each tool's outputSchema) ---------------------------------------------------
+class AgentItem(Out):
+    key: str
+    name: str
+    description: str
+    presetKey: str | None
+    usesDefaultPreset: bool
+    providerName: str | None
+    model: str | None
+    allowedToolNames: list[str]
+    isActive: bool
+    isBuiltin: bool
+    isSandbox: bool
+    liveVersion: int | None = pydantic.Field(description="null while version 1 waits for review.")
+
+
+class PresetItem(Out):
+    key: str
+    name: str
+    providerName: str
+    model: str
+    baseUrl: str | None
+    isActive: bool
+    isSandbox: bool
+    temperature: float
+    topP: float
+    maxOutputTokens: int | None
+    timeoutSeconds: int
+    streamingEnabled: bool
+    credentialSet: bool
+
+
+class Pricing(Out):
+    currency: Literal["USD"]
+    inputPerMillionTokens: float
+    outputPerMillionTokens: float
+    cachedInputPerMillionTokens: float
+
+
+class Capabilities(Out):
+    streaming: bool
+    tools: bool
+    vision: bool
+
+
+class Limits(Out):
+    contextWindow: int
+    maxOutputTokens: int
+
+
+class ModelItem(Out):
+    provider: str
+    id: str
+    label: str
+    pricing: Pricing
+    capabilities: Capabilities
+    limits: Limits
+
+
+class ProposalItem(Out):
+    versionId: int
+    number: int
+    source: str
+    reason: str
+    proposedAt: datetime
+    baseVersion: int | None
+    stale: bool = pydantic.Field(description="The live version moved since it was proposed.")
+    changes: dict[str, Any]
+    reviewUrl: str = pydantic.Field(description="The admin page where a person reviews it.")
+
+
+class Usage(Out):
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+
+
+class CallUsage(Usage):
+    cached_prompt_tokens: int
+
+
+class LiveVersion(Out):
+    versionId: int
+    number: int
+    source: str
+    since: datetime | None
+
+
+class ListAgentsOutput(ToolOutput):
+    count: int
+    agents: list[AgentItem]
+
+
+class GetAgentOutput(ToolOutput):
+    agentId: str
+    agentName: str
+    agent: AgentItem
+    liveVersion: LiveVersion | None
+    profile: dict[str, Any] | None = pydantic.Field(description="The live snapshot (G3 profile).")
+    renderedSystemPrompt: str | None
+    openProposals: list[ProposalItem]
+
+
+class ListPresetsOutput(ToolOutput):
+    count: int
+    presets: list[PresetItem]
+
+
+class ListModelsOutput(ToolOutput):
+    count: int
+    models: list[ModelItem]
+
+
+class InspectAgentDebugOutput(ToolOutput):
+    debugId: int
+    turnId: int | None
+    sequence: int
+    agentKey: str
+    providerName: str
+    model: str
+    systemPrompt: str
+    messages: list[Any]
+    droppedExchanges: int
+    toolsOffered: list[str]
+    parameters: dict[str, Any]
+    response: Any
+    finishReason: str
+    toolExecutions: Any
+    usage: CallUsage
+    costUsd: float
+    latencyMs: int | None
+    prefixHash: str
+    error: str | None
+    createdAt: datetime
+
+
+class UpdateAgentSystemPromptOutput(ToolOutput):
+    agentId: str
+    agentName: str
+    mode: Literal["pending", "live"]
+    message: str
+    versionId: int
+    versionNumber: int
+    versionStatus: str
+    reason: str
+    newSystemPrompt: str | None
+    reviewUrl: str | None = pydantic.Field(
+        description="While the proposal waits: the admin page where a person reviews it (hand it to one)."
+    )
+
+
+class RunAgentTestOutput(ToolOutput):
+    agentKey: str
+    agentName: str
+    input: str
+    answer: str
+    model: str
+    debugId: int | None
+    debugIds: list[int]
+    turnId: int
+    versionNumber: int | None
+    usage: Usage
+    costUsd: float
+
+
+class SendMessageOutput(ToolOutput):
+    agentKey: str
+    conversationId: int
+    messageCount: int
+    answer: str | None
+    turnId: int
+    versionNumber: int | None
+    model: str
+    usage: Usage
+
+
+class UpdateAgentOutput(ToolOutput):
+    agentKey: str
+    changed: list[str]
+    message: str
+    versionId: int | None
+    reviewUrl: str | None = pydantic.Field(
+        description="When the change waits for review: the admin page where a person reviews it."
+    )
+    agent: AgentItem
+
+
+class UpdatePresetOutput(ToolOutput):
+    presetKey: str
+    changed: list[str]
+    message: str
+    preset: PresetItem
+
+
+class DeleteAgentOutput(ToolOutput):
+    agentKey: str
+    deleted: bool
+    dependents: list[str]
+
+
+class DeletePresetOutput(ToolOutput):
+    presetKey: str
+    deleted: bool
+    detached: list[str]
+
+
 # --- formatting ---------------------------------------------------------------------------
+def review_url(caller: Caller, version: PromptVersion) -> str | None:
+    """The admin page where a person reviews a pending version (None once decided)."""
+    if not version.is_pending:
+        return None
+    return caller.link(reverse("admin:agents_promptversion_review", args=[version.pk]))
+
+
 def _agent_item(agent: Agent, default: Preset | None) -> dict:
     preset = agent.preset or default
     return {
@@ -114,7 +330,7 @@ def _model_item(model: catalog.ModelInfo) -> dict:
     }
 
 
-def _proposal_item(version: PromptVersion, agent: Agent) -> dict:
+def _proposal_item(caller: Caller, version: PromptVersion, agent: Agent) -> dict:
     return {
         "versionId": version.pk,
         "number": version.number,
@@ -124,6 +340,7 @@ def _proposal_item(version: PromptVersion, agent: Agent) -> dict:
         "baseVersion": version.base_version.number if version.base_version else None,
         "stale": agent.live_version_id != version.base_version_id,
         "changes": version.diff_stats,
+        "reviewUrl": review_url(caller, version),
     }
 
 
@@ -146,7 +363,7 @@ def _preset_for(caller: Caller, key: str) -> Preset | None:
 
 
 # --- reading ------------------------------------------------------------------------------
-@tool(title="List agents", read_only=True)
+@tool(title="List agents", output=ListAgentsOutput, read_only=True)
 def list_agents(caller: Caller, includeSandbox: IncludeSandbox = False) -> dict:
     """List the workspace's agents: key, name, description, the preset and model each runs
     on, allowed tools, whether it is active, built in or a sandbox agent, and its live
@@ -156,7 +373,7 @@ def list_agents(caller: Caller, includeSandbox: IncludeSandbox = False) -> dict:
     return {"count": len(agents), "agents": [_agent_item(agent, default) for agent in agents]}
 
 
-@tool(title="Get an agent", read_only=True)
+@tool(title="Get an agent", output=GetAgentOutput, read_only=True)
 def get_agent(
     caller: Caller,
     agentId: Annotated[str, Field(description="The agent's key ([a-z0-9_-]).", pattern=KEY_PATTERN, max_length=50)],
@@ -178,11 +395,11 @@ def get_agent(
         else None,
         "profile": agent.live_snapshot,
         "renderedSystemPrompt": rendered.text if rendered else None,
-        "openProposals": [_proposal_item(version, agent) for version in agent_open_proposals(agent=agent)],
+        "openProposals": [_proposal_item(caller, version, agent) for version in agent_open_proposals(agent=agent)],
     }
 
 
-@tool(title="List presets", read_only=True)
+@tool(title="List presets", output=ListPresetsOutput, read_only=True)
 def list_presets(caller: Caller, includeSandbox: IncludeSandbox = False) -> dict:
     """List the workspace's model presets: key, name, provider, model, whether it is the
     default (active) or a sandbox preset, and its sampling settings. Secrets are never
@@ -191,7 +408,12 @@ def list_presets(caller: Caller, includeSandbox: IncludeSandbox = False) -> dict
     return {"count": len(presets), "presets": [_preset_item(preset) for preset in presets]}
 
 
-@tool(title="List models", read_only=True, parameter_names={"provider_filter": "providerFilter"})
+@tool(
+    title="List models",
+    output=ListModelsOutput,
+    read_only=True,
+    parameter_names={"provider_filter": "providerFilter"},
+)
 def list_models(
     caller: Caller,
     providerFilter: Annotated[
@@ -212,7 +434,7 @@ def list_models(
     return {"count": len(models), "models": models}
 
 
-@tool(title="Inspect a model call", read_only=True)
+@tool(title="Inspect a model call", output=InspectAgentDebugOutput, read_only=True)
 def inspect_agent_debug(
     caller: Caller,
     debugId: Annotated[int, Field(description="A debug log id, as run_agent_test returns it.", ge=1)],
@@ -252,7 +474,7 @@ def inspect_agent_debug(
 
 
 # --- proposing and testing --------------------------------------------------------------------
-@tool(title="Propose a new system prompt")
+@tool(title="Propose a new system prompt", output=UpdateAgentSystemPromptOutput)
 def update_agent_system_prompt(
     caller: Caller,
     agentId: Annotated[
@@ -301,10 +523,11 @@ def update_agent_system_prompt(
         "versionStatus": version.status,
         "reason": version.reason,
         "newSystemPrompt": version.snapshot["system_prompt"],
+        "reviewUrl": review_url(caller, version),
     }
 
 
-@tool(title="Try an agent")
+@tool(title="Try an agent", output=RunAgentTestOutput)
 def run_agent_test(
     caller: Caller,
     agentKey: AgentKey,
@@ -315,7 +538,11 @@ def run_agent_test(
     recorded like any other; tools with side effects (self-edit, delegate) are recorded,
     not executed."""
     agent = agent_get_by_key(actor=caller.actor, workspace=caller.workspace, key=agentKey)
+    if caller.progress is not None:
+        caller.progress.report(0, 1, f"Running one turn of {agent.key}")
     turn: AgentTurn = agent_run_test(agent=agent, message=input, actor=caller.actor)
+    if caller.progress is not None:
+        caller.progress.report(1, 1, f"Turn {turn.status}")
     debug_ids = debug_log_ids(turn=turn)
     result = {
         "agentKey": agent.key,
@@ -335,7 +562,7 @@ def run_agent_test(
     return result
 
 
-@tool(title="Send a message to an agent")
+@tool(title="Send a message to an agent", output=SendMessageOutput)
 def send_message(
     caller: Caller,
     agentKey: AgentKey,
@@ -376,6 +603,7 @@ def send_message(
 # --- maintaining -------------------------------------------------------------------------------
 @tool(
     title="Update an agent",
+    output=UpdateAgentOutput,
     parameter_names={"preset": "modelPresetKey", "allowed_tool_names": "allowedToolNames", "is_active": "isActive"},
 )
 def update_agent(
@@ -422,6 +650,7 @@ def update_agent(
         "changed": changed,
         "message": _update_agent_message(changed, version),
         "versionId": version.pk if version else None,
+        "reviewUrl": review_url(caller, version) if version else None,
         "agent": _agent_item(agent, default),
     }
 
@@ -458,6 +687,7 @@ def _update_agent_message(changed: list[str], version: PromptVersion | None) -> 
 
 @tool(
     title="Update a preset",
+    output=UpdatePresetOutput,
     refused={
         "providerName": "A preset's provider and model cannot change: create a new preset instead.",
         "model": "A preset's provider and model cannot change: create a new preset instead.",
@@ -501,7 +731,7 @@ def update_preset(
     }
 
 
-@tool(title="Delete an agent", destructive=True)
+@tool(title="Delete an agent", output=DeleteAgentOutput, destructive=True)
 def delete_agent(caller: Caller, agentKey: AgentKey, force: Force = False) -> dict:
     """Delete an agent and its versions (debug logs are kept). Refused for built-in agents,
     and, unless force is true, when other agents delegate to it (they are listed)."""
@@ -510,7 +740,7 @@ def delete_agent(caller: Caller, agentKey: AgentKey, force: Force = False) -> di
     return {"agentKey": agentKey, "deleted": True, "dependents": dependents}
 
 
-@tool(title="Delete a preset", destructive=True)
+@tool(title="Delete a preset", output=DeletePresetOutput, destructive=True)
 def delete_preset(caller: Caller, key: PresetKey, force: Force = False) -> dict:
     """Delete a preset. Unless force is true it is refused when agents use it (they are
     listed); with force they fall back to the workspace's default preset."""

@@ -12,6 +12,10 @@ content and as text; a failure is a tool error result (`isError`) whose body is
 `{"status": "error", "error": "...", ...}`. `error_body` is the one mapping from service
 exceptions to that body.
 
+Every tool declares its success as a pydantic model (`ToolOutput`), published as the
+tool's `outputSchema` (issue 31); each success is validated against it before it
+leaves, so what the schema says is what clients get.
+
 Tools are sync functions: the SDK runs them in worker threads, each with its own
 database connection, opened and closed around every call like a Django request.
 """
@@ -24,10 +28,12 @@ import json
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import cached_property
-from typing import Any
+from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
+import anyio.from_thread
 import pydantic
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -73,13 +79,75 @@ does not change until then. No tool approves or rejects: people decide.
 Every answer has "status" ("success" or "error") and, on success, a "timestamp"."""
 
 
+# --- what a tool returns --------------------------------------------------------------------
+class Out(pydantic.BaseModel):
+    """A part of a tool's answer: exactly these fields (the schema says
+    `additionalProperties: false`, so a field a tool forgot to declare fails its tests)."""
+
+    model_config = pydantic.ConfigDict(extra="forbid")
+
+
+class ToolOutput(Out):
+    """A tool's success: its own fields between `status` and `timestamp`."""
+
+    status: Literal["success"]
+    timestamp: datetime
+
+    schema_cache: ClassVar[dict[type, dict]] = {}
+
+    @classmethod
+    def output_schema(cls) -> dict[str, Any]:
+        """The tool's `outputSchema` (JSON Schema; nested parts under `$defs`)."""
+        if cls not in ToolOutput.schema_cache:
+            ToolOutput.schema_cache[cls] = cls.model_json_schema()
+        return ToolOutput.schema_cache[cls]
+
+
 # --- what a tool receives ---------------------------------------------------------------
 @dataclass(frozen=True)
 class Caller:
-    """Who calls a tool: the API key's actor and the one workspace the key belongs to."""
+    """Who calls a tool: the API key's actor and the one workspace the key belongs to,
+    where the client reached us (`site_url`, for links; empty over stdio and in-process,
+    where links are paths) and the call's progress channel."""
 
     actor: Actor
     workspace: Workspace
+    site_url: str = ""
+    progress: Progress | None = None
+
+    def link(self, path: str) -> str:
+        """A link a client can hand to a person: absolute when we know our address."""
+        return f"{self.site_url}{path}"
+
+
+class Progress:
+    """From a tool's worker thread, back to its client: progress notifications (sent
+    only when the client asked for them with a progress token) and whether the client
+    still waits for the answer."""
+
+    def __init__(self, ctx: Context, tool_name: str) -> None:
+        self.ctx = ctx
+        self.tool_name = tool_name
+        self.last: tuple[float, float | None] | None = None
+        self.abandoned = False
+
+    def report(self, done: float, total: float | None = None, message: str | None = None) -> None:
+        """Notify `done` of `total` (repeats of the last figures are not sent again)."""
+        if (done, total) == self.last:
+            return
+        self.last = (done, total)
+        anyio.from_thread.run(self.ctx.report_progress, done, total, message)
+
+    def check(self) -> None:
+        """Raise the host task's cancellation when the client cancelled the call (or,
+        over HTTP, went away): a tool that waits calls it between polls and stops
+        waiting; what it waited on goes on."""
+        try:
+            anyio.from_thread.check_cancelled()
+        except BaseException:  # the backend's cancellation class: not an Exception
+            self.abandoned = True
+            logger.info("MCP %s: the client cancelled the call or went away; stopped waiting", self.tool_name)
+            raise
 
 
 @dataclass(frozen=True)
@@ -90,6 +158,7 @@ class ToolSpec:
     name: str
     title: str
     description: str
+    output: type[ToolOutput]
     read_only: bool
     destructive: bool
     # Calling it again with the same arguments changes nothing more (read-only tools are).
@@ -115,6 +184,7 @@ class ToolSpec:
 def tool(
     *,
     title: str,
+    output: type[ToolOutput],
     read_only: bool = False,
     destructive: bool = False,
     idempotent: bool = False,
@@ -122,8 +192,9 @@ def tool(
     refused: Mapping[str, str] | None = None,
 ) -> Callable[[Callable[..., dict]], ToolSpec]:
     """Declare an MCP tool. The function's docstring is its description, its
-    parameters (annotated with pydantic `Field`s) its JSON Schema; it returns the
-    success payload or raises what services raise."""
+    parameters (annotated with pydantic `Field`s) its JSON Schema, `output` the model of
+    its success (its `outputSchema`); it returns the success payload (without `status`
+    and `timestamp`) or raises what services raise."""
 
     def declare(fn: Callable[..., dict]) -> ToolSpec:
         return ToolSpec(
@@ -131,6 +202,7 @@ def tool(
             name=fn.__name__,
             title=title,
             description=inspect.cleandoc(fn.__doc__ or ""),
+            output=output,
             read_only=read_only,
             destructive=destructive,
             idempotent=idempotent or read_only,
@@ -154,9 +226,18 @@ def _result(body: dict, *, is_error: bool) -> CallToolResult:
     )
 
 
-def success(payload: dict) -> CallToolResult:
+def success(payload: dict, output: type[ToolOutput] | None = None) -> CallToolResult:
+    """A success; checked against the tool's `outputSchema` when given (a mismatch is
+    our bug: logged, and answered as an internal error rather than sent wrong)."""
     now = timezone.now().replace(microsecond=0).isoformat()
-    return _result({"status": "success", **payload, "timestamp": now}, is_error=False)
+    result = _result({"status": "success", **payload, "timestamp": now}, is_error=False)
+    if output is not None:
+        try:
+            output.model_validate(result.structured_content)
+        except pydantic.ValidationError as exc:
+            logger.error("MCP tool answer does not match its %s", output.__name__, exc_info=exc)
+            return failure({"error": "Internal error (an answer did not match its outputSchema); it was logged."})
+    return result
 
 
 def failure(body: dict) -> CallToolResult:
@@ -230,10 +311,13 @@ class AiHummerMCP(MCPServer):
         # object and `reason='null'` nothing. Every parameter here is a scalar (lists
         # are comma-separated, JSON inputs are strings the tool parses itself), so
         # what the caller sent is what the tool gets.
+        # The output schema is published here and checked by `success` (the SDK checks
+        # only a schema it derived from a return annotation).
         sdk_tool = self._tool_manager.get_tool(spec.name)
         metadata = sdk_tool.fn_metadata
         sdk_tool.fn_metadata = _LiteralArguments(
             **{name: getattr(metadata, name) for name in type(metadata).model_fields}
+            | {"output_schema": spec.output.output_schema()}
         )
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
@@ -299,24 +383,27 @@ def _run(spec: ToolSpec, ctx: Context, arguments: dict[str, Any]) -> CallToolRes
     # Django does around a request (CONN_MAX_AGE and the pool still apply).
     close_old_connections()
     try:
-        return success(spec.fn(_caller(ctx), **arguments))
+        payload = spec.fn(_caller(ctx, spec), **arguments)
     except Exception as exc:
         return failure(error_body(exc, spec))
     finally:
         close_old_connections()
+    return success(payload, spec.output)
 
 
-def _caller(ctx: Context) -> Caller:
+def _caller(ctx: Context, spec: ToolSpec) -> Caller:
     request = ctx.request_context.request
+    site_url = ""
     if request is not None:
         api_key = request.scope.get(SCOPE_API_KEY)  # set by ApiKeyAuth for this very request
+        site_url = str(request.base_url).rstrip("/")
     else:
         raw_key = getattr(ctx.mcp_server, "api_key", "")
         api_key = api_key_authenticate(raw_key) if raw_key else None
     if api_key is None:
         raise PermissionDenied("The API key is missing, unknown or revoked: ask a workspace admin for a live key.")
     actor = Actor.for_api_key(api_key, surface="mcp", client_name=client_name(ctx))
-    return Caller(actor=actor, workspace=api_key.workspace)
+    return Caller(actor=actor, workspace=api_key.workspace, site_url=site_url, progress=Progress(ctx, spec.name))
 
 
 def client_name(ctx: Context) -> str:

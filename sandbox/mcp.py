@@ -15,17 +15,59 @@ from pydantic import Field
 
 from agents.mcp import KEY_PATTERN, _preset_for, known_tools
 from agents.services import agent_create, preset_create
-from aihummer.mcp import Caller, tool
+from aihummer.mcp import Caller, ToolOutput, tool
 from sandbox.services import sandbox_cleanup
 from workflows.mcp import Definition, WorkflowKey, definition_agents, parse_json
 from workflows.services import workflow_create
+
+
+class CreateSandboxPresetOutput(ToolOutput):
+    presetKey: str
+    name: str
+    providerName: str
+    model: str
+    temperature: float
+    topP: float
+    maxOutputTokens: int | None
+    streamingEnabled: bool
+    isActive: bool
+
+
+class CreateSandboxAgentOutput(ToolOutput):
+    agentKey: str
+    agentName: str
+    presetUsed: str
+    presetKey: str
+    model: str
+    allowedToolNames: list[str]
+    liveVersion: int | None
+
+
+class CreateSandboxWorkflowOutput(ToolOutput):
+    workflowKey: str
+    name: str
+    stepsCount: int
+    agents: list[str]
+    version: int
+
+
+class CleanupSandboxOutput(ToolOutput):
+    workflowRunsDeleted: int
+    workflowsDeleted: int
+    agentsDeleted: int
+    presetsDeleted: int
+
 
 SandboxKey = Annotated[
     str, Field(description="A new key ([a-z0-9_-], at most 50 characters).", pattern=KEY_PATTERN, max_length=50)
 ]
 
 
-@tool(title="Create a sandbox preset", parameter_names={"provider_name": "providerName"})
+@tool(
+    title="Create a sandbox preset",
+    output=CreateSandboxPresetOutput,
+    parameter_names={"provider_name": "providerName"},
+)
 def create_sandbox_preset(
     caller: Caller,
     key: SandboxKey,
@@ -71,7 +113,11 @@ def create_sandbox_preset(
     }
 
 
-@tool(title="Create a sandbox agent", parameter_names={"preset": "presetKey", "snapshot": "systemPrompt"})
+@tool(
+    title="Create a sandbox agent",
+    output=CreateSandboxAgentOutput,
+    parameter_names={"preset": "presetKey", "snapshot": "systemPrompt"},
+)
 def create_sandbox_agent(
     caller: Caller,
     key: SandboxKey,
@@ -109,7 +155,7 @@ def create_sandbox_agent(
     }
 
 
-@tool(title="Create a sandbox workflow", parameter_names={"key": "workflowKey"})
+@tool(title="Create a sandbox workflow", output=CreateSandboxWorkflowOutput, parameter_names={"key": "workflowKey"})
 def create_sandbox_workflow(
     caller: Caller,
     workflowKey: WorkflowKey,
@@ -140,7 +186,7 @@ def create_sandbox_workflow(
     }
 
 
-@tool(title="Delete this workspace's sandbox", destructive=True, idempotent=True)
+@tool(title="Delete this workspace's sandbox", output=CleanupSandboxOutput, destructive=True, idempotent=True)
 def cleanup_sandbox(caller: Caller) -> dict:
     """Delete every sandbox row of your workspace, in one transaction: workflow runs,
     then workflows, agents and presets. Idempotent (all zeros the second time). Debug

@@ -9,8 +9,12 @@ alike, with the API key's rights.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable
+from datetime import datetime
 from typing import Annotated, Any
 
+import pydantic
 from django.core.exceptions import ValidationError
 from pydantic import Field
 
@@ -18,12 +22,13 @@ from agents.mcp import KEY_PATTERN, NOTHING_GIVEN, Force, IncludeSandbox
 from agents.models import DebugLog
 from aihummer.exceptions import ApplicationError, NotFound
 from aihummer.jsonsafe import json_loads
-from aihummer.mcp import Caller, tool
+from aihummer.mcp import Caller, Out, ToolOutput, tool
 from workflows.models import RunStatus, StepRun, Workflow, WorkflowRun
 from workflows.selectors import workflow_list, workflow_run_get
 from workflows.services import (
     workflow_delete,
     workflow_get,
+    workflow_run_cancel,
     workflow_run_start,
     workflow_run_wait,
     workflow_update,
@@ -45,6 +50,104 @@ Definition = Annotated[
         max_length=1_000_000,  # as the REST API's body limit
     ),
 ]
+
+
+# --- answers (each tool's outputSchema) ---------------------------------------------------
+class WorkflowItem(Out):
+    workflowKey: str
+    name: str
+    description: str
+    version: int
+    stepsCount: int
+    agents: list[str]
+    isActive: bool
+    isBuiltin: bool
+    isSandbox: bool
+    updatedAt: datetime
+
+
+class RunUsage(Out):
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+    costUsd: float
+
+
+class StepTokens(Out):
+    input: int
+    output: int
+
+
+class StepItem(Out):
+    index: int
+    name: str
+    agent: str
+    agentVersion: int | None
+    status: str
+    input: Any
+    output: Any
+    errorMessage: str | None
+    attempts: int
+    tokens: StepTokens
+    cost: float
+    durationSeconds: float | None
+    debugIds: list[int]
+
+
+class RunOutput(Out):
+    outputs: Any
+    answer: str
+
+
+class ListWorkflowsOutput(ToolOutput):
+    count: int
+    workflows: list[WorkflowItem]
+
+
+class UpdateWorkflowOutput(ToolOutput):
+    workflowKey: str
+    changed: list[str]
+    message: str
+    workflow: WorkflowItem
+
+
+class DeleteWorkflowOutput(ToolOutput):
+    workflowKey: str
+    deleted: bool
+    runsInProgress: list[str]
+
+
+class RunWorkflowOutput(ToolOutput):
+    workflowKey: str
+    workflowRunId: str
+    runStatus: str = pydantic.Field(description="The run's own status; the answer's `status` is the call's.")
+    stepsExecuted: int
+    stepsCount: int
+    outputs: Any
+    answer: str
+    usage: RunUsage
+    errorMessage: str | None
+    message: str | None = pydantic.Field(
+        default=None, description="Only while the run goes on after the wait: how to follow it."
+    )
+
+
+class InspectWorkflowRunOutput(ToolOutput):
+    workflowRunId: str
+    workflowKey: str
+    workflowVersion: int
+    runStatus: str
+    currentStepIndex: int
+    stepsCount: int
+    input: Any
+    output: RunOutput
+    errorMessage: str | None
+    totalTokens: int
+    totalCost: float
+    durationSeconds: float | None
+    startedAt: datetime | None
+    completedAt: datetime | None
+    steps: list[StepItem]
 
 
 def parse_json(text: str, field: str) -> Any:
@@ -87,7 +190,7 @@ def _usage(run: WorkflowRun) -> dict:
 
 
 # --- workflows ----------------------------------------------------------------------------
-@tool(title="List workflows", read_only=True)
+@tool(title="List workflows", output=ListWorkflowsOutput, read_only=True)
 def list_workflows(caller: Caller, includeSandbox: IncludeSandbox = False) -> dict:
     """List the workspace's workflows: key, name, description, definition version, the
     number of steps and the agents they run, whether enabled, built in or a sandbox
@@ -96,7 +199,7 @@ def list_workflows(caller: Caller, includeSandbox: IncludeSandbox = False) -> di
     return {"count": len(workflows), "workflows": [workflow_item(workflow) for workflow in workflows]}
 
 
-@tool(title="Update a workflow", parameter_names={"is_active": "isActive"})
+@tool(title="Update a workflow", output=UpdateWorkflowOutput, parameter_names={"is_active": "isActive"})
 def update_workflow(
     caller: Caller,
     workflowKey: WorkflowKey,
@@ -133,7 +236,7 @@ def update_workflow(
     }
 
 
-@tool(title="Delete a workflow", destructive=True)
+@tool(title="Delete a workflow", output=DeleteWorkflowOutput, destructive=True)
 def delete_workflow(caller: Caller, workflowKey: WorkflowKey, force: Force = False) -> dict:
     """Delete a workflow; its finished runs stay readable (they keep their copy of the
     definition). Refused for built-in workflows, and, unless force is true, while runs of
@@ -144,7 +247,7 @@ def delete_workflow(caller: Caller, workflowKey: WorkflowKey, force: Force = Fal
 
 
 # --- runs ---------------------------------------------------------------------------------
-@tool(title="Run a workflow")
+@tool(title="Run a workflow", output=RunWorkflowOutput)
 def run_workflow(
     caller: Caller,
     workflowKey: WorkflowKey,
@@ -161,16 +264,31 @@ def run_workflow(
             le=WAIT_MAX_SECONDS,
         ),
     ] = WAIT_DEFAULT_SECONDS,
+    cancelRunIfAbandoned: Annotated[
+        bool,
+        Field(
+            description="true: if this call is cancelled (or, over HTTP, the client goes away) while it waits, "
+            "the run is cancelled too. Default false: the run goes on; follow it with inspect_workflow_run."
+        ),
+    ] = False,
 ) -> dict:
     """Start a run of a workflow (real or sandbox, with the API key's rights), wait for it
     up to waitSeconds, and return its status, outputs, final answer and usage. A run
     that failed or was cancelled is a tool error carrying the same fields. A run still
     going after the wait is not stopped: its id comes back to poll with
-    inspect_workflow_run."""
+    inspect_workflow_run. With a progress token, progress notifications count the steps
+    done; cancelling the call stops the wait, not the run (unless cancelRunIfAbandoned)."""
     workflow = workflow_get(workspace=caller.workspace, key=workflowKey, actor=caller.actor)
     parsed_inputs = parse_json(inputs, "inputs") if inputs else None
     run = workflow_run_start(workflow=workflow, actor=caller.actor, message=message, inputs=parsed_inputs)
-    run = workflow_run_wait(run=run, timeout=waitSeconds)
+    steps_count = len(run.definition.get("steps", []))
+    try:
+        run = workflow_run_wait(run=run, timeout=waitSeconds, on_poll=_progress_of(caller, steps_count))
+    except BaseException:  # the call's cancellation is no Exception; nobody reads this answer
+        if cancelRunIfAbandoned and caller.progress is not None and caller.progress.abandoned:
+            with contextlib.suppress(ApplicationError):  # it finished meanwhile: nothing to cancel
+                workflow_run_cancel(run=run, actor=caller.actor)
+        raise
     steps_executed = StepRun.objects.filter(run=run, status__in=StepRun.DONE).count()
     body = {
         "workflowKey": run.workflow_key,
@@ -178,6 +296,7 @@ def run_workflow(
         # The answer's own "status" is "success": the run's is `runStatus`.
         "runStatus": run.status,
         "stepsExecuted": steps_executed,
+        "stepsCount": steps_count,
         "outputs": run.outputs,
         "answer": run.answer,
         "usage": _usage(run),
@@ -192,7 +311,23 @@ def run_workflow(
     return body
 
 
-@tool(title="Inspect a workflow run", read_only=True)
+def _progress_of(caller: Caller, steps_count: int) -> Callable[[WorkflowRun], None] | None:
+    """What `run_workflow` does at each poll while it waits: tell the client how many
+    steps are done (when it asked for progress), and stop waiting when it cancelled the
+    call or went away. The run goes on either way: inspect_workflow_run follows it."""
+    progress = caller.progress
+    if progress is None:
+        return None
+
+    def on_poll(run: WorkflowRun) -> None:
+        progress.check()
+        done = StepRun.objects.filter(run=run, status__in=StepRun.DONE).count()
+        progress.report(done, steps_count, f"{done} of {steps_count} steps done ({run.status})")
+
+    return on_poll
+
+
+@tool(title="Inspect a workflow run", output=InspectWorkflowRunOutput, read_only=True)
 def inspect_workflow_run(
     caller: Caller,
     workflowRunId: Annotated[str, Field(description="The run's id, as run_workflow returns it.", max_length=64)],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -211,11 +212,17 @@ def workflow_run_start(
     return run
 
 
-def workflow_run_wait(*, run: WorkflowRun, timeout: float) -> WorkflowRun:
-    """The run once it has finished, or as it is after `timeout` seconds."""
+def workflow_run_wait(
+    *, run: WorkflowRun, timeout: float, on_poll: Callable[[WorkflowRun], None] | None = None
+) -> WorkflowRun:
+    """The run once it has finished, or as it is after `timeout` seconds. `on_poll`
+    sees the run at each poll (to report progress; it may raise to stop waiting, which
+    leaves the run going)."""
     deadline = time.monotonic() + timeout
     while True:
         run = WorkflowRun.all_objects.get(pk=run.pk)
+        if on_poll is not None:
+            on_poll(run)
         if run.is_finished or time.monotonic() >= deadline:
             return run
         time.sleep(min(WAIT_POLL_SECONDS * 4, max(deadline - time.monotonic(), 0)))

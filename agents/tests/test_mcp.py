@@ -134,6 +134,8 @@ def test_a_pending_proposal_waits_for_a_person_and_goes_live_once_approved(
         "versionStatus": "pending",
         "reason": "Shorter",
         "newSystemPrompt": NEW_PROMPT,
+        # In-process (as over stdio) the link is the admin's path; over HTTP it is absolute.
+        "reviewUrl": f"/admin/agents/promptversion/{version.pk}/review/",
     }
     # In the reviewers' queue, with its mcp: source; the live agent untouched.
     queued = prompt_version_queue(actor=Actor.for_user(bob)).pending().get()

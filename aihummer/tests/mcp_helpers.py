@@ -4,19 +4,28 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Awaitable, Callable
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import anyio
 import anyio.to_thread
 import httpx2
+from django.conf import settings
 from django.db import connection
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, Implementation
 
 from aihummer.mcp import build_server
+from aihummer.tests.ports import free_port
 
 CLIENT_NAME = "pytest-client"
 TIMEOUT_SECONDS = 60
@@ -94,3 +103,30 @@ def http_client(base_url: str, raw_key: str, *, name: str = "http-test", mode: s
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {raw_key}"}, timeout=30)
     transport = streamable_http_client(f"{base_url}/mcp", http_client=http)
     return Client(transport, client_info=Implementation(name=name, version="1"), mode=mode)
+
+
+@contextmanager
+def live_uvicorn(env: dict[str, str]) -> Iterator[str]:
+    """`uvicorn aihummer.asgi:application` on a free port with `env` (see `server_env`);
+    its base URL while the block runs."""
+    port = free_port()
+    log = tempfile.NamedTemporaryFile("w+", suffix=".log", delete=False)  # noqa: SIM115  (closed below)
+    command = [sys.executable, "-m", "uvicorn", "aihummer.asgi:application", "--port", str(port)]
+    command += ["--timeout-graceful-shutdown", "2"]  # open SSE streams would hold the shutdown
+    process = subprocess.Popen(command, cwd=settings.BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + SERVER_START_SECONDS
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"uvicorn did not start:\n{Path(log.name).read_text()}") from None
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        log.close()
+        os.unlink(log.name)

@@ -8,14 +8,9 @@ process each. Every session is bounded in time (`with_client`).
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -33,8 +28,7 @@ from aihummer.actors import Actor
 from aihummer.models import User, Workspace
 from aihummer.services import api_key_revoke
 from aihummer.tests.factories import echo_sp, make_echo_preset, make_key
-from aihummer.tests.mcp_helpers import SERVER_START_SECONDS, error, http_client, in_thread, ok, server_env, with_client
-from aihummer.tests.ports import free_port
+from aihummer.tests.mcp_helpers import error, http_client, in_thread, live_uvicorn, ok, server_env, with_client
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -121,29 +115,10 @@ def test_over_stdio_a_revoked_key_is_refused_before_serving(workspace: Workspace
 @pytest.fixture(scope="module")
 def base_url(django_db_setup: None, django_db_blocker: Any) -> Iterator[str]:
     """`uvicorn aihummer.asgi:application` on a free port, for the whole module."""
-    port = free_port()
     with django_db_blocker.unblock():
         env = server_env()
-    log = tempfile.NamedTemporaryFile("w+", suffix=".log", delete=False)  # noqa: SIM115  (closed below)
-    command = [sys.executable, "-m", "uvicorn", "aihummer.asgi:application", "--port", str(port)]
-    command += ["--timeout-graceful-shutdown", "2"]  # open SSE streams would hold the shutdown
-    process = subprocess.Popen(command, cwd=settings.BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + SERVER_START_SECONDS
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"uvicorn did not start:\n{Path(log.name).read_text()}") from None
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-        log.close()
-        os.unlink(log.name)
+    with live_uvicorn(env) as url:
+        yield url
 
 
 def test_over_http_tools_are_listed_and_a_proposal_carries_the_clients_name(
