@@ -52,7 +52,12 @@ def prompt_version_get(*, actor: Actor, pk: int | str) -> PromptVersion:
     version = (
         _scoped(PromptVersion.objects.all(), actor)
         .select_related(
-            "agent__live_version", "agent__workspace", "workspace", "base_version", "proposed_by", "reviewed_by"
+            "agent__live_version",
+            "agent__workspace",
+            "workspace__approval_policy",
+            "base_version",
+            "proposed_by",
+            "reviewed_by",
         )
         .filter(pk=pk)
         .first()

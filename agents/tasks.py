@@ -41,3 +41,11 @@ def agent_turns_abandon_task() -> int:
     from agents.services.turns import agent_turns_abandon
 
     return agent_turns_abandon()
+
+
+@shared_task(name="agents.prompt_versions_go_live_due", ignore_result=True)
+def prompt_versions_go_live_due_task() -> dict[str, int]:
+    """Beat: put live the fully approved versions whose scheduled time came."""
+    from agents.services.approvals import prompt_versions_go_live_due
+
+    return prompt_versions_go_live_due()

@@ -275,8 +275,15 @@ AIHUMMER_SANDBOX_TTL = env.int("AIHUMMER_SANDBOX_TTL", 24 * 3600, minimum=1, max
 AIHUMMER_SANDBOX_SWEEP_INTERVAL_SEC = env.int(
     "AIHUMMER_SANDBOX_SWEEP_INTERVAL_SEC", 15 * 60, minimum=1, maximum=24 * 3600
 )
+# How often beat puts live the approved versions whose scheduled time came (issue 33):
+# a scheduled go-live happens at most this late.
+AIHUMMER_GO_LIVE_INTERVAL_SEC = env.float("AIHUMMER_GO_LIVE_INTERVAL_SEC", 30.0, minimum=0.5, maximum=3600.0)
 # Exactly one `celery -A aihummer beat` runs this schedule.
 CELERY_BEAT_SCHEDULE = {
+    "prompt-versions-go-live": {
+        "task": "agents.prompt_versions_go_live_due",
+        "schedule": AIHUMMER_GO_LIVE_INTERVAL_SEC,
+    },
     "workflow-runs-revive": {"task": "workflows.workflow_runs_revive", "schedule": AIHUMMER_REVIVE_INTERVAL_SEC},
     "sandbox-sweep": {"task": "sandbox.sandbox_sweep", "schedule": AIHUMMER_SANDBOX_SWEEP_INTERVAL_SEC},
     # A turn cannot outlive AIHUMMER_TURN_TIMEOUT_SEC: looking once a minute is plenty.

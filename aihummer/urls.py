@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import SimpleRouter
 
 from agents.api.agents import AgentViewSet
+from agents.api.approval_policy import ApprovalPolicyApi
 from agents.api.conversations import AgentConversationViewSet, ConversationViewSet
 from agents.api.credentials import CredentialViewSet
 from agents.api.presets import ModelCatalogViewSet, PresetViewSet
@@ -39,6 +40,7 @@ router.register("admin/runs", workflows_api.RunViewSet, basename="run")
 
 v1_patterns = [
     path("me/", MeApi.as_view(), name="me"),
+    path("admin/approval-policy", ApprovalPolicyApi.as_view(), name="approval-policy"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="v1:schema"), name="docs"),
     *router.urls,

@@ -43,6 +43,12 @@ class DecisionForm(forms.Form):
     )
     # The live version number the page showed: a confirmation holds for it only.
     live_number = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
+    live_at = forms.DateTimeField(
+        required=False,
+        label="Go live at (UTC)",
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
+        help_text="Empty: as soon as every approval is in (and the tier's wait time passed).",
+    )
 
 
 def expected_live_field() -> forms.IntegerField:

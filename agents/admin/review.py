@@ -33,8 +33,11 @@ from agents.rendering import render_prefix
 from agents.runtime import agent_run_test
 from agents.selectors import evidence_for_review, prompt_version_get
 from agents.services import (
+    approval_state,
     evidence_regressions_to_confirm,
     prompt_version_approve,
+    prompt_version_rebase,
+    prompt_version_rebase_plan,
     prompt_version_reject,
     prompt_version_reverts,
 )
@@ -233,6 +236,10 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
             try_form = TryItForm(request.POST)
             if try_form.is_valid():
                 trials = self._try_both(request, actor, version, try_form.cleaned_data["message"])
+        elif request.method == "POST" and "_rebase" in request.POST:
+            response = self._rebase(request, actor, version)
+            if response is not None:
+                return response
         elif request.method == "POST":
             decision_form = DecisionForm(request.POST)
             if decision_form.is_valid():
@@ -258,6 +265,7 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
                     confirm_stale=form.cleaned_data["confirm_stale"],
                     expected_live=form.cleaned_data["live_number"],
                     confirm_regressions=request.POST.getlist("confirm_regressions"),
+                    live_at=form.cleaned_data.get("live_at"),
                 )
             else:
                 decided = prompt_version_reject(version=version, actor=actor, note=note)
@@ -267,9 +275,34 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
         except SERVICE_ERRORS as exc:  # a state or a right: said at the top, where the race test reads it
             messages.error(request, service_error_message(exc))
             return None
+        label = f"{decided.agent.key} v{decided.number}"
+        if decided.is_pending:  # short of its quorum, or scheduled
+            outcome = f"{'approval' if approve else 'rejection'} recorded, {approval_state(decided).summary}"
+            if decided.go_live_at:
+                outcome += f"; goes live at {decided.go_live_at:%Y-%m-%d %H:%M} UTC"
+            self.log_change(request, decided, outcome + (f": {note}" if note else ""))
+            messages.success(request, f"{label}: {outcome}.")
+            return redirect("admin:agents_promptversion_review", decided.pk)
         self.log_change(request, decided, f"{decided.status} v{decided.number}" + (f": {note}" if note else ""))
-        messages.success(request, f"{decided.agent.key} v{decided.number} {decided.status}.")
+        messages.success(request, f"{label} {decided.status}.")
         return redirect("admin:agents_promptversion_changelist")
+
+    def _rebase(self, request: HttpRequest, actor: Actor, version: PromptVersion) -> HttpResponse | None:
+        seen = request.POST.get("live_number", "")
+        try:
+            rebased = prompt_version_rebase(
+                version=version, actor=actor, expected_live=int(seen) if seen.isdigit() else None
+            )
+        except SERVICE_ERRORS as exc:
+            messages.error(request, service_error_message(exc))
+            return None
+        self.log_change(request, version, f"rebased onto v{rebased.base_version.number} as v{rebased.number}")
+        messages.success(
+            request,
+            f"{version.agent.key} v{version.number} rebased onto v{rebased.base_version.number} as "
+            f"v{rebased.number}: it waits for its approvals again.",
+        )
+        return redirect("admin:agents_promptversion_review", rebased.pk)
 
     def _try_both(self, request: HttpRequest, actor: Actor, version: PromptVersion, message: str) -> dict | None:
         agent = version.agent
@@ -296,8 +329,11 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
         agent, live = version.agent, version.agent.live_version
         stale = version.is_stale
         reverts = prompt_version_reverts(version) if stale else []
-        decide_refusal = actor.refusal(Verb.DECIDE, version.workspace) or actor.decision_refusal(
-            version.proposer_identity
+        approvals = approval_state(version)
+        decide_refusal = (
+            actor.refusal(Verb.DECIDE, version.workspace)
+            or actor.decision_refusal(version.proposer_identity)
+            or approvals.refusal_for(actor)
         )
         # A new agent's version 1 may wait for review with nothing live yet.
         live_snapshot = live.snapshot if live else empty_snapshot()
@@ -313,6 +349,7 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
             "is_live": live is not None and live.pk == version.pk,
             "stale": stale,
             "reverts": reverts,
+            "rebase": prompt_version_rebase_plan(version) if stale else None,
             "diff": snapshot_diff(live_snapshot, version.snapshot),
             "base_diff": snapshot_diff(version.base_version.snapshot, version.snapshot) if stale else None,
             "prompt_words": word_diff(before_prompt, after_prompt),
@@ -323,6 +360,7 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
             "try_form": try_form,
             "trials": trials,
             "can_try": actor.can(Verb.RUN, version.workspace),
+            "approvals": approvals,
             "evidence": evidence_for_review(version=version),
             "regressions_to_confirm": evidence_regressions_to_confirm(version=version) if version.is_pending else [],
         }
@@ -379,16 +417,17 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
             label = f"{version.agent.key} v{version.number}"
             try:
                 if approve:
-                    prompt_version_approve(
+                    version = prompt_version_approve(
                         version=version, actor=actor, note=note, confirm_stale=confirm_stale, may_revert=listed
                     )
                 else:
-                    prompt_version_reject(version=version, actor=actor, note=note)
+                    version = prompt_version_reject(version=version, actor=actor, note=note)
             except SERVICE_ERRORS as exc:
                 messages.warning(request, f"{label}: refused. {service_error_message(exc)}")
                 continue
             done += 1
-            self.log_change(request, version, "approved" if approve else f"rejected: {note}")
-            messages.success(request, f"{label}: {'approved' if approve else 'rejected'}.")
+            outcome = version.status if not version.is_pending else f"recorded, {approval_state(version).summary}"
+            self.log_change(request, version, outcome if approve else f"{outcome}: {note}")
+            messages.success(request, f"{label}: {outcome}.")
         if not done:
             messages.error(request, "Nothing was decided.")

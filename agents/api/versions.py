@@ -18,7 +18,10 @@ from agents.diff import ItemChanges, TextChange, snapshot_diff
 from agents.models import PromptVersion
 from agents.selectors import agent_version_get, agent_versions, prompt_version_get, prompt_version_queue
 from agents.services import (
+    approval_state,
     prompt_version_approve,
+    prompt_version_rebase,
+    prompt_version_rebase_plan,
     prompt_version_reject,
     prompt_version_restore,
     prompt_version_reverts,
@@ -107,6 +110,29 @@ class DiffStatsSerializer(serializers.Serializer):
     removed_chars = serializers.IntegerField()
 
 
+class TierReasonSerializer(serializers.Serializer):
+    tier = serializers.ChoiceField(choices=PromptVersion.Tier.choices)
+    line = serializers.CharField()
+
+
+class DecisionSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=["approve", "reject"])
+    reviewer = serializers.CharField()
+    at = serializers.DateTimeField()
+    seen_live_number = serializers.IntegerField(allow_null=True)
+    live_at = serializers.DateTimeField(allow_null=True)
+
+
+class ApprovalsSerializer(serializers.Serializer):
+    tier = serializers.ChoiceField(choices=PromptVersion.Tier.choices)
+    given = serializers.IntegerField()
+    needed = serializers.IntegerField(help_text="Distinct approvals the tier needs (the workspace's approval policy).")
+    consensus = serializers.BooleanField(help_text="One rejection rejects it.")
+    wait_minutes = serializers.IntegerField(help_text="Least minutes between the proposal and its going live.")
+    summary = serializers.CharField(help_text='"1 of 2 approvals".')
+    decisions = DecisionSerializer(many=True)
+
+
 class VersionSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     agent = serializers.CharField(source="agent.key")
@@ -122,6 +148,14 @@ class VersionSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
     is_stale = serializers.BooleanField()
     diff_stats = DiffStatsSerializer()
+    tier = serializers.ChoiceField(
+        choices=PromptVersion.Tier.choices, help_text="The risk tier, computed from the diff against base_version."
+    )
+    tier_reasons = TierReasonSerializer(many=True, help_text="The diff lines that put it in its tier, strictest first.")
+    go_live_at = serializers.DateTimeField(
+        allow_null=True, help_text="Every approval is in: beat puts it live at this time."
+    )
+    go_live_problem = serializers.CharField(allow_blank=True, help_text="Why beat left it pending at its time.")
 
     @extend_schema_field({"type": "string", "nullable": True})
     def get_proposed_by(self, version: PromptVersion) -> str | None:
@@ -137,13 +171,44 @@ class VersionSerializer(serializers.Serializer):
         return data
 
 
-class VersionDetailSerializer(VersionSerializer):
+class ConflictSerializer(serializers.Serializer):
+    part = serializers.CharField()
+    base = serializers.CharField()
+    live = serializers.CharField()
+    proposal = serializers.CharField()
+
+
+class RebasePlanSerializer(serializers.Serializer):
+    possible = serializers.BooleanField()
+    conflicts = ConflictSerializer(many=True)
+
+
+class DecidedSerializer(VersionSerializer):
+    approvals = serializers.SerializerMethodField(help_text="Where its quorum stands.")
+
+    @extend_schema_field(ApprovalsSerializer)
+    def get_approvals(self, version: PromptVersion) -> dict:
+        return approval_state(version).as_json()
+
+
+class VersionDetailSerializer(DecidedSerializer):
     live_version = serializers.IntegerField(
         source="agent.live_number", allow_null=True, help_text="Null while the agent's version 1 waits for review."
     )
     reverts = serializers.SerializerMethodField(help_text="Live versions that approving this one would undo.")
+    rebase = serializers.SerializerMethodField(
+        help_text="For a stale proposal: whether it rebases onto live (POST .../rebase), or the parts both changed, "
+        "three ways. Null otherwise."
+    )
     snapshot = JsonObjectField()
     diff = serializers.SerializerMethodField(help_text="From the live version to this one.")
+
+    @extend_schema_field(RebasePlanSerializer(allow_null=True))
+    def get_rebase(self, version: PromptVersion) -> dict | None:
+        plan = prompt_version_rebase_plan(version)
+        if plan is None:
+            return None
+        return {"possible": plan.clean, "conflicts": [vars(conflict) for conflict in plan.conflicts]}
 
     @extend_schema_field({"type": "array", "items": {"type": "integer"}})
     def get_reverts(self, version: PromptVersion) -> list[int]:
@@ -258,6 +323,13 @@ class ApproveSerializer(serializers.Serializer):
         help_text="Where the workspace blocks approval on regressions: the names of the test cases the proposal "
         "fails and live passes, confirming you approve it anyway (the 409 lists them in `regressions`).",
     )
+    live_at = serializers.DateTimeField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="Go live at this time (at most 90 days ahead) once every approval is in; the latest any approver "
+        "asked wins, and the tier's wait time is a minimum. Empty: at once.",
+    )
 
 
 class RejectSerializer(serializers.Serializer):
@@ -314,7 +386,7 @@ class PromptVersionViewSet(mixins.ListModelMixin, AdminViewSet):
         version = prompt_version_withdraw(version=self.get_version(), actor=self.actor)
         return Response(VersionSerializer(version).data)
 
-    @extend_schema(request=ApproveSerializer, responses=VersionSerializer)
+    @extend_schema(request=ApproveSerializer, responses=DecidedSerializer)
     @action(detail=True, methods=["post"])
     def approve(self, request: Request, pk: str) -> Response:
         """Approve and put live (a person with the reviewer role, not the proposer)."""
@@ -329,10 +401,22 @@ class PromptVersionViewSet(mixins.ListModelMixin, AdminViewSet):
             expected_live=seen if seen is not None else if_match_version(request),
             confirm_stale=seen is not None,
             confirm_regressions=data["confirm_regressions"],
+            live_at=data["live_at"],
         )
-        return Response(VersionSerializer(version).data)
+        return Response(DecidedSerializer(version).data)
 
-    @extend_schema(request=RejectSerializer, responses=VersionSerializer)
+    @extend_schema(request=None, responses={202: VersionSerializer})
+    @action(detail=True, methods=["post"])
+    def rebase(self, request: Request, pk: str) -> Response:
+        """Carry a stale proposal's change onto the live version (`If-Match`: the live
+        version you saw): a new pending version; this one is withdrawn. 409 with
+        `conflicts` when both changed the same part."""
+        version = prompt_version_rebase(
+            version=self.get_version(), actor=self.actor, expected_live=if_match_version(request)
+        )
+        return proposal_response(version)
+
+    @extend_schema(request=RejectSerializer, responses=DecidedSerializer)
     @action(detail=True, methods=["post"])
     def reject(self, request: Request, pk: str) -> Response:
         """Reject with a note; the proposal is never applied."""
@@ -341,4 +425,4 @@ class PromptVersionViewSet(mixins.ListModelMixin, AdminViewSet):
         version = prompt_version_reject(
             version=self.get_version(), actor=self.actor, note=serializer.validated_data["note"]
         )
-        return Response(VersionSerializer(version).data)
+        return Response(DecidedSerializer(version).data)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Annotated, ClassVar
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from pydantic import BaseModel, ConfigDict, Field
@@ -192,6 +192,28 @@ class ProposePersonaEdit(SelfEditTool):
 
     def changes(self, live: dict, arguments: BaseModel) -> dict:
         return {"identity": {"persona": arguments.persona}}
+
+
+@register
+class ProposeToolsEdit(SelfEditTool):
+    name = "propose_tools_edit"
+    description = (
+        "Propose to stop using some of your tools (narrowing is welcome). Adding a tool widens your power: it is "
+        "refused, a person proposes that. A human reviews it; nothing changes until then."
+    )
+
+    class Arguments(_Arguments):
+        remove: list[Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,63}$")]] = Field(
+            default_factory=list, max_length=50, description="Tool names to give up."
+        )
+        add: list[Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,63}$")]] = Field(
+            default_factory=list, max_length=50, description="Tool names to be given (always refused)."
+        )
+        reason: str = Field(min_length=1, max_length=1000, description="Why this change would help.")
+
+    def changes(self, live: dict, arguments: BaseModel) -> dict:
+        kept = [name for name in live["allowed_tool_names"] if name not in arguments.remove]
+        return {"allowed_tool_names": kept + [name for name in arguments.add if name not in kept]}
 
 
 # --- delegate -------------------------------------------------------------------------

@@ -2,6 +2,14 @@
 tests import them from here: `from agents.services import prompt_version_propose`."""
 
 from agents.services.agents import AGENT_FIELDS, agent_create, agent_delete, agent_dependents, agent_update
+from agents.services.approvals import (
+    AlreadyApprovedByYou,
+    ApprovalState,
+    approval_policy_get,
+    approval_policy_update,
+    approval_state,
+    prompt_versions_go_live_due,
+)
 from agents.services.credentials import (
     credential_create,
     credential_delete,
@@ -44,6 +52,7 @@ from agents.services.proposals import (
     prompt_version_reverts,
     prompt_version_withdraw,
 )
+from agents.services.rebase import NotStale, RebaseConflict, prompt_version_rebase, prompt_version_rebase_plan
 from agents.services.skills import skill_as_snapshot_entry, skill_create, skill_update
 from agents.services.versions import agent_snapshot, version_go_live, version_record
 
@@ -52,7 +61,11 @@ __all__ = [
     "PRESET_FIELDS",
     "PROPOSAL_MODES",
     "AgentChange",
+    "AlreadyApprovedByYou",
+    "ApprovalState",
     "IdenticalToLive",
+    "NotStale",
+    "RebaseConflict",
     "StaleProposal",
     "UnconfirmedRegressions",
     "agent_change",
@@ -65,6 +78,9 @@ __all__ = [
     "agent_test_case_delete",
     "agent_test_case_update",
     "agent_update",
+    "approval_policy_get",
+    "approval_policy_update",
+    "approval_state",
     "credential_create",
     "credential_delete",
     "credential_dependents",
@@ -85,10 +101,13 @@ __all__ = [
     "prompt_version_approve",
     "prompt_version_notify",
     "prompt_version_propose",
+    "prompt_version_rebase",
+    "prompt_version_rebase_plan",
     "prompt_version_reject",
     "prompt_version_restore",
     "prompt_version_reverts",
     "prompt_version_withdraw",
+    "prompt_versions_go_live_due",
     "skill_as_snapshot_entry",
     "skill_create",
     "skill_update",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
@@ -14,10 +15,12 @@ from agents.diff import diff_stats
 from agents.models import Agent, EvidenceRun, PromptVersion
 from agents.policy import upgrade_stored_policy
 from agents.services.agents import agent_create
+from agents.services.approvals import decision_apply, require_schedule
 from agents.services.evidence import evidence_request, evidence_require_confirmed
 from agents.services.notifications import notify
 from agents.services.versions import agent_lock, version_go_live, version_record
 from agents.snapshot import SNAPSHOT_KEYS, apply_changes, content_hash, is_empty_prompt
+from agents.tiers import widening_reasons
 from aihummer.actors import Actor, Verb
 from aihummer.exceptions import AlreadyDecided, ApplicationError
 from aihummer.history import stamp
@@ -37,10 +40,6 @@ PROPOSAL_MODES = ("pending", "live")
 # Why a change is proposed, and why it is decided: read by people, quoted in mails.
 MAX_REASON_CHARS = 2000
 MAX_NOTE_CHARS = 2000
-
-
-# What an agent may never change about itself, whoever it acts for.
-AGENT_SELF_EDIT_FORBIDDEN = ("allowed_tool_names", "runtime_policy")
 
 
 def prompt_version_propose(
@@ -95,11 +94,7 @@ def prompt_version_propose(
                 {"snapshot": "The agent would be told nothing: give an identity, sections or a prompt."}
             )
         if actor.kind == Actor.AGENT:
-            touched = [key for key in AGENT_SELF_EDIT_FORBIDDEN if snapshot[key] != live.snapshot[key]]
-            if touched:
-                raise PermissionDenied(
-                    f"An agent may not change its own {' or '.join(touched)}: a person must propose that."
-                )
+            _require_narrowing(live.snapshot, snapshot)
         digest = content_hash(snapshot)
         if digest == live.content_hash:
             raise IdenticalToLive(f"Identical to live version {live.number}; nothing recorded.")
@@ -125,6 +120,19 @@ def prompt_version_propose(
     return version
 
 
+def _require_narrowing(live: dict, snapshot: dict) -> None:
+    """An agent's own proposal may reword and narrow, never widen its power (the
+    `power` tier): whoever it acts for, a person proposes that. The message is read by
+    the model, so it says what widened and what it may do instead."""
+    widening = widening_reasons(live, snapshot)
+    if widening:
+        raise PermissionDenied(
+            f"An agent may not widen its own power ({'; '.join(reason.line for reason in widening)}). "
+            "You may propose wording changes and narrowing ones (removing a tool, lowering a limit); "
+            "ask a person to propose this one."
+        )
+
+
 def _prepared(live: PromptVersion, changes: dict | Callable[[dict], dict]) -> tuple[dict, dict]:
     """The snapshot `changes` make of `live`, and its diff stats against it."""
     snapshot = apply_changes(live.snapshot, changes(live.snapshot) if callable(changes) else changes)
@@ -140,8 +148,13 @@ def prompt_version_approve(
     confirm_stale: bool = False,
     may_revert: Collection[int] | None = None,
     confirm_regressions: Iterable[str] = (),
+    live_at: datetime | None = None,
 ) -> PromptVersion:
-    """Approve a pending proposal and put it live. The reviewer is never the proposer.
+    """Approve a pending proposal: one approval of the quorum its tier needs under the
+    workspace's approval policy (distinct people, none of them the proposer or the
+    creator of the proposing key). The last required approval puts it live, or
+    schedules it for the latest `live_at` an approver asked (the tier's wait time is a
+    minimum); before that it stays pending (`approval_state` says "1 of 2 approvals").
 
     `expected_live`: the live version number the reviewer saw; another one is live now
     → `StaleProposal`, so they look at the change again. A stale proposal (live moved
@@ -158,11 +171,14 @@ def prompt_version_approve(
         expected_live=expected_live,
         stale=_StaleConsent(confirm_stale, may_revert),
         confirm_regressions=confirm_regressions,
+        live_at=require_schedule(live_at),
     )
 
 
 def prompt_version_reject(*, version: PromptVersion, actor: Actor, note: str) -> PromptVersion:
-    """Reject a pending proposal; it is never applied. A note saying why is required."""
+    """Reject a pending proposal; it is never applied. A note saying why is required.
+    Where the tier is not consensus, the rejection is recorded and the proposal is
+    rejected once rejections are as many as the approvals it needs."""
     if not isinstance(note, str) or not note.strip():
         raise ValidationError({"note": "Say why you reject it: the proposer reads this note."})
     return _decide(version=version, actor=actor, note=note, approve=False, stale=_StaleConsent(True, None))
@@ -183,6 +199,7 @@ def _decide(
     stale: _StaleConsent,
     expected_live: int | None = None,
     confirm_regressions: Iterable[str] = (),
+    live_at: datetime | None = None,
 ) -> PromptVersion:
     note = require_text(note, field="note", max_chars=MAX_NOTE_CHARS)
     require_visible(actor, version.workspace, "version")
@@ -201,15 +218,9 @@ def _decide(
             _require_stale_consent(agent, version, stale)
         if approve:
             evidence_require_confirmed(version=version, confirmed=confirm_regressions)
-        version.status = PromptVersion.Status.APPROVED if approve else PromptVersion.Status.REJECTED
-        version.reviewed_by = actor.person
-        version.reviewed_at = timezone.now()
-        version.review_note = note.strip()
-        stamp(version, actor=actor, reason=version.status)
-        version.save(update_fields=["status", "reviewed_by", "reviewed_at", "review_note", "updated_at"])
-        if approve:
-            version_go_live(agent=agent, version=version, actor=actor)
-        notify(version, "decided")
+        # Recorded one by one; the last required decision decides (the locks above
+        # make "the last" one person, however many approve at once).
+        decision_apply(agent=agent, version=version, actor=actor, approve=approve, note=note, live_at=live_at)
     return version
 
 
@@ -262,8 +273,9 @@ def prompt_version_withdraw(*, version: PromptVersion, actor: Actor) -> PromptVe
             raise PermissionDenied("Only the proposer may withdraw a proposal; reviewers reject it instead.")
         version.status = PromptVersion.Status.WITHDRAWN
         version.reviewed_at = timezone.now()
+        version.go_live_at = None
         stamp(version, actor=actor, reason="withdrawn")
-        version.save(update_fields=["status", "reviewed_at", "updated_at"])
+        version.save(update_fields=["status", "reviewed_at", "go_live_at", "updated_at"])
     return version
 
 

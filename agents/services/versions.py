@@ -10,6 +10,7 @@ from agents.diff import diff_stats
 from agents.models import Agent, AgentSection, AgentSkill, PromptVersion
 from agents.services.secrets import refuse_vault_secrets
 from agents.snapshot import content_hash
+from agents.tiers import change_tier
 from aihummer.actors import Actor
 from aihummer.exceptions import VersionMismatch
 from aihummer.history import stamp
@@ -45,13 +46,17 @@ def version_record(
     reason: str = "",
     base_version: PromptVersion | None = None,
     stats: dict | None = None,
+    proposer_of: PromptVersion | None = None,
 ) -> PromptVersion:
     """Append a version to `agent` (the caller holds the agent's row lock or has just
     created it). An approved version is recorded as decided by the actor, now.
-    `stats`: its diff stats against `base_version`, when the caller has them."""
+    `stats`: its diff stats against `base_version`, when the caller has them.
+    `proposer_of`: a version whose change this one carries (a rebase): its proposer
+    stays the proposer, and four eyes also excludes the actor who carried it over."""
     refuse_vault_secrets(workspace_id=agent.workspace_id, values=snapshot, json_paths=True)
     last = PromptVersion.all_objects.filter(agent=agent).order_by("-number").values_list("number", flat=True).first()
     decided = status != PromptVersion.Status.PENDING
+    tier, reasons = change_tier(base_version.snapshot if base_version else None, snapshot)
     version = PromptVersion(
         workspace_id=agent.workspace_id,
         agent=agent,
@@ -59,14 +64,16 @@ def version_record(
         status=status,
         snapshot=snapshot,
         content_hash=content_hash(snapshot),
-        source=actor.source,
+        source=actor.source if proposer_of is None else f"{proposer_of.source} (rebased by {actor.source})"[:200],
         reason=reason,
-        proposed_by=actor.person,
-        proposer_identity=actor.identity_label,
+        proposed_by=actor.person if proposer_of is None else proposer_of.proposed_by,
+        proposer_identity=actor.identity_label if proposer_of is None else _joined(proposer_of, actor),
         base_version=base_version,
         reviewed_by=actor.person if decided else None,
         reviewed_at=timezone.now() if decided else None,
         is_sandbox=agent.is_sandbox,
+        tier=tier,
+        tier_reasons=[reason.as_json() for reason in reasons],
         diff_stats=stats
         if stats is not None
         else diff_stats(base_version.snapshot if base_version else None, snapshot),
@@ -74,6 +81,11 @@ def version_record(
     stamp(version, actor=actor, reason=status)
     version.save()
     return version
+
+
+def _joined(proposer_of: PromptVersion, actor: Actor) -> str:
+    labels = proposer_of.proposer_identity.split(",") + actor.identity_label.split(",")
+    return ",".join(dict.fromkeys(labels))[:120]
 
 
 def version_go_live(*, agent: Agent, version: PromptVersion, actor: Actor) -> Agent:

@@ -183,7 +183,8 @@ def test_the_queue_page_costs_the_same_whatever_its_length(
 def test_a_version_detail_is_read_in_a_fixed_number_of_queries(proposal, alice_api, django_assert_num_queries):
     alice_api.get(f"{QUEUE}/{proposal.pk}")
 
-    with django_assert_num_queries(2):  # the key, the version with its agent and live version (not stale)
+    # The key, the version with its agent, live version and approval policy (not stale), its decisions.
+    with django_assert_num_queries(3):
         alice_api.get(f"{QUEUE}/{proposal.pk}")
 
 

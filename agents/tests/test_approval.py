@@ -122,7 +122,7 @@ def test_live_mode_for_keys_follows_the_publish_scope(agent, workspace, ada):
     assert (version.status, version.source) == ("approved", "mcp:publisher/claude")
 
 
-def test_agents_never_publish_and_may_not_touch_their_tools_or_policy(agent, alice):
+def test_agents_never_publish_and_may_not_widen_their_tools_or_policy(agent, alice):
     as_agent = Actor.for_agent(agent, on_behalf_of=actor(alice))
     before = counts()
 
@@ -133,8 +133,13 @@ def test_agents_never_publish_and_may_not_touch_their_tools_or_policy(agent, ali
     with pytest.raises(PermissionDenied) as policy:
         prompt_version_propose(agent=agent, changes={"runtime_policy": {"max_iterations": 200}}, actor=as_agent)
 
-    assert str(tools.value) == "An agent may not change its own allowed_tool_names: a person must propose that."
-    assert str(policy.value) == "An agent may not change its own runtime_policy: a person must propose that."
+    assert str(tools.value) == (
+        "An agent may not widen its own power (tool added: delegate). You may propose wording changes and "
+        "narrowing ones (removing a tool, lowering a limit); ask a person to propose this one."
+    )
+    assert str(policy.value).startswith(
+        "An agent may not widen its own power (runtime_policy.max_iterations: 16 → 200 (raised))."
+    )
     assert counts() == before
     version = prompt_version_propose(agent=agent, changes=section_edit("Trois points, courts."), actor=as_agent)
     assert (version.status, version.source, version.proposer_identity) == (

@@ -4,32 +4,22 @@ interval; forgotten sandbox rows go, young ones and real ones stay."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
-import redis
-from django.conf import settings
-from django.db import connection
 from django.utils import timezone
 
 from agents.models import Agent, Preset
 from agents.services import agent_create, preset_create
 from aihummer.actors import Actor
+from aihummer.tests.celery_processes import beat_and_worker
 from aihummer.tests.factories import make_echo_preset
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 SWEEP_TIMEOUT_SECONDS = 40
-
-
-def celery(*args: str, env: dict[str, str], log: Path) -> subprocess.Popen:
-    command = [sys.executable, "-m", "celery", "-A", "aihummer", *args, "--loglevel", "INFO"]
-    return subprocess.Popen(command, cwd=settings.BASE_DIR, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
 
 
 def test_beat_sweeps_old_sandbox_rows_and_leaves_young_and_real_ones(
@@ -53,28 +43,13 @@ def test_beat_sweeps_old_sandbox_rows_and_leaves_young_and_real_ones(
     for model in (Agent, Preset):  # the real rows are old too: age never makes a real row go
         model.all_objects.exclude(key="sb_young").update(created_at=long_ago)
 
-    redis.Redis.from_url(redis_url).flushdb()
-    db = connection.settings_dict
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}",
-        "CELERY_BROKER_URL": redis_url,
-        "AIHUMMER_SANDBOX_TTL": "3600",
-        "AIHUMMER_SANDBOX_SWEEP_INTERVAL_SEC": "1",
-    }
-    worker = celery("worker", "--pool", "threads", "--concurrency", "1", env=env, log=tmp_path / "worker.log")
-    beat = celery("beat", "--schedule", str(tmp_path / "beat-schedule"), env=env, log=tmp_path / "beat.log")
-    try:
+    environ = {"AIHUMMER_SANDBOX_TTL": "3600", "AIHUMMER_SANDBOX_SWEEP_INTERVAL_SEC": "1"}
+    with beat_and_worker(redis_url, tmp_path, **environ) as (beat, worker):
         deadline = time.monotonic() + SWEEP_TIMEOUT_SECONDS
         while Agent.all_objects.filter(key="sb_old_agent").exists() or Preset.all_objects.filter(key="sb_old").exists():
             assert beat.poll() is None and worker.poll() is None, "celery exited"
             assert time.monotonic() < deadline, (tmp_path / "worker.log").read_text()[-3000:]
             time.sleep(0.2)
-    finally:
-        for process in (beat, worker):
-            process.terminate()
-        for process in (beat, worker):
-            process.wait(timeout=15)
 
     assert sorted(Agent.all_objects.values_list("key", flat=True)) == ["sb_young", "writer"]
     assert sorted(Preset.all_objects.values_list("key", flat=True)) == ["echo"]

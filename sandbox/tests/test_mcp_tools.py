@@ -144,13 +144,13 @@ def test_sandbox_agent_errors_name_the_parameter(real: dict, write_key: str, oth
     assert bodies[4]["fields"] == {
         "allowedToolNames": [
             "Unknown tool 'Not A Tool'; the tools are: delegate, propose_onboarding_edit, propose_persona_edit, "
-            "propose_section_edit."
+            "propose_section_edit, propose_tools_edit."
         ]
     }
     assert bodies[5]["fields"] == {
         "allowedToolNames": [
             "Unknown tool 'rm_rf'; the tools are: delegate, propose_onboarding_edit, propose_persona_edit, "
-            "propose_section_edit."
+            "propose_section_edit, propose_tools_edit."
         ]
     }
     assert not Agent.all_objects.filter(is_sandbox=True).exists()

@@ -1,0 +1,71 @@
+"""`/v1/admin/approval-policy`: the workspace's approval policy, per risk tier (how many
+distinct people approve, whether one rejection ends it, the least wait). Read by every
+member; changed by admins (the manage right), with history like every config row."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from agents.models import ApprovalPolicy
+from agents.services import approval_policy_get, approval_policy_update
+from aihummer.actors import Verb
+from aihummer.api import ApiMixin
+
+
+class TierSerializer(serializers.Serializer):
+    approvals = serializers.IntegerField(min_value=1, max_value=3, help_text="Distinct people who must approve.")
+    consensus = serializers.BooleanField(help_text="One rejection rejects the proposal.")
+    wait_minutes = serializers.IntegerField(
+        min_value=0, max_value=43_200, help_text="Least minutes between the proposal and its going live."
+    )
+
+
+class TierPatchSerializer(TierSerializer):
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        for field in self.fields.values():
+            field.required = False
+
+
+class ApprovalPolicySerializer(serializers.Serializer):
+    wording = TierSerializer(help_text="Section, onboarding and skill text; tools removed; limits lowered.")
+    identity = TierSerializer(help_text="Identity fields and the system prompt override.")
+    power = TierSerializer(help_text="Tools added, limits raised, children or interaction rights widened.")
+    updated_at = serializers.DateTimeField(allow_null=True)
+
+
+class ApprovalPolicyPatchSerializer(serializers.Serializer):
+    wording = TierPatchSerializer(required=False)
+    identity = TierPatchSerializer(required=False)
+    power = TierPatchSerializer(required=False)
+    reason = serializers.CharField(max_length=2000, required=False, default="", allow_blank=True)
+
+
+def policy_as_json(policy: ApprovalPolicy) -> dict:
+    tiers = {tier: policy.rule(tier)._asdict() for tier in ApprovalPolicy.TIERS}
+    for rule in tiers.values():
+        del rule["tier"]
+    return {**tiers, "updated_at": policy.updated_at if policy.pk else None}
+
+
+class ApprovalPolicyApi(ApiMixin, APIView):
+    """The workspace's approval policy (the default until an admin changes it)."""
+
+    @extend_schema(responses=ApprovalPolicySerializer)
+    def get(self, request: Request) -> Response:
+        self.actor.require(Verb.READ, self.workspace)
+        return Response(ApprovalPolicySerializer(policy_as_json(approval_policy_get(workspace=self.workspace))).data)
+
+    @extend_schema(request=ApprovalPolicyPatchSerializer, responses=ApprovalPolicySerializer)
+    def patch(self, request: Request) -> Response:
+        serializer = ApprovalPolicyPatchSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
+        reason = data.pop("reason")
+        fields = {f"{tier}_{name}": value for tier, values in data.items() for name, value in values.items()}
+        policy = approval_policy_update(workspace=self.workspace, actor=self.actor, reason=reason, **fields)
+        return Response(ApprovalPolicySerializer(policy_as_json(policy)).data)
