@@ -283,6 +283,16 @@ class PromptVersionQuerySet(SandboxQuerySet):
         summary = JSONObject(status="status", total="cases_total", passed="candidate_passed", regressions="regressions")
         return self.annotate(latest_evidence=Subquery(latest.values(data=summary)[:1], output_field=models.JSONField()))
 
+    def with_approval_count(self) -> PromptVersionQuerySet:
+        """Annotate `approval_count`: the approvals recorded so far (one subquery)."""
+        approvals = (
+            VersionDecision.objects.filter(version=OuterRef("pk"), kind=VersionDecision.Kind.APPROVE)
+            .values("version")
+            .annotate(count=models.Count("pk"))
+            .values("count")
+        )
+        return self.annotate(approval_count=Coalesce(Subquery(approvals, output_field=models.IntegerField()), Value(0)))
+
 
 class PromptVersion(SandboxedModel, TimeStampedModel):
     """An immutable snapshot of what an agent is told, numbered per agent."""

@@ -295,6 +295,20 @@ def runtime_policy_json_schema() -> dict:
     return RuntimePolicy.model_json_schema()
 
 
+# Raised by validators across fields, which no JSON Schema states.
+_RULE_ERRORS = frozenset({"value_error", "assertion_error"})
+
+
+def runtime_policy_schema_errors(data: object) -> list[str]:
+    """The problems of `data` that the policy's JSON Schema states (names, types, bounds),
+    each led by its path; the rules across fields are `validate_runtime_policy`'s."""
+    try:
+        RuntimePolicy.model_validate(data)
+    except PydanticValidationError as exc:
+        return [f"{_path(e['loc'])}: {_message(e)}" for e in exc.errors() if e["type"] not in _RULE_ERRORS]
+    return []
+
+
 def _validate(data: object, *, field: str) -> RuntimePolicy:
     try:
         return RuntimePolicy.model_validate(data)

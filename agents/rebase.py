@@ -143,8 +143,14 @@ def _set(policy: dict, path: str, value: object) -> None:
 
 
 def _shown(value: object) -> str:
+    """A part as a reviewer reads it: text as text, a section or skill as its title
+    and body, anything else as JSON."""
     if value is None:
         return "—"
     if isinstance(value, str):
         return value
+    if isinstance(value, dict) and "body" in value:
+        marks = (("disabled", value.get("enabled") is False), ("shared", value.get("shared")))
+        flags = [name for name, on in marks if on]
+        return f"{value.get('title', '')}\n{value['body']}" + (f"\n({', '.join(flags)})" if flags else "")
     return json.dumps(value, ensure_ascii=False, indent=1, sort_keys=True)

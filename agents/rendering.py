@@ -1,5 +1,9 @@
 """From a snapshot to a system prompt: a pure function, no database, no clock.
 
+The fixed words around the agent's own text ("You are", "Goals", "# Skills"…) are in
+the agent's `identity.language` (French or English; English for any other), so a French
+agent's prompt has no English scaffolding.
+
 The prompt is two layers. The *prefix* depends only on the snapshot (and on whether
 this is the first turn), so the same snapshot always renders byte-identical prefixes
 that providers can cache; its SHA-256 is recorded with every model call. The
@@ -13,6 +17,56 @@ from dataclasses import dataclass
 from datetime import date
 
 TRUNCATION_MARK = "\n[… profile truncated to {limit} characters by runtime_policy.context.bootstrap_max_chars]"
+
+
+@dataclass(frozen=True)
+class Scaffolding:
+    """The words the renderer adds, in one language."""
+
+    you_are: str
+    role: str
+    language: str
+    goals: str
+    persona: str
+    skills: str
+    first_conversation: str
+    today: str
+    context: str
+    memory: str
+
+
+ENGLISH = Scaffolding(
+    you_are="You are {}.",
+    role="Role: {}",
+    language="Answer in this language: {}",
+    goals="Goals:",
+    persona="## Persona",
+    skills="# Skills",
+    first_conversation="## First conversation",
+    today="Today is {}.",
+    context="## Context",
+    memory="## Memory",
+)
+FRENCH = Scaffolding(
+    you_are="Tu es {}.",
+    role="Rôle : {}",
+    language="Langue de réponse : {}",
+    goals="Objectifs :",
+    persona="## Personnalité",
+    skills="# Compétences",
+    first_conversation="## Première conversation",
+    today="Nous sommes le {}.",
+    context="## Contexte",
+    memory="## Mémoire",
+)
+# By the primary subtag of a BCP 47 tag (`fr-CA` → `fr`), or the language's own name.
+SCAFFOLDINGS = {"en": ENGLISH, "english": ENGLISH, "fr": FRENCH, "french": FRENCH, "français": FRENCH}
+
+
+def scaffolding_for(language: str | None) -> Scaffolding:
+    """The scaffolding of `language` (an agent's `identity.language`); English by default."""
+    primary = (language or "").strip().lower().replace("_", "-").split("-")[0]
+    return SCAFFOLDINGS.get(primary, ENGLISH)
 
 
 @dataclass(frozen=True)
@@ -39,9 +93,10 @@ def render_system_prompt(
 ) -> RenderedPrompt:
     """The system prompt of `snapshot`, prefix first. `today` is passed in (day
     granularity) rather than read here, so rendering stays pure."""
+    words = scaffolding_for((snapshot.get("identity") or {}).get("language"))
     return RenderedPrompt(
         prefix=render_prefix(snapshot, first_turn=first_turn),
-        volatile=render_volatile(today=today, context=context, memory=memory),
+        volatile=render_volatile(today=today, context=context, memory=memory, words=words),
     )
 
 
@@ -49,15 +104,17 @@ def render_prefix(snapshot: dict, *, first_turn: bool = False) -> str:
     """A plain `system_prompt` replaces identity, sections and onboarding but keeps
     the Skills block; otherwise identity, persona, enabled sections in order, Skills,
     and onboarding on a first turn only."""
-    skills = _skills_block(snapshot.get("skills") or [])
+    identity = snapshot.get("identity") or {}
+    words = scaffolding_for(identity.get("language"))
+    skills = _skills_block(snapshot.get("skills") or [], words)
     if snapshot.get("system_prompt"):
         blocks = [snapshot["system_prompt"].strip(), skills]
     else:
         blocks = [
-            _identity_block(snapshot.get("identity") or {}),
+            _identity_block(identity, words),
             *_section_blocks(snapshot.get("sections") or []),
             skills,
-            _onboarding_block(snapshot.get("onboarding") or "") if first_turn else "",
+            _onboarding_block(snapshot.get("onboarding") or "", words) if first_turn else "",
         ]
     profile = "\n\n".join(block for block in blocks if block)
     limit = ((snapshot.get("runtime_policy") or {}).get("context") or {}).get("bootstrap_max_chars")
@@ -66,32 +123,34 @@ def render_prefix(snapshot: dict, *, first_turn: bool = False) -> str:
     return profile
 
 
-def render_volatile(*, today: date | None = None, context: dict | None = None, memory: str = "") -> str:
+def render_volatile(
+    *, today: date | None = None, context: dict | None = None, memory: str = "", words: Scaffolding = ENGLISH
+) -> str:
     lines = []
     if today is not None:
-        lines.append(f"Today is {today.isoformat()}.")
+        lines.append(words.today.format(today.isoformat()))
     if context:
-        lines.append("## Context")
+        lines.append(words.context)
         lines.extend(f"- {key}: {value}" for key, value in sorted(context.items()))
     if memory:
-        lines.extend(["## Memory", memory.strip()])
+        lines.extend([words.memory, memory.strip()])
     return "\n".join(lines)
 
 
-def _identity_block(identity: dict) -> str:
+def _identity_block(identity: dict, words: Scaffolding) -> str:
     lines = []
     if identity.get("name"):
-        lines.append(f"You are {identity['name']}.")
+        lines.append(words.you_are.format(identity["name"]))
     if identity.get("role"):
-        lines.append(f"Role: {identity['role']}")
+        lines.append(words.role.format(identity["role"]))
     if identity.get("language"):
-        lines.append(f"Answer in this language: {identity['language']}")
+        lines.append(words.language.format(identity["language"]))
     goals = identity.get("goals") or []
     if goals:
-        lines.append("Goals:")
+        lines.append(words.goals)
         lines.extend(f"- {goal}" for goal in goals)
     if identity.get("persona"):
-        lines.extend(["", "## Persona", identity["persona"].strip()])
+        lines.extend(["", words.persona, identity["persona"].strip()])
     return "\n".join(lines).strip()
 
 
@@ -100,13 +159,13 @@ def _section_blocks(sections: list[dict]) -> list[str]:
     return [f"## {s.get('title') or s['key']}\n{s.get('body', '').strip()}".strip() for s in ordered]
 
 
-def _skills_block(skills: list[dict]) -> str:
+def _skills_block(skills: list[dict], words: Scaffolding) -> str:
     if not skills:
         return ""
-    parts = ["# Skills"]
+    parts = [words.skills]
     parts.extend(f"## {skill.get('title') or skill['key']}\n{skill.get('body', '').strip()}" for skill in skills)
     return "\n\n".join(parts)
 
 
-def _onboarding_block(onboarding: str) -> str:
-    return f"## First conversation\n{onboarding.strip()}" if onboarding.strip() else ""
+def _onboarding_block(onboarding: str, words: Scaffolding) -> str:
+    return f"{words.first_conversation}\n{onboarding.strip()}" if onboarding.strip() else ""

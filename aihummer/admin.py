@@ -3,6 +3,7 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin
+from django.contrib.auth.models import Group
 from django.db import models
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
@@ -33,6 +34,10 @@ class OidcIdentityInline(admin.TabularInline):
 
     def has_add_permission(self, request: HttpRequest, obj: User | None = None) -> bool:
         return False
+
+
+# Roles come from workspace memberships; Django's groups grant nothing here.
+admin.site.unregister(Group)
 
 
 @admin.register(User)

@@ -38,6 +38,7 @@ class AiHummerAdminSite(admin.AdminSite):
     site_header = "AiHummer"
     site_title = "AiHummer"
     index_title = "Control plane"
+    site_url = None  # no public site: "View site" would lead back here
     login_form = MemberAuthenticationForm
 
     def has_permission(self, request: HttpRequest) -> bool:

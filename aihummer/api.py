@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import timedelta
 
 from django.conf import settings
@@ -18,7 +18,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
 from django.http import Http404, HttpRequest, JsonResponse
 from django.utils import timezone
-from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema, extend_schema_field
 from rest_framework import exceptions as drf_exceptions
 from rest_framework import serializers, status
 from rest_framework.pagination import CursorPagination
@@ -65,8 +65,9 @@ def api_exception_handler(exc: Exception, context: dict) -> Response | None:
     """The one mapping from what services and DRF raise to the error envelope."""
     set_rollback()
     if isinstance(exc, DjangoValidationError):
+        # A service's rule refused a request the schema accepts: 422, not the schema's 400.
         detail = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
-        return _invalid(detail)
+        return _invalid(detail, status.HTTP_422_UNPROCESSABLE_ENTITY, "refused")
     if isinstance(exc, drf_exceptions.ValidationError):
         return _invalid(exc.detail)
     if isinstance(exc, ApplicationError):
@@ -85,14 +86,14 @@ def api_exception_handler(exc: Exception, context: dict) -> Response | None:
     return response
 
 
-def _invalid(detail: object) -> Response:
+def _invalid(detail: object, status_code: int = status.HTTP_400_BAD_REQUEST, code: str = "invalid") -> Response:
     fields = flatten_errors(detail)
     first_path, first_messages = next(iter(fields.items()), ("", ["Invalid input."]))
     message = first_messages[0] if first_path == "non_field_errors" else f"{first_path}: {first_messages[0]}"
     more = sum(len(messages) for messages in fields.values()) - 1
     if more > 0:
         message += f" (and {more} more)"
-    return error_response(status.HTTP_400_BAD_REQUEST, "invalid", message, fields)
+    return error_response(status_code, code, message, fields)
 
 
 def flatten_errors(detail: object, prefix: str = "") -> dict[str, list[str]]:
@@ -143,6 +144,47 @@ def _text(detail: object) -> str:
     if isinstance(detail, dict):
         return " ".join(_text(value) for value in detail.values())
     return str(detail)
+
+
+class InputSerializer(serializers.Serializer):
+    """A request body. A field it does not know is refused, not ignored: a misspelt
+    field would otherwise pass as a change that did nothing. `any_of_required` names
+    fields of which a body must give at least one (a PATCH that changes nothing),
+    `one_of_required` fields of which it must give exactly one; the schema says all
+    three (`additionalProperties: false`, `anyOf` / `oneOf` of `required`)."""
+
+    refuses_unknown_fields = True
+    any_of_required: tuple[str, ...] = ()
+    one_of_required: tuple[str, ...] = ()
+
+    def to_internal_value(self, data: object) -> dict:
+        if isinstance(data, Mapping):
+            unknown = [name for name in data if name not in self.fields or self.fields[name].read_only]
+            if unknown:
+                known = ", ".join(name for name, field in self.fields.items() if not field.read_only)
+                raise serializers.ValidationError(
+                    {name: [f"Unknown field; the fields are: {known}."] for name in unknown}
+                )
+            self._require_given(data)
+        return super().to_internal_value(data)
+
+    def _require_given(self, data: Mapping) -> None:
+        if self.any_of_required and not any(name in data for name in self.any_of_required):
+            message = f"Name at least one of: {', '.join(self.any_of_required)}."
+            raise serializers.ValidationError({"non_field_errors": [message]})
+        if self.one_of_required and sum(name in data for name in self.one_of_required) != 1:
+            message = f"Give exactly one of: {', '.join(self.one_of_required)}."
+            raise serializers.ValidationError({"non_field_errors": [message]})
+
+
+@extend_schema_field({"type": "object", "additionalProperties": True})
+class JsonObjectField(serializers.JSONField):
+    """A free-form JSON object (checked by the service it is given to)."""
+
+    def to_internal_value(self, data: object) -> dict:
+        if not isinstance(data, dict):
+            raise serializers.ValidationError("Must be a JSON object.")
+        return data
 
 
 class ErrorSerializer(serializers.Serializer):
@@ -273,10 +315,9 @@ class ApiCursorPagination(CursorPagination):
         return True
 
     @staticmethod
-    def _invalid_cursor() -> drf_exceptions.ValidationError:
-        return drf_exceptions.ValidationError(
-            {"cursor": ["Invalid cursor: follow the next or previous link of a page."]}
-        )
+    def _invalid_cursor() -> DjangoValidationError:
+        # The schema cannot tell our cursors from any other string: a 422, like a service's refusal.
+        return DjangoValidationError({"cursor": ["Invalid cursor: follow the next or previous link of a page."]})
 
     def get_schema_operation_parameters(self, view: object) -> list[dict]:
         parameters = super().get_schema_operation_parameters(view)
@@ -366,7 +407,7 @@ class ApiMixin:
             # keeps it then, and the request hash needs it after.
             request._request.body  # noqa: B018
         super().initial(request, *args, **kwargs)
-        workspace_header(request)  # checked on routes that need no workspace too (/v1/me/)
+        workspace_header(request)  # checked on routes that need no workspace too (/v1/me)
         if request.method == "POST" and IDEMPOTENCY_HEADER in request.headers:
             self._idempotency = self._idempotency_claim(request, request.headers[IDEMPOTENCY_HEADER])
         if request.method not in SAFE_METHODS:

@@ -31,6 +31,11 @@ class UnsafeJSON(ValueError):
     """Why a JSON text is refused, in words a caller can act on."""
 
 
+class IntegerOutOfRange(UnsafeJSON):
+    """Valid JSON, but an integer no column holds (the REST API answers 422, not 400:
+    a free-form object's schema cannot bound the numbers in it)."""
+
+
 def _refuse_constant(name: str) -> float:
     raise UnsafeJSON(f"{name} is not a JSON number: numbers must be finite.")
 
@@ -44,7 +49,8 @@ def _finite_float(text: str) -> float:
 
 def _bounded_int(text: str) -> int:
     if len(text.lstrip("-")) > 19 or abs(int(text)) > MAX_JSON_INTEGER:
-        raise UnsafeJSON(f"{text[:30]}{'…' if len(text) > 30 else ''} is out of range: integers fit in 64 bits.")
+        shown = f"{text[:30]}{'…' if len(text) > 30 else ''}"
+        raise IntegerOutOfRange(f"{shown} is out of range: integers fit in 64 bits.")
     return int(text)
 
 

@@ -4,6 +4,8 @@ foundation reads, and the two ways to authenticate."""
 
 from __future__ import annotations
 
+import re
+
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema as BaseAutoSchema
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
@@ -14,7 +16,7 @@ WORKSPACE_HEADER = "X-Workspace"
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 
 ERROR_DESCRIPTIONS = {
-    "400": "Invalid input: `fields` maps each JSON path to its problems.",
+    "400": "The request breaks this schema: `fields` maps each JSON path to its problems.",
     "401": "No credentials, or an invalid or revoked API key.",
     "403": "Authenticated, but the role or scope is missing; the message names it.",
     "404": "No such row in this workspace (another workspace's row answers the same).",
@@ -22,10 +24,11 @@ ERROR_DESCRIPTIONS = {
     "412": "If-Match named a live version that is no longer live: re-read and retry.",
     "413": "The request body is too large.",
     "415": "Send JSON (Content-Type: application/json).",
-    "422": "The Idempotency-Key was already used for a different request.",
+    "422": "The schema allows it but a rule refuses it (`fields` says where): an unknown preset or credential, "
+    "a key already taken, a cursor this API did not give, an Idempotency-Key used for another request…",
     "429": "Too many requests: wait for Retry-After seconds.",
 }
-READ_ERRORS = ("400", "401", "403", "404", "429")
+READ_ERRORS = ("400", "401", "403", "404", "422", "429")
 WRITE_ERRORS = (*READ_ERRORS, "409", "413", "415")
 
 IF_MATCH = OpenApiParameter(
@@ -37,7 +40,63 @@ IF_MATCH = OpenApiParameter(
 )
 
 
+def openapi_schema_of(json_schema: dict) -> dict:
+    """A JSON Schema (pydantic's, draft 2020-12) as an OpenAPI 3.0 schema object: its
+    `$defs` inlined, `const` as a one-value `enum`, `anyOf [X, null]` as a nullable X."""
+    definitions = json_schema.get("$defs", {})
+
+    def convert(node: object) -> object:
+        if isinstance(node, list):
+            return [convert(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        if "$ref" in node:
+            return convert({**definitions[node["$ref"].rsplit("/", 1)[-1]], **_without(node, "$ref")})
+        converted = {key: convert(value) for key, value in node.items() if key != "$defs"}
+        if "const" in converted:
+            converted["enum"] = [converted.pop("const")]
+        choices = converted.get("anyOf", [])
+        if {"type": "null"} in choices:
+            others = [choice for choice in choices if choice != {"type": "null"}]
+            del converted["anyOf"]
+            converted |= (others[0] if len(others) == 1 else {"anyOf": others}) | {"nullable": True}
+        return converted
+
+    return convert(json_schema)
+
+
+def _without(node: dict, key: str) -> dict:
+    return {k: v for k, v in node.items() if k != key}
+
+
+# What an operation without a docstring of its own does, by its viewset action.
+ACTION_VERBS = {
+    "list": "List",
+    "retrieve": "Get one of the",
+    "create": "Create one of the",
+    "partial_update": "Change one of the",
+    "update": "Replace one of the",
+    "destroy": "Delete one of the",
+}
+_FIRST_SENTENCE = re.compile(r"^(.+?[.!?])(?:\s|$)", re.DOTALL)
+
+
 class AutoSchema(BaseAutoSchema):
+    def get_tags(self) -> list[str]:
+        # One tag per resource, named after its route (`agent-section` → "agent sections").
+        basename = getattr(self.view, "basename", None)
+        return [f"{basename.replace('-', ' ')}s"] if basename else [self._tokenize_path()[-1]]
+
+    def get_summary(self) -> str:
+        """The first sentence of the operation's own docstring, else what its action does."""
+        action = getattr(self.view, "action", None) or self.method.lower()
+        doc = " ".join((getattr(getattr(self.view, action, None), "__doc__", None) or "").split())
+        match = _FIRST_SENTENCE.match(doc)
+        if match:
+            return match[1].rstrip(".")
+        verb = ACTION_VERBS.get(action, action.replace("_", " ").capitalize())
+        return f"{verb} {self.get_tags()[0]}"
+
     def get_override_parameters(self) -> list:
         parameters = [
             OpenApiParameter(
@@ -62,6 +121,24 @@ class AutoSchema(BaseAutoSchema):
             parameters.append(IF_MATCH)
         return parameters
 
+    def _map_basic_serializer(self, serializer: object, direction: str) -> dict:
+        # A request body says what `aihummer.api.InputSerializer` enforces.
+        schema = super()._map_basic_serializer(serializer, direction)
+        if direction != "request" or not getattr(serializer, "refuses_unknown_fields", False):
+            return schema
+        schema["additionalProperties"] = False
+        if serializer.any_of_required:
+            schema["anyOf"] = [{"required": [name]} for name in serializer.any_of_required]
+        if serializer.one_of_required:
+            schema["oneOf"] = [{"required": [name]} for name in serializer.one_of_required]
+        return schema
+
+    def _get_request_for_media_type(self, serializer: object, direction: str = "request") -> tuple:
+        schema, required = super()._get_request_for_media_type(serializer, direction)
+        # A body that must name one of its fields is no body to leave out.
+        must_name = getattr(serializer, "any_of_required", ()) or getattr(serializer, "one_of_required", ())
+        return schema, required or bool(must_name)
+
     def _takes_if_match(self) -> bool:
         # Views list the actions that check If-Match (`if_match_actions`).
         action = getattr(self.view, "action", None)
@@ -72,8 +149,6 @@ class AutoSchema(BaseAutoSchema):
         codes = READ_ERRORS if self.method == "GET" else WRITE_ERRORS
         if self._takes_if_match():
             codes = (*codes, "412")
-        if self.method == "POST":
-            codes = (*codes, "422")
         from aihummer.api import ErrorSerializer
 
         for code in codes:

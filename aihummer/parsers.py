@@ -7,7 +7,12 @@ from django.conf import settings
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.parsers import JSONParser
 
-from aihummer.jsonsafe import UNSTORABLE, UnsafeJSON, parse
+from aihummer.jsonsafe import UNSTORABLE, IntegerOutOfRange, UnsafeJSON, parse
+
+
+class Refused(drf_exceptions.APIException):
+    status_code = 422
+    default_code = "refused"
 
 
 class StrictJSONParser(JSONParser):
@@ -21,6 +26,8 @@ class StrictJSONParser(JSONParser):
             data = parse(stream.read().decode(encoding))
         except UnicodeDecodeError:
             raise drf_exceptions.ParseError(f"JSON parse error - the body is not {encoding} text.") from None
+        except IntegerOutOfRange as exc:
+            raise Refused(f"JSON parse error - {exc}") from None
         except UnsafeJSON as exc:
             raise drf_exceptions.ParseError(f"JSON parse error - {exc}") from None
         problems = unstorable_text(data)

@@ -338,8 +338,10 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "AiHummer API",
     "DESCRIPTION": (
         "Manage agents, their prompts and the approval queue. Errors always answer "
-        '`{"error": {"code", "message", "fields"}}`. Changes to what an agent is told answer 202 with the '
-        "pending version unless applied directly (`mode: live`, publish right)."
+        '`{"error": {"code", "message", "fields"}}`: a 400 (`invalid`) when the request breaks this schema, '
+        "a 422 (`refused`) when the schema allows it but a rule refuses it. Strings are text without NUL "
+        "characters or lone surrogates; a body names only the fields its schema lists. Changes to what an agent "
+        "is told answer 202 with the pending version unless applied directly (`mode: live`, publish right)."
     ),
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,

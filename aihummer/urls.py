@@ -39,7 +39,9 @@ router.register("admin/workflows", workflows_api.WorkflowViewSet, basename="work
 router.register("admin/runs", workflows_api.RunViewSet, basename="run")
 
 v1_patterns = [
-    path("me/", MeApi.as_view(), name="me"),
+    path("me", MeApi.as_view(), name="me"),
+    # The one route that had a trailing slash, kept for the clients written against it.
+    path("me/", RedirectView.as_view(pattern_name="v1:me", permanent=True, query_string=True)),
     path("admin/approval-policy", ApprovalPolicyApi.as_view(), name="approval-policy"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="v1:schema"), name="docs"),

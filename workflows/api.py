@@ -4,13 +4,13 @@ and resuming them. Serializers translate, the workflow services decide."""
 from __future__ import annotations
 
 from django.urls import reverse
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers, status
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from aihummer.api import AdminViewSet, outside_transaction
+from aihummer.api import AdminViewSet, InputSerializer, JsonObjectField, outside_transaction
 from aihummer.exceptions import NotFound
 from workflows.models import RunStatus, StepStatus, Workflow, WorkflowRun
 from workflows.selectors import workflow_list, workflow_run_get, workflow_run_summary
@@ -28,14 +28,6 @@ WORKFLOW_KEY_REGEX = "[a-z0-9_-]{1,100}"
 RUN_ID_REGEX = "[0-9a-fA-F-]{32,36}"
 
 
-@extend_schema_field({"type": "object", "additionalProperties": True})
-class JsonObjectField(serializers.JSONField):
-    def to_internal_value(self, data: object) -> dict:
-        if not isinstance(data, dict):
-            raise serializers.ValidationError("Must be a JSON object.")
-        return data
-
-
 class WorkflowSerializer(serializers.Serializer):
     key = serializers.CharField()
     name = serializers.CharField()
@@ -48,7 +40,7 @@ class WorkflowSerializer(serializers.Serializer):
     updated_at = serializers.DateTimeField()
 
 
-class WorkflowUpdateSerializer(serializers.Serializer):
+class WorkflowUpdateSerializer(InputSerializer):
     name = serializers.CharField(max_length=200, required=False)
     description = serializers.CharField(max_length=20_000, required=False, allow_blank=True)
     definition = JsonObjectField(required=False)
@@ -61,7 +53,7 @@ class WorkflowCreateSerializer(WorkflowUpdateSerializer):
     definition = JsonObjectField()
 
 
-class RunStartSerializer(serializers.Serializer):
+class RunStartSerializer(InputSerializer):
     message = serializers.CharField(max_length=20_000, required=False, help_text="The run's `$.inputs.message`.")
     inputs = JsonObjectField(required=False, help_text="Further inputs, `$.inputs.<name>`.")
 
@@ -125,9 +117,16 @@ class WorkflowViewSet(mixins.ListModelMixin, AdminViewSet):
 
     lookup_field = "key"
     lookup_value_regex = WORKFLOW_KEY_REGEX
-    ordering = "key"
-    ordering_fields = ("key", "name", "created_at", "updated_at")
     serializer_class = WorkflowSerializer
+
+    # Read by the pagination and by the schema, so the runs' list documents its own.
+    @property
+    def ordering(self) -> str:
+        return "-created_at" if self.action == "runs" else "key"
+
+    @property
+    def ordering_fields(self) -> tuple[str, ...]:
+        return ("created_at",) if self.action == "runs" else ("key", "name", "created_at", "updated_at")
 
     def get_queryset(self) -> object:
         return workflow_list(actor=self.actor, workspace=self.workspace)
@@ -180,7 +179,6 @@ class WorkflowViewSet(mixins.ListModelMixin, AdminViewSet):
         answer is sent (finished already when runs execute inline)."""
         workflow = self.get_workflow()
         if request.method == "GET":
-            self.ordering, self.ordering_fields = "-created_at", ()
             # all_objects: the workflow was resolved above, and its runs share its sandbox flag.
             runs = WorkflowRun.all_objects.filter(workflow=workflow).order_by("-created_at")
             page = self.paginate_queryset(runs)

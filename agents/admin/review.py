@@ -33,6 +33,7 @@ from agents.rendering import render_prefix
 from agents.runtime import agent_run_test
 from agents.selectors import evidence_for_review, prompt_version_get
 from agents.services import (
+    approval_rule,
     approval_state,
     evidence_regressions_to_confirm,
     prompt_version_approve,
@@ -114,6 +115,7 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
         "short_reason",
         "age",
         "stale",
+        "review_needed",
         "size",
         "evidence",
         "status_badge",
@@ -138,9 +140,10 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
         return (
             super()
             .get_queryset(request)
-            .select_related("agent", "workspace", "proposed_by", "reviewed_by", "base_version")
+            .select_related("agent", "workspace__approval_policy", "proposed_by", "reviewed_by", "base_version")
             .defer("snapshot", "base_version__snapshot")
             .with_latest_evidence()
+            .with_approval_count()
         )
 
     def has_add_permission(self, request: HttpRequest) -> bool:
@@ -176,6 +179,19 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
         return format_html(
             '<span class="aih-badge aih-stale-flag" style="background:#b7791f" title="{}">stale</span>',
             "The live version moved since this was proposed; approving reverts the later versions.",
+        )
+
+    @admin.display(description="review", ordering="tier")
+    def review_needed(self, obj: PromptVersion) -> str:
+        """The tier and where its quorum stands: "power · 1/2"."""
+        needed = approval_rule(obj).approvals
+        return format_html(
+            '<span class="aih-tier-{}" title="{}">{} · {}/{}</span>',
+            obj.tier,
+            "; ".join(reason["line"] for reason in obj.tier_reasons[:5]),
+            obj.tier,
+            obj.approval_count,
+            needed,
         )
 
     @admin.display(description="size")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
@@ -10,7 +11,15 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from agents.api.base import KEY_REGEX, MAX_TEXT, ForceSerializer, JsonObjectField, KeyField, with_etag
+from agents.api.base import (
+    KEY_REGEX,
+    MAX_TEXT,
+    RUNTIME_POLICY_SCHEMA,
+    ForceSerializer,
+    KeyField,
+    RuntimePolicyField,
+    with_etag,
+)
 from agents.api.profile import (
     AgentSkillSerializer,
     ProfileSerializer,
@@ -34,7 +43,7 @@ from agents.runtime import agent_run_test
 from agents.runtime.tools import REGISTRY
 from agents.selectors import agent_get_by_key, agent_list, agent_version_get, workspace_rows
 from agents.services import agent_change, agent_clone, agent_create, agent_delete, edits, prompt_version_propose
-from aihummer.api import AdminViewSet, if_match_version, outside_transaction
+from aihummer.api import AdminViewSet, InputSerializer, if_match_version, outside_transaction
 from aihummer.service_checks import require_live
 
 
@@ -82,7 +91,7 @@ class AgentDetailSerializer(AgentSerializer):
         return agent.live_snapshot["allowed_tool_names"] if agent.live_snapshot else []
 
 
-class AgentCreateSerializer(serializers.Serializer):
+class AgentCreateSerializer(InputSerializer):
     key = KeyField()
     name = serializers.CharField(max_length=200)
     description = serializers.CharField(max_length=MAX_TEXT, required=False, default="", allow_blank=True)
@@ -90,7 +99,7 @@ class AgentCreateSerializer(serializers.Serializer):
     profile = ProfileSerializer(required=False)
     sections = SectionSerializer(many=True, required=False)
     skills = AgentSkillSerializer(many=True, required=False)
-    runtime_policy = JsonObjectField(required=False, help_text="Omitted or `{}`: the defaults.")
+    runtime_policy = RuntimePolicyField(required=False, help_text="Omitted or `{}`: the defaults.")
     allowed_tool_names = serializers.ListField(
         child=serializers.ChoiceField(choices=sorted(REGISTRY)), max_length=64, required=False
     )
@@ -109,11 +118,13 @@ class AgentCreateSerializer(serializers.Serializer):
 
 
 class AgentUpdateSerializer(ProposalInSerializer):
+    any_of_required = ("name", "description", "preset", "is_active", "runtime_policy", "allowed_tool_names")
+
     name = serializers.CharField(max_length=200, required=False)
     description = serializers.CharField(max_length=MAX_TEXT, required=False, allow_blank=True)
     preset = KeyField(required=False, allow_null=True)
     is_active = serializers.BooleanField(required=False)
-    runtime_policy = JsonObjectField(
+    runtime_policy = RuntimePolicyField(
         required=False,
         help_text="A whole new policy, proposed like any change to what the agent is told: `{}` resets to the "
         "defaults, omitted keeps the current one. `reason` and `mode` apply to it.",
@@ -130,7 +141,7 @@ class AgentUpdatedSerializer(AgentDetailSerializer):
     proposal = VersionSerializer(allow_null=True, help_text="The policy change, when one was sent.")
 
 
-class CloneSerializer(serializers.Serializer):
+class CloneSerializer(InputSerializer):
     key = KeyField()
     name = serializers.CharField(max_length=200)
     description = serializers.CharField(max_length=MAX_TEXT, required=False, default="", allow_blank=True)
@@ -139,7 +150,7 @@ class CloneSerializer(serializers.Serializer):
     )
 
 
-class TestInSerializer(serializers.Serializer):
+class TestInSerializer(InputSerializer):
     message = serializers.CharField(max_length=MAX_TEXT)
     version = serializers.IntegerField(min_value=1, max_value=10**9, required=False, help_text="Default: live.")
 
@@ -199,7 +210,7 @@ class AgentViewSet(
             return None
         preset = workspace_rows(Preset, actor=self.actor, workspace=self.workspace).filter(key=key).first()
         if preset is None:
-            raise serializers.ValidationError({"preset": [f"Unknown preset '{key}'."]})
+            raise ValidationError({"preset": [f"Unknown preset '{key}'."]})
         return preset
 
     @extend_schema(responses=AgentDetailSerializer)
@@ -265,8 +276,6 @@ class AgentViewSet(
         serializer = ProfileUpdateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         changes = profile_changes(serializer.validated_data)
-        if not changes:
-            raise serializers.ValidationError({"non_field_errors": ["Name at least one profile field to change."]})
         version = prompt_version_propose(
             agent=agent, actor=self.actor, changes=changes, **proposal_args(serializer, request)
         )
@@ -275,7 +284,7 @@ class AgentViewSet(
     @extend_schema(methods=["GET"], responses=OpenApiTypes.OBJECT)
     @extend_schema(
         methods=["PUT"],
-        request={"application/json": {"type": "object", "additionalProperties": True}},
+        request={"application/json": RUNTIME_POLICY_SCHEMA},
         parameters=PROPOSAL_QUERY,
         responses=PROPOSAL_RESPONSES,
     )
@@ -289,9 +298,12 @@ class AgentViewSet(
             return with_etag(Response(require_live(agent).snapshot["runtime_policy"]), agent)
         query = ProposalQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        if not isinstance(request.data, dict):
-            raise serializers.ValidationError({"non_field_errors": ["The policy must be a JSON object."]})
-        edit = edits.runtime_policy_replace(policy=request.data)
+        policy = request.data  # parsed (and its text checked) before the policy is
+        try:
+            policy = RuntimePolicyField().run_validation(policy)
+        except serializers.ValidationError as exc:
+            raise serializers.ValidationError({"runtime_policy": exc.detail}) from None
+        edit = edits.runtime_policy_replace(policy=policy)
         version = prompt_version_propose(agent=agent, actor=self.actor, changes=edit, **proposal_args(query, request))
         return proposal_response(version)
 

@@ -13,10 +13,10 @@ from rest_framework.views import APIView
 from agents.models import ApprovalPolicy
 from agents.services import approval_policy_get, approval_policy_update
 from aihummer.actors import Verb
-from aihummer.api import ApiMixin
+from aihummer.api import ApiMixin, InputSerializer
 
 
-class TierSerializer(serializers.Serializer):
+class TierSerializer(InputSerializer):
     approvals = serializers.IntegerField(min_value=1, max_value=3, help_text="Distinct people who must approve.")
     consensus = serializers.BooleanField(help_text="One rejection rejects the proposal.")
     wait_minutes = serializers.IntegerField(
@@ -38,7 +38,7 @@ class ApprovalPolicySerializer(serializers.Serializer):
     updated_at = serializers.DateTimeField(allow_null=True)
 
 
-class ApprovalPolicyPatchSerializer(serializers.Serializer):
+class ApprovalPolicyPatchSerializer(InputSerializer):
     wording = TierPatchSerializer(required=False)
     identity = TierPatchSerializer(required=False)
     power = TierPatchSerializer(required=False)

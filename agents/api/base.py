@@ -10,9 +10,11 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.response import Response
 
+from agents.policy import runtime_policy_json_schema, runtime_policy_schema_errors
 from agents.selectors import agent_get_by_key
 from agents.snapshot import KEY_PATTERN
-from aihummer.api import AdminViewSet
+from aihummer.api import AdminViewSet, JsonObjectField
+from aihummer.openapi import openapi_schema_of
 
 KEY_REGEX = "[a-z0-9_-]{1,50}"
 # ASCII digits only: `\d` also matches "١٢" (Arabic-Indic), which int() reads as 12.
@@ -34,12 +36,21 @@ class FiniteFloatField(serializers.FloatField):
         return value
 
 
-@extend_schema_field({"type": "object", "additionalProperties": True})
-class JsonObjectField(serializers.JSONField):
+RUNTIME_POLICY_SCHEMA = openapi_schema_of(runtime_policy_json_schema())
+
+
+@extend_schema_field(RUNTIME_POLICY_SCHEMA)
+class RuntimePolicyField(JsonObjectField):
+    """A runtime policy, held to its published JSON Schema here (a 400 naming each JSON
+    path); the rules across its fields are the service's (a 422)."""
+
     def to_internal_value(self, data: object) -> dict:
-        if not isinstance(data, dict):
-            raise serializers.ValidationError("Must be a JSON object.")
-        return data
+        policy = super().to_internal_value(data)
+        if problems := runtime_policy_schema_errors(policy):
+            # Paths from the body's root, as the service's are (`$.runtime_policy.children…`).
+            root = f"$.{self.field_name}" if self.field_name else "$"
+            raise serializers.ValidationError([problem.replace("$", root, 1) for problem in problems])
+        return policy
 
 
 def username(user: object) -> str | None:

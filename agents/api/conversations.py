@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
+from django.core.validators import RegexValidator
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
@@ -25,7 +26,7 @@ from agents.runtime import ConversationReply, conversation_send
 from agents.runtime.conversations import MAX_MESSAGE_CHARS
 from agents.runtime.streams import STREAM_ID_PATTERN, conversation_stream_events, conversation_stream_start, sse
 from agents.selectors import conversation_get, conversation_list, conversation_messages, conversation_notes
-from aihummer.api import AdminViewSet, ApiCursorPagination, outside_transaction
+from aihummer.api import AdminViewSet, ApiCursorPagination, InputSerializer, outside_transaction
 
 
 class ConversationSerializer(serializers.Serializer):
@@ -60,8 +61,12 @@ class MessageSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
-class SendInSerializer(serializers.Serializer):
-    message = serializers.CharField(max_length=MAX_MESSAGE_CHARS, trim_whitespace=False)
+class SendInSerializer(InputSerializer):
+    message = serializers.CharField(
+        max_length=MAX_MESSAGE_CHARS,
+        trim_whitespace=False,
+        validators=[RegexValidator(r"\S", "Give a message for the agent.")],
+    )
     channel = serializers.RegexField(
         r"^[a-z0-9_-]{1,50}$",
         required=False,

@@ -13,7 +13,7 @@ from agents.destinations import MAX_HOST_PATTERNS
 from agents.models import Credential
 from agents.selectors import workspace_row_get, workspace_rows
 from agents.services import credential_create, credential_delete, credential_update
-from aihummer.api import AdminViewSet
+from aihummer.api import AdminViewSet, InputSerializer
 
 HOSTS_HELP = "Hosts the secret may be sent to (api.openai.com, *.openai.azure.com); empty: any host."
 
@@ -39,14 +39,14 @@ class CredentialSerializer(serializers.Serializer):
         return "set"
 
 
-class CredentialCreateSerializer(serializers.Serializer):
+class CredentialCreateSerializer(InputSerializer):
     key = KeyField()
     name = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
     secret = serializers.CharField(max_length=10_000, write_only=True, style={"input_type": "password"})
     allowed_hosts = hosts_field(required=False, default=list)
 
 
-class CredentialUpdateSerializer(serializers.Serializer):
+class CredentialUpdateSerializer(InputSerializer):
     name = serializers.CharField(max_length=200, required=False, allow_blank=True)
     secret = serializers.CharField(max_length=10_000, required=False, write_only=True)
     allowed_hosts = hosts_field(required=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers, status
@@ -14,7 +15,7 @@ from agents.api.base import KEY_REGEX, FiniteFloatField, ForceSerializer, KeyFie
 from agents.models import Credential, Preset
 from agents.selectors import workspace_row_get, workspace_rows
 from agents.services import preset_activate, preset_create, preset_delete, preset_update
-from aihummer.api import AdminViewSet
+from aihummer.api import AdminViewSet, InputSerializer
 
 
 class PresetSerializer(serializers.Serializer):
@@ -34,10 +35,16 @@ class PresetSerializer(serializers.Serializer):
     updated_at = serializers.DateTimeField()
 
 
-class PresetWriteSerializer(serializers.Serializer):
+# The shape the schema states, as a `pattern`: `format: uri` admits hosts Django's
+# URLValidator refuses (a one-letter top-level domain), and the model's own validator
+# runs in the service after (a 422 naming base_url).
+BASE_URL_PATTERN = r"^https?://[^\s/?#@]+(?:[/?#]\S*)?$"
+
+
+class PresetWriteSerializer(InputSerializer):
     name = serializers.CharField(max_length=200)
     provider_name = serializers.ChoiceField(choices=Preset.Provider.choices)
-    base_url = serializers.URLField(max_length=200, required=False, allow_blank=True)
+    base_url = serializers.RegexField(BASE_URL_PATTERN, max_length=200, required=False, allow_blank=True)
     model = serializers.CharField(max_length=100)
     temperature = FiniteFloatField(min_value=0.0, max_value=2.0, required=False)
     top_p = FiniteFloatField(min_value=0.0, max_value=1.0, required=False)
@@ -76,7 +83,7 @@ class PresetViewSet(mixins.ListModelMixin, AdminViewSet):
                 key=fields["credential"]
             )
             if not credential.exists():
-                raise serializers.ValidationError({"credential": [f"Unknown credential '{fields['credential']}'."]})
+                raise ValidationError({"credential": [f"Unknown credential '{fields['credential']}'."]})
             fields["credential"] = credential.get()
         return fields
 

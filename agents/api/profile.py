@@ -4,6 +4,7 @@ write proposes an edit of the live snapshot.
 
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.decorators import action
@@ -22,10 +23,11 @@ from agents.api.versions import (
 from agents.models import Skill
 from agents.selectors import workspace_rows
 from agents.services import edits, prompt_version_propose
+from aihummer.api import InputSerializer
 from aihummer.service_checks import require_live
 
 
-class ProfileSerializer(serializers.Serializer):
+class ProfileSerializer(InputSerializer):
     """The G3 identity fields and the first-run guidance."""
 
     name = serializers.CharField(max_length=200, required=False, allow_blank=True)
@@ -58,7 +60,7 @@ def profile_changes(profile: dict) -> dict:
     return changes
 
 
-class SectionSerializer(serializers.Serializer):
+class SectionSerializer(InputSerializer):
     key = KeyField()
     title = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
     body = serializers.CharField(
@@ -68,7 +70,7 @@ class SectionSerializer(serializers.Serializer):
     position = serializers.IntegerField(read_only=True)
 
 
-class AgentSkillSerializer(serializers.Serializer):
+class AgentSkillSerializer(InputSerializer):
     key = KeyField()
     title = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
     body = serializers.CharField(
@@ -78,7 +80,7 @@ class AgentSkillSerializer(serializers.Serializer):
 
 
 class ProfileUpdateSerializer(ProposalInSerializer, ProfileSerializer):
-    pass
+    any_of_required = ("name", "role", "persona", "language", "goals", "system_prompt", "onboarding")
 
 
 class AgentPartViewSet(AgentChildViewSet):
@@ -109,6 +111,8 @@ class AgentSectionViewSet(AgentPartViewSet):
     class UpdateSerializer(ProposalInSerializer):
         class Meta:
             ref_name = "SectionUpdate"
+
+        any_of_required = ("title", "body", "enabled")
 
         title = serializers.CharField(max_length=200, required=False, allow_blank=True)
         body = serializers.CharField(max_length=MAX_TEXT, required=False, allow_blank=True, trim_whitespace=False)
@@ -149,8 +153,6 @@ class AgentSectionViewSet(AgentPartViewSet):
         fields = {
             f: serializer.validated_data[f] for f in ("title", "body", "enabled") if f in serializer.validated_data
         }
-        if not fields:
-            raise serializers.ValidationError({"non_field_errors": ["Name at least one of title, body, enabled."]})
         return self._propose(edits.section_update(key=key, **fields), serializer)
 
     @extend_schema(parameters=PROPOSAL_QUERY, responses=PROPOSAL_RESPONSES)
@@ -181,6 +183,8 @@ class AgentSkillViewSet(AgentPartViewSet):
         class Meta:
             ref_name = "AgentSkillCreate"
 
+        one_of_required = ("shared_skill", "key")
+
         shared_skill = KeyField(required=False, help_text="Attach this shared skill (copied by value).")
         key = KeyField(required=False, help_text="Or add an own skill with this key, title and body.")
         title = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
@@ -188,14 +192,11 @@ class AgentSkillViewSet(AgentPartViewSet):
             max_length=MAX_TEXT, required=False, default="", allow_blank=True, trim_whitespace=False
         )
 
-        def validate(self, data: dict) -> dict:
-            if ("shared_skill" in data) == ("key" in data):
-                raise serializers.ValidationError("Give either shared_skill (attach) or key (an own skill).")
-            return data
-
     class UpdateSerializer(ProposalInSerializer):
         class Meta:
             ref_name = "AgentSkillUpdate"
+
+        any_of_required = ("title", "body")
 
         title = serializers.CharField(max_length=200, required=False, allow_blank=True)
         body = serializers.CharField(max_length=MAX_TEXT, required=False, allow_blank=True, trim_whitespace=False)
@@ -215,7 +216,7 @@ class AgentSkillViewSet(AgentPartViewSet):
         if "shared_skill" in data:
             skill = workspace_rows(Skill, actor=self.actor, workspace=self.workspace).filter(key=data["shared_skill"])
             if not skill.exists():
-                raise serializers.ValidationError({"shared_skill": [f"Unknown shared skill '{data['shared_skill']}'."]})
+                raise ValidationError({"shared_skill": [f"Unknown shared skill '{data['shared_skill']}'."]})
             edit = edits.skill_attach(skill=skill.get())
         else:
             edit = edits.own_skill_add(key=data["key"], title=data["title"], body=data["body"])
@@ -227,8 +228,6 @@ class AgentSkillViewSet(AgentPartViewSet):
         serializer = self.UpdateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         fields = {f: serializer.validated_data[f] for f in ("title", "body") if f in serializer.validated_data}
-        if not fields:
-            raise serializers.ValidationError({"non_field_errors": ["Name at least one of title, body."]})
         return self._propose(edits.own_skill_update(key=key, **fields), serializer)
 
     @extend_schema(parameters=PROPOSAL_QUERY, responses=PROPOSAL_RESPONSES)

@@ -15,7 +15,7 @@ from agents.api.versions import VersionSerializer
 from agents.models import Skill
 from agents.selectors import workspace_row_get, workspace_rows
 from agents.services import skill_create, skill_update
-from aihummer.api import AdminViewSet
+from aihummer.api import AdminViewSet, InputSerializer
 
 
 class SkillSerializer(serializers.Serializer):
@@ -26,13 +26,13 @@ class SkillSerializer(serializers.Serializer):
     updated_at = serializers.DateTimeField()
 
 
-class SkillCreateSerializer(serializers.Serializer):
+class SkillCreateSerializer(InputSerializer):
     key = KeyField()
     title = serializers.CharField(max_length=200)
     body = serializers.CharField(max_length=MAX_TEXT, trim_whitespace=False)
 
 
-class SkillUpdateSerializer(serializers.Serializer):
+class SkillUpdateSerializer(InputSerializer):
     title = serializers.CharField(max_length=200, required=False)
     body = serializers.CharField(max_length=MAX_TEXT, required=False, trim_whitespace=False)
     reason = serializers.CharField(max_length=2000, required=False, default="", allow_blank=True)

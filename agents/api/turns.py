@@ -7,10 +7,10 @@ from rest_framework import mixins, serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from agents.api.base import ID_REGEX, JsonObjectField
+from agents.api.base import ID_REGEX
 from agents.models import AgentTurn, DebugLog
 from agents.selectors import debug_log_ids, workspace_row_get, workspace_rows
-from aihummer.api import AdminViewSet
+from aihummer.api import AdminViewSet, JsonObjectField
 
 
 class TurnSerializer(serializers.Serializer):

@@ -13,7 +13,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from agents.api.base import ID_REGEX, MAX_TEXT, NUMBER_REGEX, AgentChildViewSet, JsonObjectField, KeyField, username
+from agents.api.base import ID_REGEX, MAX_TEXT, NUMBER_REGEX, AgentChildViewSet, KeyField, username
 from agents.diff import ItemChanges, TextChange, snapshot_diff
 from agents.models import PromptVersion
 from agents.selectors import agent_version_get, agent_versions, prompt_version_get, prompt_version_queue
@@ -28,7 +28,7 @@ from agents.services import (
     prompt_version_withdraw,
 )
 from agents.snapshot import empty_snapshot
-from aihummer.api import AdminViewSet, if_match_version
+from aihummer.api import AdminViewSet, InputSerializer, JsonObjectField, if_match_version
 from aihummer.exceptions import NotFound
 
 SOURCE_KINDS = ("admin", "api", "mcp", "agent", "cli")
@@ -219,7 +219,7 @@ class VersionDetailSerializer(DecidedSerializer):
         return diff_as_json(version.agent.live_snapshot or empty_snapshot(), version.snapshot)
 
 
-class ProposalInSerializer(serializers.Serializer):
+class ProposalInSerializer(InputSerializer):
     """What every change to what an agent is told may carry."""
 
     reason = serializers.CharField(max_length=2000, required=False, default="", allow_blank=True)
@@ -303,7 +303,7 @@ class QueueFilterSerializer(serializers.Serializer):
     stale = serializers.BooleanField(required=False, allow_null=True, default=None)
 
 
-class ApproveSerializer(serializers.Serializer):
+class ApproveSerializer(InputSerializer):
     note = serializers.CharField(max_length=MAX_TEXT, required=False, default="", allow_blank=True)
     confirm_stale = serializers.IntegerField(
         min_value=1,
@@ -332,7 +332,7 @@ class ApproveSerializer(serializers.Serializer):
     )
 
 
-class RejectSerializer(serializers.Serializer):
+class RejectSerializer(InputSerializer):
     note = serializers.CharField(max_length=MAX_TEXT, help_text="Why: the proposer reads it.")
 
 

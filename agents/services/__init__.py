@@ -7,6 +7,7 @@ from agents.services.approvals import (
     ApprovalState,
     approval_policy_get,
     approval_policy_update,
+    approval_rule,
     approval_state,
     prompt_versions_go_live_due,
 )
@@ -80,6 +81,7 @@ __all__ = [
     "agent_update",
     "approval_policy_get",
     "approval_policy_update",
+    "approval_rule",
     "approval_state",
     "credential_create",
     "credential_delete",

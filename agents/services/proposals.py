@@ -15,12 +15,12 @@ from agents.diff import diff_stats
 from agents.models import Agent, EvidenceRun, PromptVersion
 from agents.policy import upgrade_stored_policy
 from agents.services.agents import agent_create
-from agents.services.approvals import decision_apply, require_schedule
+from agents.services.approvals import approval_policy_get, decision_apply, require_schedule
 from agents.services.evidence import evidence_request, evidence_require_confirmed
 from agents.services.notifications import notify
 from agents.services.versions import agent_lock, version_go_live, version_record
 from agents.snapshot import SNAPSHOT_KEYS, apply_changes, content_hash, is_empty_prompt
-from agents.tiers import widening_reasons
+from agents.tiers import change_tier, widening_reasons
 from aihummer.actors import Actor, Verb
 from aihummer.exceptions import AlreadyDecided, ApplicationError
 from aihummer.history import stamp
@@ -98,6 +98,8 @@ def prompt_version_propose(
         digest = content_hash(snapshot)
         if digest == live.content_hash:
             raise IdenticalToLive(f"Identical to live version {live.number}; nothing recorded.")
+        if applies_now and not agent.is_sandbox:
+            _require_publishable(agent, live.snapshot, snapshot)
         if not applies_now:
             duplicate = (
                 PromptVersion.all_objects.pending()
@@ -130,6 +132,21 @@ def _require_narrowing(live: dict, snapshot: dict) -> None:
             f"An agent may not widen its own power ({'; '.join(reason.line for reason in widening)}). "
             "You may propose wording changes and narrowing ones (removing a tool, lowering a limit); "
             "ask a person to propose this one."
+        )
+
+
+def _require_publishable(agent: Agent, live: dict, snapshot: dict) -> None:
+    """The publish right skips review only where the change's tier asks for no more than
+    one approval and no wait: a workspace that wants two people for what widens power
+    gets them, whoever proposes."""
+    tier, reasons = change_tier(live, snapshot)
+    rule = approval_policy_get(workspace=agent.workspace).rule(tier)
+    if rule.approvals > 1 or rule.wait_minutes:
+        needs = f"{rule.approvals} approvals" if rule.approvals > 1 else f"a {rule.wait_minutes}-minute wait"
+        why = "; ".join(reason.line for reason in reasons if reason.tier == tier)
+        raise PermissionDenied(
+            f"This change is in the {tier} tier ({why}), which needs {needs} under workspace "
+            f"'{agent.workspace.slug}''s approval policy: propose it (mode pending)."
         )
 
 

@@ -134,3 +134,9 @@ def local_preset(workspace: Workspace, ada: User, openai_server) -> Preset:
         credential=credential,
         is_active=True,
     )
+
+
+@pytest.fixture
+def ada_api(api_as, make_key, ada):
+    """ada's publish key (an admin's deployment script)."""
+    return api_as(make_key("read,write,publish", owner=ada))

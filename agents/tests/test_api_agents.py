@@ -18,12 +18,6 @@ def error(response) -> dict:
 
 
 @pytest.fixture
-def ada_api(api_as, make_key, ada):
-    """ada's publish key (an admin's deployment script)."""
-    return api_as(make_key("read,write,publish", owner=ada))
-
-
-@pytest.fixture
 def reader_api(api_as, make_key, vic):
     return api_as(make_key("read", owner=vic))
 
@@ -196,7 +190,11 @@ def test_an_update_proposes_a_runtime_policy_and_keeps_it_when_omitted(api_agent
     assert (proposed.json()["proposal"]["number"], version.reason) == (2, "court")
     assert version.snapshot["runtime_policy"]["max_iterations"] == 4
     assert Agent.objects.get().runtime_policy == default_runtime_policy()
-    assert error(empty)["fields"] == {"non_field_errors": ["Name at least one field to change."]}
+    assert error(empty)["fields"] == {
+        "non_field_errors": [
+            "Name at least one of: name, description, preset, is_active, runtime_policy, allowed_tool_names."
+        ]
+    }
 
 
 def test_an_update_proposes_the_tools_an_agent_may_call(api_agent, alice_api):

@@ -19,11 +19,6 @@ def error(response) -> dict:
     return response.json()["error"]
 
 
-@pytest.fixture
-def ada_api(api_as, make_key, ada):
-    return api_as(make_key("read,write,publish", owner=ada))
-
-
 # --- presets --------------------------------------------------------------------------
 def test_presets_list_and_read(echo_preset, alice_api):
     listed = alice_api.get("/v1/admin/presets").json()["results"]
@@ -49,7 +44,7 @@ def test_a_publisher_creates_updates_and_activates_presets(echo_preset, ada_api)
 def test_a_preset_with_an_unknown_model_lists_the_providers_models(ada_api, echo_preset):
     response = ada_api.post("/v1/admin/presets", {"key": "x", "name": "X", "provider_name": "echo", "model": "gpt-9"})
 
-    assert response.status_code == 400
+    assert response.status_code == 422
     assert list(error(response)["fields"]) == ["model"]
     assert "echo-1" in error(response)["fields"]["model"][0]
 

@@ -1,8 +1,10 @@
 """The OpenAPI document: valid for generators, and true to what the API answers.
 
 schemathesis generates requests from `/v1/schema/` (valid and invalid ones) with a
-`write` key on a seeded workspace, and checks that no answer is a server error and
-every answer (status, content type, headers, body) is one the schema documents.
+`write` key on a seeded workspace and runs every check it has (the CLI's `--checks
+all`): no server error, every answer (status, content type, headers, body) one the
+schema documents, schema-valid requests accepted (or refused with a documented 4xx:
+`schemathesis.toml` says which and why) and schema-invalid ones refused.
 """
 
 from __future__ import annotations
@@ -14,13 +16,6 @@ from django.db import close_old_connections
 from hypothesis import HealthCheck, Phase
 from hypothesis import settings as hypothesis_settings
 from openapi_spec_validator import validate
-from schemathesis.checks import not_a_server_error
-from schemathesis.specs.openapi.checks import (
-    content_type_conformance,
-    response_headers_conformance,
-    response_schema_conformance,
-    status_code_conformance,
-)
 
 from agents.models import DebugLog, Skill
 from agents.runtime import agent_run_test
@@ -29,14 +24,8 @@ from aihummer.actors import Actor
 from aihummer.wsgi import application
 from workflows.services import workflow_create, workflow_run_start
 
+# Reads the repository's schemathesis.toml (the run's cwd), as the CLI does.
 schema = schemathesis.openapi.from_wsgi("/v1/schema/?format=json", application)
-CHECKS = [
-    not_a_server_error,
-    status_code_conformance,
-    content_type_conformance,
-    response_headers_conformance,
-    response_schema_conformance,
-]
 
 
 @pytest.fixture
@@ -128,5 +117,74 @@ def test_the_api_matches_its_schema_and_never_fails(case, seeded, no_connection_
     # The fuzzer's own X-Workspace would only ever be a 404; the key names its workspace.
     headers = {k: v for k, v in (case.headers or {}).items() if k.lower() not in {"x-workspace", "authorization"}}
     case.headers = headers
-    case.call_and_validate(headers={"Authorization": f"Bearer {raw_key}"}, checks=CHECKS)
+    case.call_and_validate(headers={"Authorization": f"Bearer {raw_key}"})
     assert Skill.objects.filter(key="ton").exists()
+
+
+def test_the_project_config_is_the_one_schemathesis_reads():
+    checks = schema.config.checks_config_for(operation=None, phase=None)
+
+    assert schema.config.generation.allow_x00 is False
+    assert "422" in checks.positive_data_acceptance.expected_statuses
+    assert "400" not in checks.positive_data_acceptance.expected_statuses
+
+
+def test_every_request_body_refuses_what_it_does_not_name(client, db):
+    document = client.get("/v1/schema/?format=json").json()
+    components = document["components"]["schemas"]
+    bodies = [name for name in components if name.endswith("Request")]
+
+    assert len(bodies) >= 20
+    assert [name for name in bodies if components[name].get("additionalProperties") is not False] == []
+    assert components["PatchedSectionUpdateRequest"]["anyOf"] == [
+        {"required": ["title"]},
+        {"required": ["body"]},
+        {"required": ["enabled"]},
+    ]
+    assert components["AgentSkillCreateRequest"]["oneOf"] == [{"required": ["shared_skill"]}, {"required": ["key"]}]
+
+
+def test_the_runtime_policy_is_published_with_the_documents_bounds(client, db):
+    document = client.get("/v1/schema/?format=json").json()
+    put = document["paths"]["/v1/admin/agents/{key}/runtime-policy"]["put"]
+    policy = put["requestBody"]["content"]["application/json"]["schema"]
+    created = document["components"]["schemas"]["AgentCreateRequest"]["properties"]["runtime_policy"]
+
+    assert policy["additionalProperties"] is False
+    assert policy["properties"]["children"]["properties"]["max_depth"] | {"description": ""} == {
+        "default": 1,
+        "description": "",
+        "maximum": 4,
+        "minimum": 0,
+        "title": "Max Depth",
+        "type": "integer",
+    }
+    assert policy["properties"]["version"]["enum"] == [1]
+    assert policy["properties"]["session"]["properties"]["idle_reset_minutes"]["nullable"] is True
+    assert "$ref" not in str(policy) and "const" not in str(policy)
+    assert created["properties"] == policy["properties"]
+
+
+def test_every_operation_has_a_summary_one_resource_tag_and_no_trailing_slash(client, db):
+    document = client.get("/v1/schema/?format=json").json()
+    operations = [(path, method, op) for path, item in document["paths"].items() for method, op in item.items()]
+
+    assert [path for path, _, _ in operations if path.endswith("/")] == []
+    assert [(path, method) for path, method, op in operations if not op.get("summary")] == []
+    assert [(path, method) for path, method, op in operations if len(op["tags"]) != 1] == []
+    tags = {path: op["tags"][0] for path, method, op in operations if method == "get"}
+    assert tags["/v1/admin/agents"] == "agents"
+    assert tags["/v1/admin/agents/{agent_key}/sections"] == "agent sections"
+    assert tags["/v1/admin/prompt-versions"] == "prompt versions"
+    assert tags["/v1/me"] == "me"
+    summaries = {(path, method): op["summary"] for path, method, op in operations}
+    assert summaries[("/v1/admin/agents", "get")] == "List agents"
+    assert summaries[("/v1/admin/agents/{key}/runtime-policy", "put")] == (
+        "The runtime policy, every default filled in"
+    )
+
+
+def test_the_old_me_route_redirects_for_good(client, db):
+    response = client.get("/v1/me/?x=1")
+
+    assert (response.status_code, response["Location"]) == (301, "/v1/me?x=1")

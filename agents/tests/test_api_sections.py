@@ -33,10 +33,10 @@ def test_a_new_section_is_proposed_at_its_position(api_agent, alice_api):
     assert [(s["key"], s["position"]) for s in sections] == [("methode", 0), ("ton", 1), ("sources", 2)]
 
 
-def test_a_section_key_taken_is_a_400(api_agent, alice_api):
+def test_a_section_key_taken_is_a_422(api_agent, alice_api):
     response = alice_api.post(SECTIONS, {"key": "methode", "body": "x"})
 
-    assert response.status_code == 400
+    assert response.status_code == 422
     assert response.json()["error"]["fields"] == {
         "key": ["The agent already has a section 'methode'; update it instead."]
     }
@@ -74,7 +74,7 @@ def test_reorder_needs_every_key_once(api_agent, alice_api):
     partial = alice_api.post(f"{SECTIONS}/reorder", {"keys": ["sources"]})
     response = alice_api.post(f"{SECTIONS}/reorder", {"keys": ["sources", "methode"]})
 
-    assert partial.status_code == 400
+    assert partial.status_code == 422
     assert partial.json()["error"]["fields"] == {
         "keys": ["Give every section key exactly once, in the new order: methode, sources."]
     }
@@ -115,9 +115,10 @@ def test_a_shared_skill_is_attached_by_value_and_detached(api_agent, alice_api, 
     assert pending_snapshot()["skills"] == []
 
 
-def test_an_unknown_shared_skill_is_a_400(api_agent, alice_api):
+def test_an_unknown_shared_skill_is_a_422(api_agent, alice_api):
     response = alice_api.post(SKILLS, {"shared_skill": "nope"})
 
+    assert response.status_code == 422
     assert response.json()["error"]["fields"] == {"shared_skill": ["Unknown shared skill 'nope'."]}
 
 
@@ -139,7 +140,7 @@ def test_an_own_skill_is_added_and_edited_but_a_shared_one_is_edited_at_its_sour
         "body": "Trois parties.",
         "shared": False,
     }
-    assert shared.status_code == 400
+    assert shared.status_code == 422
     assert shared.json()["error"]["fields"] == {
         "key": ["'ton' is a shared skill: edit it under /v1/admin/skills/ton, or detach it."]
     }
@@ -149,6 +150,4 @@ def test_a_skill_body_needs_either_a_shared_skill_or_a_key(api_agent, alice_api)
     response = alice_api.post(SKILLS, {"title": "x"})
 
     assert response.status_code == 400
-    assert response.json()["error"]["fields"] == {
-        "non_field_errors": ["Give either shared_skill (attach) or key (an own skill)."]
-    }
+    assert response.json()["error"]["fields"] == {"non_field_errors": ["Give exactly one of: shared_skill, key."]}

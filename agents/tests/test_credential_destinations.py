@@ -88,12 +88,12 @@ def test_an_admin_points_a_credential_only_at_the_hosts_it_allows(vendor_preset,
     bad = admin.patch("/v1/admin/credentials/openai", {"allowed_hosts": ["https://evil.example/"]})
 
     assert (hosts.status_code, hosts.json()["allowed_hosts"]) == (200, ["api.openai.com", "*.openai.azure.com"])
-    assert refused.status_code == 400
+    assert refused.status_code == 422
     assert refused.json()["error"]["fields"] == {
         "base_url": ["Credential 'openai' may be sent only to api.openai.com, *.openai.azure.com, not to 127.0.0.1."]
     }
     assert azure.status_code == 200
-    assert bad.status_code == 400
+    assert bad.status_code == 422
     assert list(bad.json()["error"]["fields"]) == ["allowed_hosts"]
     assert Credential.objects.get(key="openai").allowed_hosts == ["api.openai.com", "*.openai.azure.com"]
 

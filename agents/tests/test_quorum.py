@@ -181,6 +181,23 @@ def test_without_consensus_a_rejection_is_counted_and_the_quorum_still_decides(
     assert [d.kind for d in approval_state(version).decisions] == ["reject", "approve", "approve"]
 
 
+def test_the_publish_right_skips_review_only_where_the_tier_needs_one_approval(agent, ada, two_for_power):
+    before = PromptVersion.objects.count()
+    tools = {"allowed_tool_names": ["propose_section_edit", "delegate"]}
+
+    with pytest.raises(PermissionDenied) as refused:
+        prompt_version_propose(agent=agent, changes=tools, actor=as_(ada), mode="live")
+    reworded = prompt_version_propose(
+        agent=agent, changes={"sections": [{"key": "method", "body": "Plan, then write."}]}, actor=as_(ada), mode="live"
+    )
+
+    assert str(refused.value) == (
+        "This change is in the power tier (tool added: delegate), which needs 2 approvals under workspace 'acme''s "
+        "approval policy: propose it (mode pending)."
+    )
+    assert (reworded.status, PromptVersion.objects.count()) == ("approved", before + 1)
+
+
 # --- the policy ---------------------------------------------------------------------------
 def test_the_policy_is_the_default_until_changed_and_keeps_its_history(workspace, ada, bob):
     assert approval_policy_get(workspace=workspace).rule("power") == ("power", 1, True, 0)

@@ -19,7 +19,9 @@ from agents.services import (
     prompt_version_rebase,
 )
 from aihummer.actors import Actor
+from aihummer.models import Membership
 from aihummer.tests.factories import make_agent
+from conftest import make_member
 
 SECTIONS = [
     {"key": "method", "title": "Method", "body": "Plan first."},
@@ -47,7 +49,9 @@ def test_non_overlapping_section_edits_rebase_into_both_and_rerun_evidence(
     agent_test_case_create(agent=agent, actor=Actor.for_user(ada), name="greets", message="Hello")
     stale = propose(agent, alice, sections(method="Plan, then write."))
     prompt_version_approve(version=stale, actor=Actor.for_user(bob))  # 1 of 2, then live moves
-    propose(agent, ada, sections(sources="Cite every figure."), mode="live")
+    moved = propose(agent, ada, sections(sources="Cite every figure."))
+    for reviewer in (bob, make_member(workspace, "carol", Membership.Role.REVIEWER)):
+        prompt_version_approve(version=moved, actor=Actor.for_user(reviewer))
 
     with django_capture_on_commit_callbacks(execute=True):
         rebased = prompt_version_rebase(version=stale, actor=Actor.for_user(bob), expected_live=3)
@@ -121,3 +125,34 @@ def test_three_way_merges_parts_and_orders_and_names_conflicts(agent):
     ]
     assert conflict.conflicts == [Conflict("runtime_policy.max_iterations", "16", "8", "4")]
     assert three_way(base, policy_live, edited).snapshot["runtime_policy"]["max_iterations"] == 8
+
+
+def test_rest_says_whether_a_stale_proposal_rebases_and_rebases_it(agent, alice, ada, bob, client):
+    clean = propose(agent, alice, sections(method="Plan, then write."))
+    clashing = propose(agent, ada, sections(sources="Only sourced figures."))
+    propose(agent, ada, {**sections(sources="Cite every figure."), "onboarding": "Hi."}, mode="live")  # v4
+    client.force_login(bob)
+    headers = {"X-Workspace": "acme"}
+
+    detail = "/v1/admin/prompt-versions/{}"
+    plans = [client.get(detail.format(v.pk), headers=headers).json()["rebase"] for v in (clean, clashing)]
+    refused = client.post(f"/v1/admin/prompt-versions/{clashing.pk}/rebase", headers=headers)
+    rebased = client.post(f"/v1/admin/prompt-versions/{clean.pk}/rebase", headers=headers)
+
+    assert plans == [
+        {"possible": True, "conflicts": []},
+        {
+            "possible": False,
+            "conflicts": [
+                {
+                    "part": "section sources",
+                    "base": "Sources\nNo invented figures.",
+                    "live": "Sources\nCite every figure.",
+                    "proposal": "Sources\nOnly sourced figures.",
+                }
+            ],
+        },
+    ]
+    assert (refused.status_code, refused.json()["error"]["code"]) == (409, "rebase_conflict")
+    body = rebased.json()
+    assert (rebased.status_code, body["number"], body["status"], body["base_version"]) == (202, 5, "pending", 4)

@@ -1,8 +1,10 @@
 import hashlib
 from datetime import date
 
+import pytest
+
 from agents.models import Agent
-from agents.rendering import TRUNCATION_MARK, render_prefix, render_system_prompt
+from agents.rendering import TRUNCATION_MARK, render_prefix, render_system_prompt, scaffolding_for
 from agents.services import agent_create, credential_create, preset_create
 from agents.snapshot import canonical_json, normalize_snapshot
 from aihummer.actors import Actor
@@ -13,7 +15,7 @@ WRITER = normalize_snapshot(
             "name": "Camille",
             "role": "Writer",
             "persona": "Curious.",
-            "language": "fr",
+            "language": "en",
             "goals": ["Draft", "Cite"],
         },
         "sections": [
@@ -26,7 +28,7 @@ WRITER = normalize_snapshot(
     }
 )
 IDENTITY_BLOCK = (
-    "You are Camille.\nRole: Writer\nAnswer in this language: fr\nGoals:\n- Draft\n- Cite\n\n## Persona\nCurious."
+    "You are Camille.\nRole: Writer\nAnswer in this language: en\nGoals:\n- Draft\n- Cite\n\n## Persona\nCurious."
 )
 SKILLS_BLOCK = "# Skills\n\n## House style\nShort sentences."
 
@@ -181,3 +183,53 @@ def test_a_stored_secret_never_renders(workspace, ada):
     for leaked in (secret, credential.ciphertext):
         assert leaked not in rendered.text
         assert leaked not in canonical_json(agent.live_version.snapshot)
+
+
+FRENCH_WRITER = normalize_snapshot(
+    {
+        "identity": {
+            "name": "Camille",
+            "role": "Rédactrice",
+            "persona": "Curieuse.",
+            "language": "fr-FR",
+            "goals": ["Rédiger"],
+        },
+        "sections": [{"key": "methode", "title": "Méthode", "body": "D'abord un plan."}],
+        "onboarding": "Demande qui lit.",
+        "skills": [{"key": "style", "title": "Style maison", "body": "Phrases courtes.", "shared": True}],
+    }
+)
+
+
+def test_a_french_agents_prompt_has_no_english_scaffolding():
+    rendered = render_system_prompt(FRENCH_WRITER, first_turn=True, today=date(2025, 3, 9), context={"ville": "Lyon"})
+
+    assert rendered.prefix == (
+        "Tu es Camille.\nRôle : Rédactrice\nLangue de réponse : fr-FR\nObjectifs :\n- Rédiger\n\n"
+        "## Personnalité\nCurieuse.\n\n## Méthode\nD'abord un plan.\n\n"
+        "# Compétences\n\n## Style maison\nPhrases courtes.\n\n## Première conversation\nDemande qui lit."
+    )
+    assert rendered.volatile == "Nous sommes le 2025-03-09.\n## Contexte\n- ville: Lyon"
+
+
+@pytest.mark.parametrize(
+    ("language", "you_are"),
+    [
+        ("fr", "Tu es {}."),
+        ("FR_ca", "Tu es {}."),
+        ("français", "Tu es {}."),
+        ("en-GB", "You are {}."),
+        ("de", "You are {}."),
+        ("", "You are {}."),
+    ],
+)
+def test_the_scaffolding_follows_the_primary_language_and_falls_back_to_english(language, you_are):
+    assert scaffolding_for(language).you_are == you_are
+
+
+def test_the_prefix_hash_changes_with_the_words_and_only_with_them():
+    english = {**FRENCH_WRITER, "identity": {**FRENCH_WRITER["identity"], "language": "en"}}
+    same_words = {**FRENCH_WRITER, "identity": {**FRENCH_WRITER["identity"], "language": "fr-FR"}}
+
+    assert render_system_prompt(same_words).prefix_hash == render_system_prompt(FRENCH_WRITER).prefix_hash
+    assert render_system_prompt(english).prefix_hash != render_system_prompt(FRENCH_WRITER).prefix_hash

@@ -59,6 +59,7 @@ def test_the_queue_shows_pending_proposals_by_default_with_their_columns(client,
     assert "admin:alice" in page and "court" in page
     assert "1 change, +" in page
     assert "aih-stale-flag" in page  # stale: the live version moved since it was proposed
+    assert ">wording · 0/1</span>" in page  # its tier, and its approvals of those it needs
     assert "redacteur v3" not in page  # approved: not in the default (pending) view
     everything = client.get(reverse("admin:agents_promptversion_changelist") + "?status=all").content.decode()
     assert "redacteur v3" in everything

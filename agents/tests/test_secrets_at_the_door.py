@@ -61,7 +61,7 @@ def test_rest_refuses_a_secret_in_every_text_field(writer, alice_api, method, ur
 
     response = getattr(alice_api, method)(url, body)
 
-    assert response.status_code == 400, response.json()
+    assert response.status_code == 422, response.json()
     assert response.json()["error"]["fields"] == fields
     assert SECRET not in response.content.decode()
     assert versions() == before
@@ -75,8 +75,8 @@ def test_rest_refuses_a_secret_in_a_new_agent_and_a_shared_skill_edit(writer, ap
     created = publisher.post("/v1/admin/agents", {"key": "spy", "name": "Spy", "profile": {"onboarding": SECRET}})
     edited = publisher.patch("/v1/admin/skills/tone", {"body": f"Be brief. {SECRET}"})
 
-    assert (created.status_code, created.json()["error"]["fields"]) == (400, {"onboarding": [REFUSAL]})
-    assert (edited.status_code, edited.json()["error"]["fields"]) == (400, {"body": [SKILL_REFUSAL]})
+    assert (created.status_code, created.json()["error"]["fields"]) == (422, {"onboarding": [REFUSAL]})
+    assert (edited.status_code, edited.json()["error"]["fields"]) == (422, {"body": [SKILL_REFUSAL]})
     assert not Agent.all_objects.filter(key="spy").exists()
     assert Skill.objects.get(key="tone").body == "Be brief."
 

@@ -117,3 +117,14 @@ def test_an_owner_from_another_workspace_is_a_form_error_not_a_crash(client, wor
     assert response.status_code == 200
     assert "charlie is not a member of workspace &#x27;acme&#x27;." in response.content.decode()
     assert not ApiKey.objects.filter(name="deploy").exists()
+
+
+def test_the_index_shows_no_django_groups_no_view_site_and_declares_its_icon(client, root):
+    client.force_login(root)
+
+    page = client.get(reverse("admin:index")).content.decode()
+
+    assert "/admin/auth/group/" not in page and "Groups" not in page
+    assert "View site" not in page
+    assert '<link rel="icon" href="data:image/svg+xml,' in page  # no /favicon.ico request, no 404
+    assert client.get("/admin/auth/group/").status_code == 404

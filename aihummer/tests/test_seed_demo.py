@@ -58,3 +58,16 @@ def test_the_demo_support_agent_proposed_its_own_edit_in_a_real_turn(db, setting
     assert proposal.proposed_by.username == "alice"  # the agent acted on alice's behalf
     assert (turn.status, turn.provider_name) == ("succeeded", "echo")
     assert [(c["name"], c["outcome"]) for c in first_call.tool_calls] == [("propose_persona_edit", "ran")]
+
+
+def test_the_logins_are_not_buried_under_the_demos_review_emails(transactional_db, settings, tmp_path):
+    settings.BASE_DIR = tmp_path
+    settings.EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
+    out = StringIO()
+
+    call_command("seed_demo", stdout=out)
+
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("Demo workspace 'demo' is ready.")
+    assert not [line for line in lines if line.startswith(("Subject:", "From:", "Message-ID:"))]
+    assert lines[-1] == "  (4 review e-mails of the demo's own proposals were not sent.)"

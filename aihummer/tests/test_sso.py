@@ -172,7 +172,7 @@ def test_the_id_token_is_checked_for_audience_and_issuer(settings):
 
 
 def get_me(client, token: str):
-    return client.get("/v1/me/", headers={"Authorization": f"Bearer {token}"})
+    return client.get("/v1/me", headers={"Authorization": f"Bearer {token}"})
 
 
 def test_an_access_token_authenticates_its_person_with_their_roles(client, oidc, ursula, django_assert_num_queries):
@@ -394,7 +394,7 @@ def test_an_sso_session_due_for_renewal_goes_back_to_the_provider_silently(clien
     session.save()
 
     page = client.get("/admin/")
-    api = client.get("/v1/me/")
+    api = client.get("/v1/me")
 
     assert page.status_code == 302
     assert page["Location"].startswith(f"{ISSUER}/auth?response_type=code")

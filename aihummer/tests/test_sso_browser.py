@@ -113,9 +113,7 @@ def test_a_reviewer_signs_in_through_the_provider_and_loses_the_role_with_the_gr
 
     # the access token the provider issued (a JWT for the API's audience) works on /v1/
     access_token = session_of(context)["oidc_access_token"]
-    response = requests.get(
-        f"{live_server.url}/v1/me/", headers={"Authorization": f"Bearer {access_token}"}, timeout=10
-    )
+    response = requests.get(f"{live_server.url}/v1/me", headers={"Authorization": f"Bearer {access_token}"}, timeout=10)
     assert response.status_code == 200, response.text
     assert response.json() == {
         "source": "api:ursula",
@@ -160,9 +158,7 @@ def test_a_reviewer_signs_in_through_the_provider_and_loses_the_role_with_the_gr
     expect(page.locator("#aih-sso-button")).to_be_visible()
 
     # the API follows the same person's roles: the token still verifies, no role left
-    response = requests.get(
-        f"{live_server.url}/v1/me/", headers={"Authorization": f"Bearer {access_token}"}, timeout=10
-    )
+    response = requests.get(f"{live_server.url}/v1/me", headers={"Authorization": f"Bearer {access_token}"}, timeout=10)
     assert response.json()["memberships"] == []
     context.close()
     assert time.monotonic() - started < 60

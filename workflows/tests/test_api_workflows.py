@@ -42,7 +42,7 @@ def test_workflows_list_and_read(pipeline, key_for, vic):
     assert (one["version"], one["definition"]) == (1, PIPELINE)
 
 
-def test_a_publisher_creates_a_workflow_and_a_bad_definition_is_a_400(reader, critic, key_for, ada, alice):
+def test_a_publisher_creates_a_workflow_and_a_bad_definition_is_a_422(reader, critic, key_for, ada, alice):
     publisher = key_for("read,write,publish", ada)
 
     created = publisher.post("/v1/admin/workflows", {"key": "duo", "name": "Duo", "definition": PIPELINE})
@@ -54,7 +54,7 @@ def test_a_publisher_creates_a_workflow_and_a_bad_definition_is_a_400(reader, cr
     )
 
     assert (created.status_code, created["Location"]) == (201, "/v1/admin/workflows/duo")
-    assert bad.status_code == 400
+    assert bad.status_code == 422
     assert "definition" in error(bad)["fields"]
     assert refused.status_code == 403
 
@@ -157,5 +157,5 @@ def test_a_ten_thousand_step_definition_is_refused_by_its_count_alone(reader, cr
         "/v1/admin/workflows", {"key": "big", "name": "Big", "definition": {"version": 1, "steps": steps}}
     )
 
-    assert response.status_code == 400
+    assert response.status_code == 422
     assert error(response)["fields"] == {"definition": ["steps: at most 100 steps, not 10000."]}
