@@ -27,6 +27,7 @@ run: $(VENV)/.run-deps
 services:
 	bin/ensure-browser
 	bin/ensure-oidc-provider
+	bin/ensure-mcp-tools
 	bin/ensure-services
 
 lint: $(VENV)/.test-deps

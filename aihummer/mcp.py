@@ -53,11 +53,19 @@ from starlette.authentication import AuthCredentials
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from aihummer import __version__
-from aihummer.actors import Actor
+from aihummer.actors import Actor, Verb
+from aihummer.api import WORKSPACE_HEADER
 from aihummer.exceptions import ApplicationError
 from aihummer.jsonsafe import text_problem
-from aihummer.models import ApiKey, Workspace
+from aihummer.models import API_KEY_PREFIX, ApiKey, User, Workspace
 from aihummer.services import api_key_authenticate
+from aihummer.sso.tokens import (
+    IdentityProviderUnavailable,
+    InvalidBearerToken,
+    mcp_tokens_enabled,
+    user_from_bearer_token,
+)
+from aihummer.sso.views import resource_metadata_url
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +75,7 @@ logger = logging.getLogger(__name__)
 TOOL_MODULES: tuple[str, ...] = ("agents.mcp", "workflows.mcp", "sandbox.mcp")
 
 MCP_PATH = "/mcp"
-SCOPE_API_KEY = "aihummer.api_key"
+SCOPE_PRINCIPAL = "aihummer.principal"
 CLIENT_NAME_MAX_CHARS = 60
 INSTRUCTIONS = """\
 AiHummer: the control plane of this workspace's LLM agents.
@@ -395,15 +403,20 @@ def _caller(ctx: Context, spec: ToolSpec) -> Caller:
     request = ctx.request_context.request
     site_url = ""
     if request is not None:
-        api_key = request.scope.get(SCOPE_API_KEY)  # set by ApiKeyAuth for this very request
+        principal = request.scope.get(SCOPE_PRINCIPAL)  # set by McpAuth for this very request
         site_url = str(request.base_url).rstrip("/")
     else:
         raw_key = getattr(ctx.mcp_server, "api_key", "")
         api_key = api_key_authenticate(raw_key) if raw_key else None
-    if api_key is None:
+        principal = Principal(workspace=api_key.workspace, api_key=api_key) if api_key else None
+    if principal is None:
         raise PermissionDenied("The API key is missing, unknown or revoked: ask a workspace admin for a live key.")
-    actor = Actor.for_api_key(api_key, surface="mcp", client_name=client_name(ctx))
-    return Caller(actor=actor, workspace=api_key.workspace, site_url=site_url, progress=Progress(ctx, spec.name))
+    return Caller(
+        actor=principal.actor(client_name(ctx)),
+        workspace=principal.workspace,
+        site_url=site_url,
+        progress=Progress(ctx, spec.name),
+    )
 
 
 def client_name(ctx: Context) -> str:
@@ -415,10 +428,10 @@ def client_name(ctx: Context) -> str:
     return name[:CLIENT_NAME_MAX_CHARS]
 
 
-def build_server(*, api_key: str = "") -> AiHummerMCP:
+def build_server(*, api_key: str = "", server_class: type[AiHummerMCP] = AiHummerMCP) -> AiHummerMCP:
     """The server with every app's tools. `api_key` is the caller's key for stdio and
     in-process use; over HTTP each request brings its own."""
-    server = AiHummerMCP(api_key=api_key)
+    server = server_class(api_key=api_key)
     for module_name in TOOL_MODULES:
         for spec in importlib.import_module(module_name).TOOLS:
             server.add_spec(spec)
@@ -426,21 +439,84 @@ def build_server(*, api_key: str = "") -> AiHummerMCP:
 
 
 # --- streamable HTTP ------------------------------------------------------------------------
-def _authenticate(raw_key: str) -> ApiKey | None:
+@dataclass(frozen=True)
+class Principal:
+    """Who an HTTP request to /mcp comes from: an API key (in its workspace), or a
+    person signed in at the identity provider through OAuth (in the one workspace they
+    belong to, or the one `X-Workspace` names)."""
+
+    workspace: Workspace
+    api_key: ApiKey | None = None
+    user: User | None = None
+
+    @property
+    def client_id(self) -> str:
+        # Binds each session to whoever opened it: the same key, or the same person in
+        # the same workspace.
+        return f"api-key-{self.api_key.pk}" if self.api_key else f"user-{self.user.pk}-ws-{self.workspace.pk}"
+
+    def actor(self, client: str) -> Actor:
+        if self.api_key is not None:
+            return Actor.for_api_key(self.api_key, surface="mcp", client_name=client)
+        return Actor.for_user(self.user, surface="mcp")
+
+
+class Refusal(Exception):
+    """A request /mcp does not serve: its status, OAuth error code and reason."""
+
+    def __init__(self, status: int, error: str, reason: str) -> None:
+        super().__init__(reason)
+        self.status, self.error, self.reason = status, error, reason
+
+
+def _authenticate(raw_token: str, workspace_slug: str) -> Principal:
+    """The principal of a bearer token: an API key (`ahk_…`), otherwise (when /mcp
+    takes them) an access token from the identity provider, checked as the REST API
+    checks its own (signature, issuer, expiry) but for /mcp's audience."""
     close_old_connections()
     try:
-        return api_key_authenticate(raw_key)
+        if raw_token.startswith(f"{API_KEY_PREFIX}_") or not mcp_tokens_enabled():
+            api_key = api_key_authenticate(raw_token)
+            if api_key is None:
+                raise Refusal(401, "invalid_token", "Invalid, unknown or revoked API key.")
+            return Principal(workspace=api_key.workspace, api_key=api_key)
+        try:
+            user = user_from_bearer_token(raw_token, for_mcp=True)
+        except InvalidBearerToken as exc:
+            raise Refusal(401, "invalid_token", str(exc)) from None
+        except IdentityProviderUnavailable as exc:
+            raise Refusal(503, "temporarily_unavailable", f"{exc} Try again shortly.") from None
+        return Principal(workspace=_workspace_of(Actor.for_user(user, surface="mcp"), workspace_slug), user=user)
     finally:
         close_old_connections()
 
 
-class ApiKeyAuth:
-    """ASGI middleware in front of the MCP transport: no live API key, no session.
+def _workspace_of(actor: Actor, slug: str) -> Workspace:
+    """A person's workspace for this session: the one named, or their only one (the
+    REST API's rule, with the same header)."""
+    if slug:
+        workspace = Workspace.objects.filter(slug=slug).first()
+        if workspace is None or not actor.belongs_to(workspace):
+            raise Refusal(404, "invalid_request", f"Unknown workspace '{slug}'.")
+        return workspace
+    workspace_ids = actor.workspace_ids(Verb.READ)
+    if workspace_ids == []:
+        raise Refusal(403, "insufficient_scope", "You are a member of no workspace: ask a workspace admin.")
+    if workspace_ids is None or len(workspace_ids) != 1:
+        raise Refusal(
+            400, "invalid_request", f"Name the workspace in the {WORKSPACE_HEADER} header (you may use several)."
+        )
+    return Workspace.objects.get(pk=workspace_ids[0])
 
-    A missing, unknown or revoked key is answered 401 before the SDK sees the request,
-    on every request (so revoking a key ends its sessions too). The key's id is also
-    given to the SDK as the request's user, which binds each session to the key that
-    opened it.
+
+class McpAuth:
+    """ASGI middleware in front of the MCP transport: no live credential, no session.
+
+    A missing, unknown, revoked or expired credential is answered 401 before the SDK
+    sees the request, on every request (so revoking a key ends its sessions too). With
+    OAuth on (`OIDC_MCP_AUDIENCE`), the 401's `WWW-Authenticate` names the resource's
+    metadata (RFC 9728) so a client can discover where to sign in. The principal is also
+    given to the SDK as the request's user, which binds each session to whoever opened it.
     """
 
     def __init__(self, app: ASGIApp) -> None:
@@ -454,16 +530,44 @@ class ApiKeyAuth:
         if refusal := _misdirected(scope):
             await _refuse(send, *refusal)
             return
-        raw_key = _bearer_token(scope)
-        api_key = await self.authenticate(raw_key) if raw_key else None
-        if api_key is None:
-            reason = "Invalid, unknown or revoked API key." if raw_key else "Send Authorization: Bearer <API key>."
-            await _unauthorized(send, reason)
+        raw_token = _bearer_token(scope)
+        if not raw_token:
+            await _unauthorized(send, Refusal(401, "", _missing_credential()))
             return
-        scopes = sorted(api_key.scope_set)
-        token = AccessToken(token=f"api-key-{api_key.pk}", client_id=f"api-key-{api_key.pk}", scopes=scopes)
-        scope = {**scope, SCOPE_API_KEY: api_key, "user": AuthenticatedUser(token), "auth": AuthCredentials(scopes)}
+        try:
+            principal = await self.authenticate(raw_token, _header(scope, b"x-workspace"))
+        except Refusal as refusal:
+            await _unauthorized(send, refusal)
+            return
+        scopes = sorted(principal.api_key.scope_set) if principal.api_key else []
+        token = AccessToken(token=principal.client_id, client_id=principal.client_id, scopes=scopes)
+        user = AuthenticatedUser(token)
+        scope = {**scope, SCOPE_PRINCIPAL: principal, "user": user, "auth": AuthCredentials(scopes)}
         await self.app(scope, receive, send)
+
+
+class HostGuard:
+    """ASGI middleware: only requests on a host Django serves, from an origin it
+    trusts (see `_misdirected`); what McpAuth checks first, alone."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and (refusal := _misdirected(scope)):
+            await _refuse(send, *refusal)
+            return
+        await self.app(scope, receive, send)
+
+
+def _missing_credential() -> str:
+    if mcp_tokens_enabled():
+        return "Send Authorization: Bearer <API key or access token>; sign in with OAuth (see resource_metadata)."
+    return "Send Authorization: Bearer <API key>."
+
+
+def _header(scope: Scope, wanted: bytes) -> str:
+    return next((value.decode("latin-1").strip() for name, value in scope["headers"] if name == wanted), "")
 
 
 def _bearer_token(scope: Scope) -> str:
@@ -501,23 +605,25 @@ async def _refuse(send: Send, status: int, reason: str) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-async def _unauthorized(send: Send, reason: str) -> None:
-    body = json.dumps({"error": "invalid_token", "error_description": reason}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 401,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                (
-                    b"www-authenticate",
-                    f'Bearer realm="aihummer", error="invalid_token", error_description="{reason}"'.encode(),
-                ),
-            ],
-        }
-    )
+async def _unauthorized(send: Send, refusal: Refusal) -> None:
+    """A refused credential, the OAuth way (RFC 6750 §3): no `error` when none was
+    sent; `resource_metadata` (RFC 9728 §5.1) when /mcp takes access tokens."""
+    body = json.dumps({"error": refusal.error or "invalid_token", "error_description": refusal.reason}).encode()
+    challenge = ['Bearer realm="aihummer"']
+    if refusal.error:
+        challenge += [f'error="{refusal.error}"', f'error_description="{_quoted(refusal.reason)}"']
+    if mcp_tokens_enabled():
+        challenge.append(f'resource_metadata="{resource_metadata_url()}"')
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if refusal.status == 401:
+        headers.append((b"www-authenticate", ", ".join(challenge).encode("latin-1", "replace")))
+    await send({"type": "http.response.start", "status": refusal.status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+def _quoted(text: str) -> str:
+    # A quoted-string (RFC 9110 §5.6.4) of printable ASCII without quotes or backslashes.
+    return "".join(char if " " <= char <= "~" and char not in '"\\' else "?" for char in text)
 
 
 def transport_security() -> TransportSecuritySettings:
@@ -535,4 +641,4 @@ def transport_security() -> TransportSecuritySettings:
 def http_app() -> ASGIApp:
     """The streamable HTTP app at `/mcp` (its lifespan runs the session manager)."""
     app = build_server().streamable_http_app(streamable_http_path=MCP_PATH, transport_security=transport_security())
-    return ApiKeyAuth(app)
+    return McpAuth(app)

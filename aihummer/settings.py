@@ -136,12 +136,20 @@ OIDC_OP_LOGOUT_ENDPOINT = env.str("OIDC_OP_LOGOUT_ENDPOINT")  # the provider's e
 OIDC_RP_SIGN_ALGO = env.choice("OIDC_RP_SIGN_ALGO", ["RS256", "ES256", "HS256"], default="RS256")
 OIDC_RP_SCOPES = env.str("OIDC_RP_SCOPES", "openid email profile")
 OIDC_API_AUDIENCE = env.str("OIDC_API_AUDIENCE")  # bearer access tokens on /v1/ are accepted when set
+# The canonical URL of /mcp (e.g. https://aihummer.example.com/mcp): when set, /mcp takes
+# the provider's access tokens issued for it (RFC 8707) and publishes its RFC 9728 metadata.
+OIDC_MCP_AUDIENCE = env.str("OIDC_MCP_AUDIENCE")
 OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS = env.int("OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS", 15 * 60, minimum=30)
 OIDC_USE_PKCE = True
 OIDC_STORE_ID_TOKEN = True  # the id_token_hint of RP-initiated logout
 OIDC_TIMEOUT = 10
 # Machine surfaces are never redirected to a login page by SessionRefresh.
-OIDC_EXEMPT_URLS = [re.compile(r"^/v1/"), re.compile(r"^/mcp"), re.compile(r"^/(healthz|readyz|metrics)$")]
+OIDC_EXEMPT_URLS = [
+    re.compile(r"^/v1/"),
+    re.compile(r"^/mcp"),
+    re.compile(r"^/\.well-known/"),
+    re.compile(r"^/(healthz|readyz|metrics)$"),
+]
 OIDC_OP_LOGOUT_URL_METHOD = "aihummer.sso.views.provider_logout_url"
 LOGIN_REDIRECT_URL = "admin:index"
 LOGIN_REDIRECT_URL_FAILURE = "admin:login"
@@ -161,7 +169,7 @@ if OIDC_ENABLED:
         )
         if not globals()[name]
     ]
-    if (OIDC_RP_SIGN_ALGO != "HS256" or OIDC_API_AUDIENCE) and not OIDC_OP_JWKS_ENDPOINT:
+    if (OIDC_RP_SIGN_ALGO != "HS256" or OIDC_API_AUDIENCE or OIDC_MCP_AUDIENCE) and not OIDC_OP_JWKS_ENDPOINT:
         _missing.append("OIDC_OP_JWKS_ENDPOINT")
     if _missing:
         raise ImproperlyConfigured(f"OIDC_RP_CLIENT_ID is set but {', '.join(_missing)} is not.")

@@ -16,7 +16,7 @@ from agents.api.versions import AgentVersionViewSet, PromptVersionViewSet
 from aihummer.api import MeApi, not_found
 from aihummer.health import healthz, readyz
 from aihummer.metrics import metrics_view
-from aihummer.sso.views import OidcCallbackView, OidcLoginView, OidcLogoutView
+from aihummer.sso.views import OidcCallbackView, OidcLoginView, OidcLogoutView, protected_resource_metadata
 from workflows import api as workflows_api
 
 KEY = "(?P<agent_key>[a-z0-9_-]{1,50})"
@@ -60,6 +60,10 @@ urlpatterns = [
     path("oidc/authenticate/", OidcLoginView.as_view(), name="oidc_authentication_init"),
     path("oidc/callback/", OidcCallbackView.as_view(), name="oidc_authentication_callback"),
     path("oidc/logout/", OidcLogoutView.as_view(), name="oidc_logout"),
+    # The MCP server's OAuth protected-resource metadata (RFC 9728), 404 until
+    # OIDC_MCP_AUDIENCE is set: the bare form and the form suffixed with /mcp.
+    path(".well-known/oauth-protected-resource", protected_resource_metadata, name="oauth_protected_resource"),
+    path(".well-known/oauth-protected-resource/mcp", protected_resource_metadata, name="oauth_protected_resource_mcp"),
 ]
 
 handler404 = not_found

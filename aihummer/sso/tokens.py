@@ -1,9 +1,10 @@
-"""Bearer access tokens from the OpenID provider, for the API (and /mcp).
+"""Bearer access tokens from the OpenID provider, for the API and for /mcp.
 
 `user_from_bearer_token()` is the one entry point: it checks the token's signature
-against the provider's published keys (JWKS), its issuer, audience
-(`OIDC_API_AUDIENCE`) and expiry, then finds the person by `(issuer, sub)`. Their
-roles are the memberships single sign-on applied at their last login.
+against the provider's published keys (JWKS), its issuer, audience (`OIDC_API_AUDIENCE`
+for the API, `OIDC_MCP_AUDIENCE` — the canonical URL of /mcp, RFC 8707 — for the MCP
+server) and expiry, then finds the person by `(issuer, sub)`. Their roles are the
+memberships single sign-on applied at their last login.
 """
 
 from __future__ import annotations
@@ -40,6 +41,12 @@ def bearer_tokens_enabled() -> bool:
     return bool(settings.OIDC_ENABLED and settings.OIDC_API_AUDIENCE)
 
 
+def mcp_tokens_enabled() -> bool:
+    """Whether /mcp accepts the provider's access tokens (and publishes its OAuth
+    protected-resource metadata)."""
+    return bool(settings.OIDC_ENABLED and settings.OIDC_MCP_AUDIENCE)
+
+
 @functools.cache
 def _jwks_client(url: str) -> jwt.PyJWKClient:
     # cooldown_duration: made-up key ids make PyJWT fetch the set again at most this
@@ -65,15 +72,16 @@ def signing_key(token: str) -> Any:
         raise InvalidBearerToken(f"Invalid token: {exc}") from exc
 
 
-def access_token_claims(token: str) -> dict[str, Any]:
-    """The claims of a valid access token; `InvalidBearerToken` says what is wrong."""
+def access_token_claims(token: str, *, audience: str, meant_for: str = "API") -> dict[str, Any]:
+    """The claims of a valid access token for `audience`; `InvalidBearerToken` says
+    what is wrong."""
     key = signing_key(token)
     try:
         return jwt.decode(
             token,
             key,
             algorithms=ACCESS_TOKEN_ALGORITHMS,
-            audience=settings.OIDC_API_AUDIENCE,
+            audience=audience,
             issuer=settings.OIDC_OP_ISSUER,
             leeway=CLOCK_LEEWAY_SECONDS,
             options={"require": ["exp", "iss", "aud", "sub"]},
@@ -81,9 +89,7 @@ def access_token_claims(token: str) -> dict[str, Any]:
     except jwt.ExpiredSignatureError as exc:
         raise InvalidBearerToken("The token has expired.") from exc
     except jwt.InvalidAudienceError as exc:
-        raise InvalidBearerToken(
-            f"The token is not meant for this API (audience {settings.OIDC_API_AUDIENCE})."
-        ) from exc
+        raise InvalidBearerToken(f"The token is not meant for this {meant_for} (audience {audience}).") from exc
     except jwt.InvalidIssuerError as exc:
         raise InvalidBearerToken(f"The token was not issued by {settings.OIDC_OP_ISSUER}.") from exc
     except jwt.InvalidSignatureError as exc:
@@ -94,14 +100,18 @@ def access_token_claims(token: str) -> dict[str, Any]:
         raise InvalidBearerToken(f"Invalid token: {exc}") from exc
 
 
-def user_from_bearer_token(token: str) -> User:
-    """The active person a provider-issued access token stands for.
+def user_from_bearer_token(token: str, *, for_mcp: bool = False) -> User:
+    """The active person a provider-issued access token stands for: a token for the
+    API, or with `for_mcp` one for the MCP server (each refuses the other's).
 
     Raises `InvalidBearerToken` (answer 401) or `IdentityProviderUnavailable` (503).
     """
-    if not bearer_tokens_enabled():
+    if not (mcp_tokens_enabled() if for_mcp else bearer_tokens_enabled()):
         raise InvalidBearerToken("Access tokens from the identity provider are not accepted here.")
-    claims = access_token_claims(token)
+    if for_mcp:
+        claims = access_token_claims(token, audience=settings.OIDC_MCP_AUDIENCE, meant_for="MCP server")
+    else:
+        claims = access_token_claims(token, audience=settings.OIDC_API_AUDIENCE)
     identity = (
         OidcIdentity.objects.select_related("user")
         .filter(issuer=settings.OIDC_OP_ISSUER, subject=str(claims["sub"]))

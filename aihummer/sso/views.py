@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 import jwt
 import requests
@@ -13,7 +13,7 @@ from django.conf import settings
 from django.contrib import auth, messages
 from django.contrib.auth import BACKEND_SESSION_KEY
 from django.core.exceptions import SuspiciousOperation
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render, resolve_url
 from django.urls import reverse
 from mozilla_django_oidc import views as oidc_views
@@ -25,6 +25,7 @@ logger = logging.getLogger(__name__)
 # MIN_RENEWAL_SECONDS after a login.
 RENEWAL_MARGIN_SECONDS = 60
 MIN_RENEWAL_SECONDS = 30
+PROTECTED_RESOURCE_PATH = "/.well-known/oauth-protected-resource"
 
 
 def is_sso_session(request: HttpRequest) -> bool:
@@ -130,3 +131,33 @@ class OidcCallbackView(OidcEnabledMixin, oidc_views.OIDCAuthenticationCallbackVi
             "logout_url": logout_url if settings.OIDC_OP_LOGOUT_ENDPOINT else "",
         }
         return render(self.request, "admin/sso_no_role.html", context, status=403)
+
+
+def protected_resource_metadata(request: HttpRequest) -> HttpResponse:
+    """RFC 9728 metadata of the MCP server as an OAuth protected resource, at
+    `/.well-known/oauth-protected-resource` and its `/mcp` path-suffixed form: which
+    resource it is (the audience its tokens must carry) and which authorization server
+    issues them. 404 while /mcp takes no access tokens (`OIDC_MCP_AUDIENCE` unset)."""
+    from aihummer.sso.tokens import mcp_tokens_enabled
+
+    if not mcp_tokens_enabled():
+        raise Http404("/mcp takes API keys only: no OAuth protected-resource metadata.")
+    document = {
+        "resource": settings.OIDC_MCP_AUDIENCE,
+        "authorization_servers": [settings.OIDC_OP_ISSUER],
+        "bearer_methods_supported": ["header"],
+        "resource_name": "AiHummer MCP server",
+        "resource_documentation": request.build_absolute_uri("/v1/docs/"),
+    }
+    response = JsonResponse(document)
+    response["Cache-Control"] = "public, max-age=300"
+    # A browser-based MCP client discovers it from another origin.
+    response["Access-Control-Allow-Origin"] = "*"
+    return response
+
+
+def resource_metadata_url() -> str:
+    """Where a 401 on /mcp points clients (`resource_metadata`): the path-suffixed
+    well-known URL of the resource (RFC 9728 §3.1)."""
+    parts = urlsplit(settings.OIDC_MCP_AUDIENCE)
+    return f"{parts.scheme}://{parts.netloc}{PROTECTED_RESOURCE_PATH}{parts.path.rstrip('/')}"

@@ -29,7 +29,7 @@ from aihummer.tests.ports import free_port
 
 CLIENT_NAME = "pytest-client"
 TIMEOUT_SECONDS = 60
-SERVER_START_SECONDS = 30
+SERVER_START_SECONDS = 90  # a bound for a loaded machine (Django starts in about 3 s idle)
 
 
 def with_client(client: Client, work: Callable[[Client], Awaitable[Any]]) -> Any:
@@ -106,12 +106,14 @@ def http_client(base_url: str, raw_key: str, *, name: str = "http-test", mode: s
 
 
 @contextmanager
-def live_uvicorn(env: dict[str, str]) -> Iterator[str]:
-    """`uvicorn aihummer.asgi:application` on a free port with `env` (see `server_env`);
+def live_uvicorn(
+    env: dict[str, str], *, port: int | None = None, app: str = "aihummer.asgi:application"
+) -> Iterator[str]:
+    """`uvicorn <app>` on `port` (default: a free one) with `env` (see `server_env`);
     its base URL while the block runs."""
-    port = free_port()
+    port = port or free_port()
     log = tempfile.NamedTemporaryFile("w+", suffix=".log", delete=False)  # noqa: SIM115  (closed below)
-    command = [sys.executable, "-m", "uvicorn", "aihummer.asgi:application", "--port", str(port)]
+    command = [sys.executable, "-m", "uvicorn", app, "--port", str(port)]
     command += ["--timeout-graceful-shutdown", "2"]  # open SSE streams would hold the shutdown
     process = subprocess.Popen(command, cwd=settings.BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:

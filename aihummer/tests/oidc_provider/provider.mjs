@@ -5,7 +5,9 @@
 // Configuration comes from the environment (set by aihummer/tests/oidc_provider.py):
 //   PORT, CLIENT_ID, CLIENT_SECRET, REDIRECT_URI, POST_LOGOUT_REDIRECT_URI,
 //   API_AUDIENCE, ACCOUNTS_FILE (JSON {"<sub>": {claims}}, re-read at every lookup
-//   so a test can change a person's groups while the provider runs).
+//   so a test can change a person's groups while the provider runs); for the MCP
+//   client's OAuth sign-in: MCP_AUDIENCE (the /mcp resource), MCP_CLIENT_ID,
+//   MCP_CLIENT_SECRET, MCP_REDIRECT_URI and MCP_TOKEN_TTL (seconds).
 import { readFileSync } from "node:fs";
 import Provider, { errors } from "oidc-provider";
 
@@ -26,6 +28,18 @@ const provider = new Provider(issuer, {
       token_endpoint_auth_method: "client_secret_post",
       id_token_signed_response_alg: "RS256",
     },
+    // An MCP client (pre-registered), signing people in for the /mcp resource.
+    ...(env.MCP_CLIENT_ID
+      ? [
+          {
+            client_id: env.MCP_CLIENT_ID,
+            client_secret: env.MCP_CLIENT_SECRET,
+            redirect_uris: [env.MCP_REDIRECT_URI],
+            token_endpoint_auth_method: "client_secret_post",
+            grant_types: ["authorization_code"],
+          },
+        ]
+      : []),
   ],
   claims: {
     openid: ["sub"],
@@ -50,12 +64,23 @@ const provider = new Provider(issuer, {
       defaultResource: async (ctx, client, oneOf) => oneOf || env.API_AUDIENCE,
       useGrantedResource: async () => true,
       getResourceServerInfo: async (ctx, resource) => {
+        if (env.MCP_AUDIENCE && resource === env.MCP_AUDIENCE) {
+          const ttl = Number(env.MCP_TOKEN_TTL || 600);
+          return { scope: "mcp", audience: env.MCP_AUDIENCE, accessTokenFormat: "jwt", accessTokenTTL: ttl };
+        }
         if (resource !== env.API_AUDIENCE) throw new errors.InvalidTarget();
         return { scope: "api", audience: env.API_AUDIENCE, accessTokenFormat: "jwt", accessTokenTTL: 600 };
       },
     },
   },
-  ttl: { AccessToken: 600, IdToken: 600, Session: 3600, Interaction: 600, Grant: 3600 },
+  // An access token lives as long as its resource server says (600 s unless MCP_TOKEN_TTL).
+  ttl: {
+    AccessToken: (ctx, token) => token.resourceServer?.accessTokenTTL || 600,
+    IdToken: 600,
+    Session: 3600,
+    Interaction: 600,
+    Grant: 3600,
+  },
 });
 
 provider.listen(Number(env.PORT), "127.0.0.1", () => console.log(`ready ${issuer}`));
