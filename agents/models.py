@@ -604,6 +604,11 @@ class Conversation(SandboxedModel, TimeStampedModel):
         default=1, help_text="Sequence of the first message of the current context (after an idle reset)."
     )
     last_message_at = models.DateTimeField(null=True, blank=True)
+    compacted_through = models.PositiveIntegerField(
+        default=0,
+        help_text="Sequence of the last message folded into the conversation's summary (an explicit "
+        "runtime_policy.context compacts older messages); requests carry the messages after it.",
+    )
 
     objects = VisibleManager.from_queryset(ConversationQuerySet)()
     all_objects = models.Manager.from_queryset(ConversationQuerySet)()
@@ -624,6 +629,10 @@ class Conversation(SandboxedModel, TimeStampedModel):
             models.CheckConstraint(
                 condition=Q(context_start__gte=1, context_start__lte=F("message_count") + 1),
                 name="agents_conversation_context_within_messages",
+            ),
+            models.CheckConstraint(
+                condition=Q(compacted_through__lte=F("message_count")),
+                name="agents_conversation_compacted_within_messages",
             ),
         ]
 
@@ -672,6 +681,51 @@ class ConversationMessage(SandboxedModel):
 
     def __str__(self) -> str:
         return f"{self.role} message {self.sequence} of conversation {self.conversation_id}"
+
+
+class ConversationNote(SandboxedModel):
+    """What a conversation wrote about itself, never edited: a **summary** of its
+    messages `first_sequence`..`last_sequence` (compaction: each summary also folds the
+    one before it, so the newest holds everything compacted), or a **memory** note on
+    goals, decisions and open points written before a compaction (`memory_flush`),
+    `last_sequence` being the newest message it saw. With the model call's cost."""
+
+    class Kind(models.TextChoices):
+        SUMMARY = "summary", "Summary"
+        MEMORY = "memory", "Memory note"
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="notes")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    first_sequence = models.PositiveIntegerField()
+    last_sequence = models.PositiveIntegerField()
+    text = models.TextField()
+    provider_name = models.CharField(max_length=50, blank=True)
+    model = models.CharField(max_length=200, blank=True)
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    latency_ms = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = VisibleManager.from_queryset(SandboxQuerySet)()
+    all_objects = models.Manager.from_queryset(SandboxQuerySet)()
+
+    class Meta:
+        ordering = ["conversation", "pk"]
+        indexes = [models.Index(fields=["conversation", "kind", "-last_sequence"], name="agents_note_latest")]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(kind__in=["summary", "memory"]), name="agents_conversationnote_kind_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(first_sequence__gte=1, first_sequence__lte=F("last_sequence")),
+                name="agents_conversationnote_sequences_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        where = f"messages {self.first_sequence}-{self.last_sequence}"
+        return f"{self.kind} of {where} of conversation {self.conversation_id}"
 
 
 # --- evidence: saved test cases, their runs on proposals, the judge -----------------------

@@ -131,7 +131,8 @@ class MemoryFlushPolicy(StrictModel):
         ge=0,
         le=200_000,
         description="The note is written once the history comes within this many tokens of what the window "
-        "holds, once before each compaction.",
+        "holds, once before each compaction. Only with an explicit context (context.max_tokens set): "
+        "without one nothing is compacted, so no note is written.",
     )
 
 

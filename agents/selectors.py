@@ -14,6 +14,7 @@ from agents.models import (
     CaseResult,
     Conversation,
     ConversationMessage,
+    ConversationNote,
     DebugLog,
     EvidenceRun,
     Preset,
@@ -353,3 +354,10 @@ def conversation_messages(*, conversation: Conversation) -> QuerySet:
     """A conversation's messages (sandbox ones of a sandbox conversation too: the
     conversation was resolved for this actor)."""
     return ConversationMessage.all_objects.filter(conversation=conversation)
+
+
+def conversation_notes(*, conversation: Conversation, limit: int = 50) -> list[ConversationNote]:
+    """A conversation's newest summaries and memory notes, oldest first."""
+    rows = list(ConversationNote.all_objects.filter(conversation=conversation).order_by("-pk")[:limit])
+    rows.reverse()
+    return rows

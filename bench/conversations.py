@@ -4,7 +4,11 @@ plain turn without a conversation (`agent_turn_run`): the cost of finding the
 conversation, reading its window and recording both messages must not grow with the
 stored history beyond the window (`context.max_history_messages`, default 200).
 
-Compaction is not built yet, so it has no row here.
+Then the compaction's cost: an explicit context (`context.max_tokens` 2 000, no
+reserve), the same messages, split into those that compacted (and wrote a memory note
+first, or not) and those that did not; the model calls of the echo provider cost ~0 ms,
+so the figures are AiHummer's own (reads, prompts, writes), to which a real model adds
+one call's latency per batch.
 
 `DATABASE_URL=postgres://postgres@127.0.0.1:5432/aihummer .venv/bin/python bench/conversations.py`
 """
@@ -67,8 +71,52 @@ def main() -> None:
             f"{size:>14} messages {median:>10.1f} {p90:>8.1f} {statements:>6} {commits:>8} {sent:>6} "
             f"{median / plain[0]:>9.2f}"
         )
+    _compaction(workspace, operator, sections)
     Membership.objects.all().delete()
     User.objects.all().delete()
+
+
+def _compaction(workspace, operator, sections) -> None:
+    from django.db.models import Count
+
+    from agents.models import ConversationNote
+    from agents.runtime import conversation_send
+    from agents.services import agent_create
+    from aihummer.actors import Actor
+
+    policy = {"context": {"max_tokens": 2_000, "reserve_tokens": 0}, "memory_flush": {"soft_threshold_tokens": 200}}
+    agent = agent_create(
+        workspace=workspace,
+        actor=operator,
+        key="compacting",
+        name="Compacting",
+        snapshot={"identity": {"name": "Bench"}, "sections": sections, "runtime_policy": policy},
+    )
+    actor = Actor.for_user(_person(workspace, "compacting"))
+    kinds: dict[str, list[tuple[float, int, int]]] = {"none": [], "summary": [], "note + summary": [], "note": []}
+    for n in range(200):
+        before = dict(ConversationNote.objects.values_list("kind").annotate(count=Count("pk")).order_by())
+        with StatementCounter() as counter:
+            started = time.perf_counter()
+            reply = conversation_send(agent=agent, actor=actor, message=f"message {n}: " + "x" * 180, channel="api")
+            elapsed = (time.perf_counter() - started) * 1000
+        assert reply.turn.status == "succeeded", reply.turn.error
+        after = dict(ConversationNote.objects.values_list("kind").annotate(count=Count("pk")).order_by())
+        summaries = after.get("summary", 0) - before.get("summary", 0)
+        notes = after.get("memory", 0) - before.get("memory", 0)
+        kind = ("note + summary" if notes else "summary") if summaries else ("note" if notes else "none")
+        kinds[kind].append((elapsed, counter.statements, summaries + notes))
+    print()
+    print(f"compaction: {policy}, 200 messages of ~190 characters, echo provider")
+    print(f"{'messages that':<22} {'count':>6} {'median ms':>10} {'stmts':>6} {'calls':>6} {'vs none':>8}")
+    base = statistics.median(e for e, _, _ in kinds["none"])
+    for kind, rows in kinds.items():
+        if not rows:
+            continue
+        median = statistics.median(e for e, _, _ in rows)
+        statements = statistics.median(s for _, s, _ in rows)
+        calls = statistics.median(c for _, _, c in rows)
+        print(f"{kind:<22} {len(rows):>6} {median:>10.1f} {statements:>6.0f} {calls:>6.0f} {median / base:>8.2f}")
 
 
 def _person(workspace, name):

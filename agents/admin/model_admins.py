@@ -23,6 +23,7 @@ from agents.models import (
     AgentTurn,
     Conversation,
     ConversationMessage,
+    ConversationNote,
     Credential,
     Preset,
     PromptVersion,
@@ -367,6 +368,7 @@ class AgentTurnAdmin(WorkspaceScopedAdmin):
 # --- conversations (read-only) ----------------------------------------------------------
 # Messages a conversation's page shows, the newest; the REST API pages through all of them.
 CONVERSATION_PAGE_MESSAGES = 200
+CONVERSATION_PAGE_NOTES = 50
 
 
 @admin.register(Conversation)
@@ -385,8 +387,10 @@ class ConversationAdmin(WorkspaceScopedAdmin):
         "channel_label",
         "message_count",
         "context_start",
+        "compacted_through",
         "last_message_at",
         "created_at",
+        "notes_table",
         "messages_table",
     ]
     fields = readonly_fields
@@ -426,7 +430,13 @@ class ConversationAdmin(WorkspaceScopedAdmin):
                     m.channel,
                     self._turn_link(m),
                     f"v{m.version_number}" if m.version_number else "",
-                    ("— new context —\n" if m.sequence == obj.context_start and m.sequence > 1 else "") + m.text,
+                    ("— new context —\n" if m.sequence == obj.context_start and m.sequence > 1 else "")
+                    + (
+                        "[compacted: sent as the summary] "
+                        if obj.context_start <= m.sequence <= obj.compacted_through
+                        else ""
+                    )
+                    + m.text,
                 )
                 for m in rows
             ),
@@ -434,6 +444,35 @@ class ConversationAdmin(WorkspaceScopedAdmin):
         return format_html(
             "<table><tr><th>#</th><th>at</th><th>role</th><th>channel</th><th>turn</th><th>version</th>"
             "<th>text</th></tr>{}</table>",
+            body,
+        )
+
+    @admin.display(description=f"summaries and memory notes (the newest {CONVERSATION_PAGE_NOTES})")
+    def notes_table(self, obj: Conversation) -> str:
+        rows = list(ConversationNote.objects.filter(conversation=obj).order_by("-pk")[:CONVERSATION_PAGE_NOTES])
+        rows.reverse()
+        body = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{} to {}</td><td>{}</td><td>{} / {}</td><td>{}</td>"
+            "<td><pre style='white-space:pre-wrap;margin:0'>{}</pre></td></tr>",
+            (
+                (
+                    n.created_at.strftime("%Y-%m-%d %H:%M:%S"),
+                    n.get_kind_display(),
+                    n.first_sequence,
+                    n.last_sequence,
+                    n.model,
+                    n.input_tokens,
+                    n.output_tokens,
+                    n.cost_usd,
+                    n.text,
+                )
+                for n in rows
+            ),
+        )
+        return format_html(
+            "<table><tr><th>at</th><th>kind</th><th>messages</th><th>model</th><th>tokens in / out</th>"
+            "<th>cost (USD)</th><th>text</th></tr>{}</table>",
             body,
         )
 

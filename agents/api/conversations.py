@@ -6,19 +6,26 @@ is `agents.runtime.conversations`' rule."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
+
 from django.core.validators import RegexValidator
-from drf_spectacular.utils import extend_schema, inline_serializer
+from django.http import StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import mixins, serializers
 from rest_framework.decorators import action
+from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from agents.api.base import ID_REGEX, AgentChildViewSet
 from agents.api.turns import TurnSerializer
-from agents.models import ConversationMessage
-from agents.runtime import conversation_send
+from agents.models import ConversationMessage, ConversationNote
+from agents.runtime import ConversationReply, conversation_send
 from agents.runtime.conversations import MAX_MESSAGE_CHARS
-from agents.selectors import conversation_get, conversation_list, conversation_messages
+from agents.runtime.streams import STREAM_ID_PATTERN, conversation_stream_events, conversation_stream_start, sse
+from agents.selectors import conversation_get, conversation_list, conversation_messages, conversation_notes
 from aihummer.api import AdminViewSet, ApiCursorPagination, InputSerializer, outside_transaction
 
 
@@ -33,6 +40,10 @@ class ConversationSerializer(serializers.Serializer):
     context_start = serializers.IntegerField(
         help_text="Sequence of the first message the agent is sent now (a pause of "
         "runtime_policy.session.idle_reset_minutes opens a new context; older messages are kept)."
+    )
+    compacted_through = serializers.IntegerField(
+        help_text="Sequence of the last message compacted into the summary (an explicit runtime_policy.context); "
+        "requests carry the summary instead of the messages up to it, which stay stored."
     )
     last_message_at = serializers.DateTimeField(allow_null=True)
     created_at = serializers.DateTimeField()
@@ -69,6 +80,12 @@ class SendInSerializer(InputSerializer):
         help_text="Only the caller's own verified peer is accepted: no API key scope vouches for another "
         "peer yet (403).",
     )
+    stream = serializers.BooleanField(
+        default=False,
+        help_text="Answer as Server-Sent Events (text/event-stream): start {stream}, delta {text}, tool_call, "
+        "tool_result, then message (this endpoint's JSON answer); each event has an id, and "
+        "GET /v1/admin/conversations/streams/{stream} with Last-Event-ID resumes after it.",
+    )
 
 
 class SendOutSerializer(serializers.Serializer):
@@ -78,7 +95,24 @@ class SendOutSerializer(serializers.Serializer):
     turn = TurnSerializer()
 
 
+class NoteSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(
+        choices=ConversationNote.Kind.choices,
+        help_text="summary: what compaction folded (each summary folds the one before); memory: a note written "
+        "before a compaction (runtime_policy.memory_flush).",
+    )
+    first_sequence = serializers.IntegerField()
+    last_sequence = serializers.IntegerField()
+    text = serializers.CharField()
+    model = serializers.CharField(allow_blank=True)
+    input_tokens = serializers.IntegerField()
+    output_tokens = serializers.IntegerField()
+    cost_usd = serializers.DecimalField(max_digits=12, decimal_places=6)
+    created_at = serializers.DateTimeField()
+
+
 class ConversationDetailSerializer(ConversationSerializer):
+    notes = NoteSerializer(many=True, help_text="The newest 50 summaries and memory notes, oldest first.")
     messages = inline_serializer(
         "ConversationMessagePage",
         {
@@ -108,10 +142,44 @@ class MessagePagination(ApiCursorPagination):
         return (self.ordering,)
 
 
+def _reply_data(reply: ConversationReply) -> dict:
+    return {
+        "conversation": ConversationSerializer(reply.conversation).data,
+        "message": MessageSerializer(reply.message).data,
+        "answer": MessageSerializer(reply.answer).data if reply.answer else None,
+        "turn": TurnSerializer(reply.turn).data,
+    }
+
+
+class EventStreamRenderer(BaseRenderer):
+    """Lets a client ask for text/event-stream; the events are written by `event_stream`."""
+
+    media_type = "text/event-stream"
+    format = "sse"
+
+    def render(
+        self, data: object, accepted_media_type: str | None = None, renderer_context: dict | None = None
+    ) -> bytes:
+        return json.dumps(data).encode()  # an error before the stream started: its JSON envelope
+
+
+def event_stream(events: Iterator[tuple[int, str, dict]], *, stream_id: str) -> StreamingHttpResponse:
+    response = StreamingHttpResponse((sse(event) for event in events), content_type="text/event-stream")
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"  # a proxy must pass each event on as it comes
+    response["X-Stream-Id"] = stream_id
+    return response
+
+
 class AgentConversationViewSet(AgentChildViewSet):
     """`/v1/admin/agents/{key}/conversations/...`: talking to one agent."""
 
-    @extend_schema(request=SendInSerializer, responses=SendOutSerializer)
+    renderer_classes = [JSONRenderer, EventStreamRenderer]
+
+    @extend_schema(
+        request=SendInSerializer,
+        responses={(200, "application/json"): SendOutSerializer, (200, "text/event-stream"): OpenApiTypes.STR},
+    )
     @action(detail=False, methods=["post"])
     @outside_transaction
     def messages(self, request: Request, agent_key: str) -> Response:
@@ -121,20 +189,17 @@ class AgentConversationViewSet(AgentChildViewSet):
         agent = self.get_agent()
         data = SendInSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        reply = conversation_send(agent=agent, actor=self.actor, **data.validated_data)
-        reply.conversation.agent = agent
-        return Response(
-            {
-                "conversation": ConversationSerializer(reply.conversation).data,
-                "message": MessageSerializer(reply.message).data,
-                "answer": MessageSerializer(reply.answer).data if reply.answer else None,
-                "turn": TurnSerializer(reply.turn).data,
-            }
-        )
+        options = dict(data.validated_data)
+        if options.pop("stream"):
+            stream = conversation_stream_start(agent=agent, actor=self.actor, final=_reply_data, **options)
+            return event_stream(stream.follow(), stream_id=stream.id)
+        return Response(_reply_data(conversation_send(agent=agent, actor=self.actor, **options)))
 
 
 class ConversationViewSet(mixins.ListModelMixin, AdminViewSet):
     """`/v1/admin/conversations`: the workspace's conversations, newest first."""
+
+    renderer_classes = [JSONRenderer, EventStreamRenderer]
 
     lookup_value_regex = ID_REGEX
     ordering = "-pk"
@@ -151,6 +216,26 @@ class ConversationViewSet(mixins.ListModelMixin, AdminViewSet):
             agent_key=query.validated_data.get("agent"),
         )
 
+    @extend_schema(
+        responses={(200, "text/event-stream"): OpenApiTypes.STR},
+        parameters=[
+            OpenApiParameter(
+                "Last-Event-ID", OpenApiTypes.INT, OpenApiParameter.HEADER, description="Resume after this event."
+            )
+        ],
+    )
+    @action(detail=False, methods=["get"], url_path=rf"streams/(?P<stream_id>{STREAM_ID_PATTERN})")
+    def stream(self, request: Request, stream_id: str) -> StreamingHttpResponse:
+        """A streamed answer's events after `Last-Event-ID` (or `?after=`), then the live ones until
+        `message`; kept 10 minutes, only for the peer that started it."""
+        after = request.headers.get("Last-Event-ID", request.query_params.get("after", "0"))
+        if not (after.isdigit() and len(after) <= 9):
+            raise serializers.ValidationError({"Last-Event-ID": "Give the number of the last event received."})
+        events = conversation_stream_events(
+            actor=self.actor, workspace_id=self.workspace.pk, stream_id=stream_id, after=int(after)
+        )
+        return event_stream(events, stream_id=stream_id)
+
     @extend_schema(parameters=[ConversationListQuerySerializer])
     def list(self, request: Request, *args: object, **kwargs: object) -> Response:
         """The workspace's conversations; those the policy takes out of the list only when asked for."""
@@ -166,6 +251,7 @@ class ConversationViewSet(mixins.ListModelMixin, AdminViewSet):
         pages = MessagePagination()
         rows = pages.paginate_queryset(conversation_messages(conversation=conversation), request, view=self)
         data = ConversationSerializer(conversation).data
+        data["notes"] = NoteSerializer(conversation_notes(conversation=conversation), many=True).data
         data["messages"] = {
             "next": pages.get_next_link(),
             "previous": pages.get_previous_link(),

@@ -17,7 +17,10 @@ the turn's own messages (the user's message, then the tool exchanges so far):
 
 Only what is sent changes: the stored history, the user's text, never. The budget is
 `context.max_tokens` when set (an explicit context, where the conversation compacts
-what leaves the window instead, once compaction is built), else the model's window.
+what leaves the window instead: `agents.runtime.compaction`), else the model's window.
+A turn's own tool results age from when they were added, so a long turn's older
+results pass `ttl_seconds` too; a conversation stores no tool results (only the
+messages and answers), so earlier turns bring none.
 """
 
 from __future__ import annotations
@@ -78,15 +81,19 @@ def prepare_messages(
     history: History = NO_HISTORY,
     *,
     now: float | None = None,
+    written_at: list[float] | None = None,
 ) -> tuple[list[Message], int]:
     """The messages to send: `history` then the turn's `messages` (the user's first),
     pruned, then windowed (see the module's docstring). Returns them and how many
-    rounds and exchanges left the window."""
+    rounds and exchanges left the window. `written_at`: when each of `messages` was
+    added (seconds since the epoch; absent: now), so a long turn's older tool results
+    age past `pruning.ttl_seconds` too."""
     context = policy.context
     window = context_window(policy, model_info)
     input_budget = window - context.reserve_tokens
     now = time.time() if now is None else now
-    ages = [now - written for written in history.written_at] + [0.0] * len(messages)
+    turn_ages = [now - written for written in written_at] if written_at else [0.0] * len(messages)
+    ages = [now - written for written in history.written_at] + turn_ages
     fixed_chars = len(system_text) + len(history.reference)
     pruned = prune_tool_results(
         [*history.messages, *messages],

@@ -21,12 +21,15 @@ under `runtime_policy.context`.
   (`agent_turn_complete(then=...)`); nothing is written before the model answered, so a
   refused message leaves no empty conversation behind.
 
-Not yet (see the issue's note): compaction into summaries, memory notes, streaming.
+With an explicit context (`context.max_tokens` set), the history is instead read after
+the last compacted message and older messages are compacted into a summary, with memory
+notes before it (`agents.runtime.compaction`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -36,6 +39,7 @@ from django.utils import timezone
 from agents import catalog
 from agents.models import Agent, AgentTurn, Conversation, ConversationMessage
 from agents.policy import RuntimePolicy, parse_runtime_policy
+from agents.runtime.compaction import compact_and_window, compaction_plan
 from agents.runtime.context import MESSAGE_OVERHEAD_TOKENS, NO_HISTORY, History, estimate_tokens, history_budget
 from agents.runtime.loop import agent_turn_complete, agent_turn_prepare
 from agents.runtime.providers.base import Message
@@ -67,21 +71,36 @@ def conversation_peer(actor: Actor) -> str:
     return f"{kind}:{value}"
 
 
+def conversation_check(*, agent: Agent, actor: Actor, message: str, channel: str, peer: str | None = None) -> str:
+    """What `conversation_send` refuses before anything runs (a stream checks it before
+    it starts) but the actor's right to run the agent, which the turn checks; returns
+    the message as it will be sent."""
+    message = require_text(message, field="message", max_chars=MAX_MESSAGE_CHARS)
+    if not isinstance(channel, str) or not CHANNEL_PATTERN.match(channel):
+        raise ValidationError({"channel": "Give a channel: 1 to 50 characters among a-z, 0-9, _ and -."})
+    if peer is not None and peer != conversation_peer(actor):
+        raise PermissionDenied(PEER_REFUSED)
+    return message
+
+
 def conversation_send(
-    *, agent: Agent, actor: Actor, message: str, channel: str, peer: str | None = None
+    *,
+    agent: Agent,
+    actor: Actor,
+    message: str,
+    channel: str,
+    peer: str | None = None,
+    on_event: Callable[[str, dict], None] | None = None,
 ) -> ConversationReply:
     """Send `message` to `agent` in the conversation `runtime_policy.session.scope`
     picks for the caller on `channel`, run the agent's turn with that conversation's
     history, and record the message, the answer and the turn in one transaction.
+    `on_event` is told of the turn as it runs (`agents.runtime.streams`).
 
     Raises ValidationError (channel, message), PermissionDenied (the actor may not run
     the agent, or names a peer it may not vouch for) before anything is written."""
-    message = require_text(message, field="message", max_chars=MAX_MESSAGE_CHARS)
-    if not isinstance(channel, str) or not CHANNEL_PATTERN.match(channel):
-        raise ValidationError({"channel": "Give a channel: 1 to 50 characters among a-z, 0-9, _ and -."})
+    message = conversation_check(agent=agent, actor=actor, message=message, channel=channel, peer=peer)
     verified = conversation_peer(actor)
-    if peer is not None and peer != verified:
-        raise PermissionDenied(PEER_REFUSED)
     policy = parse_runtime_policy(agent.runtime_policy)
     channel_key = "" if policy.session.scope == "per-peer" else channel
     conversation = (
@@ -89,8 +108,18 @@ def conversation_send(
         Conversation.all_objects.filter(agent=agent, peer=verified, channel=channel_key).order_by().first()
     )
     reset = conversation is not None and _idle(conversation, policy)
-    history = NO_HISTORY if conversation is None or reset else conversation_window(conversation, policy, agent)
+    plan = None
+    if conversation is None or reset:
+        history = NO_HISTORY
+    elif policy.context.max_tokens is None:
+        history = conversation_window(conversation, policy, agent)
+    else:  # an explicit context: compaction (agents.runtime.compaction)
+        plan = compaction_plan(conversation, policy)
+        history = History(messages=tuple(Message(role=row.role, content=row.text) for row in plan.rows[-1:]))
     prepared = agent_turn_prepare(agent=agent, message=message, actor=actor, history=history)
+    prepared.on_event = on_event
+    if plan is not None and prepared.setup.provider is not None and (plan.rows or plan.summary):
+        prepared.history = compact_and_window(conversation, prepared, plan)
     recorded: dict[str, object] = {}
 
     def record(turn: AgentTurn) -> None:

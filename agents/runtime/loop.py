@@ -191,6 +191,9 @@ class PreparedTurn:
     # Where a paused turn's request comes from: (kind, run id, step), for a workflow step.
     origin: tuple[str, str, str] | None = None
     end_with: str = ""  # a refused call ends the resumed turn (tool settings' on_reject = end)
+    # Told of the turn as it runs (`agents.runtime.streams`): ("delta", {"text"}),
+    # ("tool_call", {...}), ("tool_result", {...}); never raises into the turn.
+    on_event: Callable[[str, dict], None] | None = None
 
 
 def _prepare(
@@ -335,7 +338,7 @@ def _setup(agent: Agent, version: PromptVersion, context: dict | None, *, first_
 def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
     turn, agent, version, setup = prepared.turn, prepared.agent, prepared.version, prepared.setup
     message, actor, dry_run, deadline = prepared.message, prepared.actor, prepared.dry_run, prepared.deadline
-    history = prepared.history
+    history, on_event, log_redactor = prepared.history, prepared.on_event, prepared.redactor
     if setup.preset is None:
         log.failed(sequence=1, provider_name="", model="", error=setup.failure)
         raise TurnFailed(setup.failure, kind=setup.failure_kind)
@@ -369,6 +372,9 @@ def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
         guarded=approval_tools(agent),
     )
     messages: list[Message] = list(prepared.resume or [Message(role="user", content=message)])
+    written_at = [time.time()] * len(
+        messages
+    )  # when each message was added: a tool result's age for pruning.ttl_seconds
     log.messages_logged = prepared.logged  # a resumed turn's earlier logs hold its first messages
     redactor = prepared.redactor
     if prepared.end_with:
@@ -377,8 +383,10 @@ def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise TurnFailed(TURN_OUT_OF_TIME, kind=AgentTurn.ErrorKind.DEADLINE)
-        prepared, dropped = prepare_messages(messages, policy, rendered.text, model_info, history)
-        volatile = rendered.volatile
+        prepared, dropped = prepare_messages(
+            messages, policy, rendered.text, model_info, history, written_at=written_at
+        )
+        volatile = "\n\n".join(part for part in (rendered.volatile, history.reference) if part)
         if dropped:
             volatile += (
                 f"\n[{dropped} earlier conversation round(s) or tool exchange(s) were dropped to fit "
@@ -404,7 +412,8 @@ def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
         release_connection()
         try:
             # Redacted before anything uses it: text, tool-call arguments, raw body.
-            response, error, kind = redact_response(complete(setup.provider, request), log.secrets), "", ""
+            on_delta = _delta_sink(on_event, log_redactor)
+            response, error, kind = redact_response(complete(setup.provider, request, on_delta), log.secrets), "", ""
         except ProviderError as exc:
             # The kind from the adapter's mapping of the vendor's exception types.
             response, (error, kind) = None, _call_error(exc, request, call_timeout, direct)
@@ -429,9 +438,21 @@ def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
         if not response.tool_calls:
             return response.text
         messages.append(Message(role="assistant", content=response.text, tool_calls=response.tool_calls))
+        written_at.append(time.time())
         log.save_turn()  # a tool may need the turn's row: a child turn points at it
+        _tell(
+            on_event,
+            "tool_call",
+            [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in response.tool_calls],
+        )
         results = _run_tools(tool_context, response.tool_calls, {tool.name for tool in tools})
+        _tell(
+            on_event,
+            "tool_result",
+            [{k: o[k] for k in ("id", "name", "outcome", "result")} for _, o in results],
+        )
         messages.extend(result for result, _ in results)
+        written_at.extend([time.time()] * (len(messages) - len(written_at)))
         log.tools_ran([outcome for _, outcome in results])
         if tool_context.held is not None:  # a call waits for a person: the turn pauses here
             raise pause(tool_context, messages, logged=log.messages_logged, redactor=redactor)
@@ -444,6 +465,22 @@ def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
         f"Stopped after {policy.max_iterations} model calls without a final answer "
         f"(runtime_policy.max_iterations = {policy.max_iterations})."
     )
+
+
+def _delta_sink(on_event: Callable[[str, dict], None] | None, redactor: Redactor) -> Callable[[str], None] | None:
+    """The answer's text deltas, redacted, to `on_event` (a streamed conversation)."""
+    if on_event is None:
+        return None
+    return lambda text: _tell(on_event, "delta", {"text": redactor.text(text)})
+
+
+def _tell(on_event: Callable[[str, dict], None] | None, kind: str, data: object) -> None:
+    if on_event is None:
+        return
+    try:
+        on_event(kind, {"calls": data} if isinstance(data, list) else data)
+    except Exception:  # a listener's failure must not fail the turn
+        logger.exception("A turn's event listener failed")
 
 
 def _call_error(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from agents.models import Agent, Conversation, ConversationMessage, Preset
+from agents.models import Agent, Conversation, ConversationMessage, ConversationNote, Preset
 from agents.runtime import conversation_send
 from agents.services import agent_create
 from aihummer.actors import Actor
@@ -56,6 +56,38 @@ def test_a_message_costs_the_same_statements_whatever_the_stored_history(
 
     assert reply.answer.sequence == history + 4
     assert reply.turn.status == "succeeded"
+
+
+# An explicit context that needs no compaction: the uncompacted messages (one LIMIT
+# query) and the notes (the latest summary and the last memory notes in one UNION)
+# instead of the window, and the in_bulk read of the notes found; then as above.
+STATEMENTS_PER_EXPLICIT_MESSAGE = 11
+# A compaction adds its summary's transaction: the conversation locked, the summary
+# inserted, compacted_through moved (a savepoint and its release here).
+STATEMENTS_PER_COMPACTION = 5
+
+
+@pytest.mark.parametrize("history", [0, 1_000])
+def test_an_explicit_context_costs_the_same_statements_whatever_the_compacted_history(
+    workspace, ada, alice, echo_preset, django_assert_num_queries, history
+):
+    policy = {"context": {"max_tokens": 8_000, "reserve_tokens": 0}, "memory_flush": {"enabled": False}}
+    snapshot = {"identity": {"name": "Camille"}, "runtime_policy": policy}
+    agent = agent_create(workspace=workspace, actor=Actor.for_user(ada), key="brief", name="Brief", snapshot=snapshot)
+    conversation_send(agent=agent, actor=Actor.for_user(alice), message="hello", channel="api")
+    conversation = Conversation.objects.get()
+    stored(conversation, history)
+    Conversation.objects.filter(pk=conversation.pk).update(compacted_through=history)
+
+    with django_assert_num_queries(STATEMENTS_PER_EXPLICIT_MESSAGE):
+        conversation_send(agent=agent, actor=Actor.for_user(alice), message="again", channel="api")
+    stored(Conversation.objects.get(), 300)  # beyond max_history_messages (200): the next message compacts
+    with django_assert_num_queries(STATEMENTS_PER_EXPLICIT_MESSAGE + STATEMENTS_PER_COMPACTION):
+        reply = conversation_send(agent=agent, actor=Actor.for_user(alice), message="then", channel="api")
+
+    assert reply.turn.status == "succeeded"
+    assert Conversation.objects.get().compacted_through > history
+    assert ConversationNote.objects.filter(kind="summary").count() == 1
 
 
 # --- the admin ------------------------------------------------------------------------

@@ -8,6 +8,7 @@ kinds, redacted messages); this module picks the adapter and reports its failure
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from agents.runtime.providers.base import ModelRequest, ModelResponse, Provider, ProviderError
 from aihummer import telemetry
@@ -26,12 +27,12 @@ def get_provider(name: str) -> Provider:
         ) from None
 
 
-def complete(provider: Provider, request: ModelRequest) -> ModelResponse:
-    """`provider.complete(request)`, where any failure is a ProviderError: an adapter's
-    bug is logged with its traceback and reported as `internal`, without it."""
+def complete(provider: Provider, request: ModelRequest, on_delta: Callable[[str], None] | None = None) -> ModelResponse:
+    """`provider.complete(request, on_delta)`, where any failure is a ProviderError: an
+    adapter's bug is logged with its traceback and reported as `internal`, without it."""
     try:
         with telemetry.model_call(provider, request) as call:
-            response = provider.complete(request)
+            response = provider.complete(request, on_delta) if on_delta else provider.complete(request)
             call.done(response)
         return response
     except ProviderError:

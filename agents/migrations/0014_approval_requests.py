@@ -13,7 +13,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('agents', '0012_approval_policy_and_decisions'),
+        ('agents', '0013_conversation_notes'),
         ('aihummer', '0006_api_audit_and_idempotency_keys'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
