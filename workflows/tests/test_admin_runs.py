@@ -99,9 +99,9 @@ def test_the_run_page_and_its_fragment_cost_the_same_queries_for_3_and_30_steps(
     assert StepRun.objects.filter(run=run, status="completed").count() == n - 1
     client.force_login(bob)
     # session, user, may use the admin, roles, the run, its steps (with their versions'
-    # pks), child turns; the page adds the model permissions of the app list and the
-    # review count in the header
-    with django_assert_num_queries(10):
+    # pks), child turns; the page adds the review count in the header (the app list's
+    # permissions come from the roles: no query)
+    with django_assert_num_queries(8):
         assert client.get(run_url(run)).status_code == 200
     with django_assert_num_queries(7):
         assert client.get(run_url(run, "live")).status_code == 200
@@ -205,8 +205,8 @@ def test_the_runs_list_costs_the_same_queries_for_3_and_30_runs(
         workflow_run_start(workflow=workflow, actor=operator, message="x")
     client.force_login(bob)
     # session, user, may use the admin, roles, filter choices (workflow, started by,
-    # workspace), count, model permissions (2), the page, totals, the review count
-    with django_assert_num_queries(13):
+    # workspace), count, the page, totals, the review count
+    with django_assert_num_queries(11):
         response = client.get(reverse("admin:workflows_workflowrun_changelist"))
     assert len(response.context["cl"].result_list) == n
 

@@ -75,8 +75,8 @@ def test_the_workflow_page_draws_the_graph_and_offers_a_run(
 ) -> None:
     client.force_login(ada)
     client.get(change_url(pipeline))  # the admin caches the model's content type once per process
-    # session, user, may use the admin, roles, the workflow, model permissions (2), review count
-    with django_assert_num_queries(8):
+    # session, user, may use the admin, roles, the workflow, review count
+    with django_assert_num_queries(6):
         page = client.get(change_url(pipeline)).content.decode()
     assert page.count('<g class="aih-node"') == 2
     assert 'data-from="lecture" data-to="critique"' in page
@@ -99,8 +99,8 @@ def test_versions_show_what_each_change_did(client, vic, pipeline, operator, dja
     third["steps"].append({"name": "relecture", "agent_name": "lecteur", "depends_on": [], "when": "$.inputs.r"})
     pipeline = workflow_update(workflow=pipeline, actor=operator, definition=third)
     client.force_login(vic)
-    # session, user, may use the admin, roles, the workflow, its history, model permissions (2)
-    with django_assert_num_queries(8):
+    # session, user, may use the admin, roles, the workflow, its history
+    with django_assert_num_queries(6):
         response = client.get(change_url(pipeline, "versions"))
     versions = response.context["versions"]
     assert [v["number"] for v in versions] == [3, 2, 1]
