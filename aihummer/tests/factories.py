@@ -62,6 +62,26 @@ def make_agent(
     )
 
 
+def make_mailer(workspace: Workspace, *, by: User, smtp_port: int, password: str, key: str = "mailer") -> Agent:
+    """An agent that may call `mail_send`, its SMTP account on a local server without TLS
+    (agent@acme.test), the password a vault credential."""
+    from agents.services.tool_settings import agent_tool_settings_update
+
+    mailer = make_agent(workspace, key, "You write mails.", by=by, allowed_tool_names=["mail_send"])
+    credential = credential_create(workspace=workspace, key="smtp", secret=password, actor=actor_for(by))
+    agent_tool_settings_update(
+        agent=mailer,
+        actor=actor_for(by),
+        smtp_host="127.0.0.1",
+        smtp_port=smtp_port,
+        smtp_security="none",
+        smtp_user="agent@acme.test",
+        smtp_password=credential,
+        mail_from="agent@acme.test",
+    )
+    return mailer
+
+
 def make_echo_preset(workspace: Workspace, *, by: User | Actor | None = None, key: str = "echo") -> Preset:
     """The workspace's default preset: the offline echo provider, model `echo-1`."""
     return preset_create(

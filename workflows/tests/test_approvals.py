@@ -9,11 +9,9 @@ import json
 import pytest
 
 from agents.models import AgentTurn, ApprovalRequest
-from agents.services import credential_create
 from agents.services.tool_approvals import approval_request_approve, approval_request_reject
-from agents.services.tool_settings import agent_tool_settings_update
 from aihummer.actors import Actor
-from aihummer.tests.factories import make_agent
+from aihummer.tests.factories import make_agent, make_mailer
 from aihummer.tests.smtp import SmtpServer
 from aihummer.tests.waiting import wait_until
 from workflows.models import StepRun, WorkflowRun
@@ -29,19 +27,8 @@ def mailer_workflow(workspace, ada, smtp: SmtpServer):
     """Steps `mail` (agent `mailer`, which may send mail through `smtp` with a vault
     password) then `sum_up` (agent `scribe`)."""
     by = Actor.for_user(ada)
-    mailer = make_agent(workspace, "mailer", "You write mails.", by=ada, allowed_tool_names=["mail_send"])
+    make_mailer(workspace, by=ada, smtp_port=smtp.port, password=PASSWORD)
     make_agent(workspace, "scribe", "You sum up.", by=ada)
-    credential = credential_create(workspace=workspace, key="smtp", secret=PASSWORD, actor=by)
-    agent_tool_settings_update(
-        agent=mailer,
-        actor=by,
-        smtp_host="127.0.0.1",
-        smtp_port=smtp.port,
-        smtp_security="none",
-        smtp_user="agent@acme.test",
-        smtp_password=credential,
-        mail_from="agent@acme.test",
-    )
     definition = {
         "version": 1,
         "steps": [

@@ -13,11 +13,9 @@ import pytest
 from playwright.sync_api import expect
 
 from agents.models import ApprovalRequest
-from agents.services import credential_create
-from agents.services.tool_settings import agent_tool_settings_update
 from aihummer.actors import Actor
 from aihummer.tests.browser import admin_log_in
-from aihummer.tests.factories import make_agent
+from aihummer.tests.factories import make_mailer
 from aihummer.tests.smtp import SmtpServer
 from aihummer.tests.waiting import wait_until
 from workflows.models import WorkflowRun
@@ -33,18 +31,7 @@ def test_a_reviewer_approves_an_e_mail_in_the_admin_and_it_is_sent_once(
 ) -> None:
     by = Actor.for_user(ada)
     with SmtpServer(user="agent@acme.test", password=PASSWORD) as smtp:
-        mailer = make_agent(workspace, "mailer", "You write mails.", by=ada, allowed_tool_names=["mail_send"])
-        credential = credential_create(workspace=workspace, key="smtp", secret=PASSWORD, actor=by)
-        agent_tool_settings_update(
-            agent=mailer,
-            actor=by,
-            smtp_host="127.0.0.1",
-            smtp_port=smtp.port,
-            smtp_security="none",
-            smtp_user="agent@acme.test",
-            smtp_password=credential,
-            mail_from="agent@acme.test",
-        )
+        make_mailer(workspace, by=ada, smtp_port=smtp.port, password=PASSWORD)
         definition = {"version": 1, "steps": [{"name": "mail", "agent_name": "mailer"}]}
         workflow = workflow_create(workspace=workspace, actor=by, key="mailing", name="Mailing", definition=definition)
         message = f"Tell the client.\n@call mail_send {json.dumps(MAIL)}"

@@ -11,13 +11,11 @@ import json
 import pytest
 
 from agents.models import ApprovalRequest
-from agents.services import credential_create
 from agents.services.tool_approvals import approval_request_approve
-from agents.services.tool_settings import agent_tool_settings_update
 from agents.tests.helpers import pg_dump
 from aihummer.actors import Actor
 from aihummer.tests.brokers import point_app_at
-from aihummer.tests.factories import make_agent
+from aihummer.tests.factories import make_mailer
 from aihummer.tests.smtp import SmtpServer
 from aihummer.tests.waiting import wait_until
 from aihummer.tests.workers import Workers
@@ -45,18 +43,7 @@ def test_a_worker_killed_mid_send_leaves_the_e_mail_sent_exactly_once(
     by = Actor.for_user(ada)
     workers = Workers(redis_broker, tmp_path)
     with SmtpServer(user="agent@acme.test", password=PASSWORD, hold=True) as smtp:
-        mailer = make_agent(workspace, "mailer", "You write mails.", by=ada, allowed_tool_names=["mail_send"])
-        credential = credential_create(workspace=workspace, key="smtp", secret=PASSWORD, actor=by)
-        agent_tool_settings_update(
-            agent=mailer,
-            actor=by,
-            smtp_host="127.0.0.1",
-            smtp_port=smtp.port,
-            smtp_security="none",
-            smtp_user="agent@acme.test",
-            smtp_password=credential,
-            mail_from="agent@acme.test",
-        )
+        make_mailer(workspace, by=ada, smtp_port=smtp.port, password=PASSWORD)
         definition = {"version": 1, "steps": [{"name": "mail", "agent_name": "mailer"}]}
         workflow = workflow_create(workspace=workspace, actor=by, key="mailing", name="Mailing", definition=definition)
         try:
