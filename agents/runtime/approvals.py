@@ -20,7 +20,7 @@ from django.core.exceptions import ObjectDoesNotExist
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from agents.approval_models import DEFAULT_APPROVAL_TOOLS, AgentToolSettings, ApprovalRequest
+from agents.models import DEFAULT_APPROVAL_TOOLS, AgentToolSettings, ApprovalRequest
 from agents.runtime.providers.base import Message, ToolCall
 
 if TYPE_CHECKING:

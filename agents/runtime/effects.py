@@ -30,8 +30,7 @@ from agents.destinations import host_matches
 from agents.runtime.tools import Tool, ToolError, TurnContext, _Arguments, register
 
 if TYPE_CHECKING:
-    from agents.approval_models import AgentToolSettings
-    from agents.models import Agent
+    from agents.models import Agent, AgentToolSettings
 
 MAX_BODY_CHARS = 50_000
 

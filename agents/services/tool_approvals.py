@@ -32,8 +32,7 @@ from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
-from agents.approval_models import ApprovalRequest
-from agents.models import Agent, AgentTurn
+from agents.models import Agent, AgentTurn, ApprovalRequest
 from agents.runtime.loop import agent_turn_resume
 from agents.runtime.tools import REGISTRY, ToolError
 from aihummer.actors import Actor, Verb

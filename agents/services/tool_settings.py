@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 
-from agents.approval_models import AgentToolSettings, WorkspaceToolPolicy
-from agents.models import Agent, Credential
+from agents.models import Agent, AgentToolSettings, Credential, WorkspaceToolPolicy
 from aihummer.actors import Actor, Verb
 from aihummer.models import Workspace
 from aihummer.service_checks import save_checked

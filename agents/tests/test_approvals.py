@@ -233,7 +233,7 @@ def test_a_sandbox_agent_calls_nothing_that_needs_a_person(workspace, ada, echo_
         allowed_tool_names=["http_request"],
         is_sandbox=True,
     )
-    agent_tool_settings_update(agent=agent, actor=Actor.for_api_key(key), http_allowed_hosts=["localhost"])
+    agent_tool_settings_update(agent=agent, actor=Actor.for_api_key(key), http_allowed_hosts=[httpserver.host])
     workspace_tool_policy_update(workspace=workspace, actor=Actor.for_user(ada), allow_private_addresses=True)
 
     turn = agent_turn_run(agent=agent, message=call_line(httpserver), actor=Actor.for_api_key(key))

@@ -1,8 +1,7 @@
 """Actions that wait for a person (issue 30): the tool settings of a workspace and of an
 agent, and one ApprovalRequest per guarded tool call.
 
-Imported at the end of `agents.models` (the app's models module), so they are the app's
-models; they name the other models by string, and import none of them.
+They name the other models by string, and import none of them.
 
 An ApprovalRequest is a tool call with its exact arguments, frozen when the model made
 it: no code path changes `arguments` (an edited call is a new request). Its

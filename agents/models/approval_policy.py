@@ -1,0 +1,119 @@
+"""Approval policy: how much review each tier of change needs, and each approver's decision."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import NamedTuple
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from aihummer.history import ConfigurationHistory
+from aihummer.models import TimeStampedModel, Workspace
+
+TIER_FIELDS = ("approvals", "consensus", "wait_minutes")
+
+
+class ApprovalPolicy(TimeStampedModel):
+    """A workspace's approval policy, per risk tier (`agents.tiers`): how many distinct
+    people must approve, whether one rejection ends the proposal (consensus), and the
+    least time between the proposal and its going live. A workspace without one has
+    the default: one approval, consensus, no wait, for every tier."""
+
+    workspace = models.OneToOneField(Workspace, on_delete=models.CASCADE, related_name="approval_policy")
+    wording_approvals = models.PositiveSmallIntegerField(
+        default=1, validators=[MinValueValidator(1), MaxValueValidator(3)]
+    )
+    wording_consensus = models.BooleanField(default=True, help_text="One rejection rejects the proposal.")
+    wording_wait_minutes = models.PositiveIntegerField(
+        default=0, validators=[MaxValueValidator(30 * 24 * 60)], help_text="Least minutes from proposal to live."
+    )
+    identity_approvals = models.PositiveSmallIntegerField(
+        default=1, validators=[MinValueValidator(1), MaxValueValidator(3)]
+    )
+    identity_consensus = models.BooleanField(default=True, help_text="One rejection rejects the proposal.")
+    identity_wait_minutes = models.PositiveIntegerField(
+        default=0, validators=[MaxValueValidator(30 * 24 * 60)], help_text="Least minutes from proposal to live."
+    )
+    power_approvals = models.PositiveSmallIntegerField(
+        default=1, validators=[MinValueValidator(1), MaxValueValidator(3)]
+    )
+    power_consensus = models.BooleanField(default=True, help_text="One rejection rejects the proposal.")
+    power_wait_minutes = models.PositiveIntegerField(
+        default=0, validators=[MaxValueValidator(30 * 24 * 60)], help_text="Least minutes from proposal to live."
+    )
+
+    TIERS = ("wording", "identity", "power")
+
+    history = ConfigurationHistory()
+
+    class Meta:
+        verbose_name = "approval policy"
+        verbose_name_plural = "approval policies"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(wording_approvals__gte=1, wording_approvals__lte=3)
+                & Q(identity_approvals__gte=1, identity_approvals__lte=3)
+                & Q(power_approvals__gte=1, power_approvals__lte=3),
+                name="agents_approvalpolicy_approvals_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(wording_wait_minutes__lte=43_200)
+                & Q(identity_wait_minutes__lte=43_200)
+                & Q(power_wait_minutes__lte=43_200),
+                name="agents_approvalpolicy_wait_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"approval policy of {self.workspace}"
+
+    def rule(self, tier: str) -> TierRule:
+        return TierRule(tier, *(getattr(self, f"{tier}_{name}") for name in TIER_FIELDS))
+
+
+class TierRule(NamedTuple):
+    tier: str
+    approvals: int
+    consensus: bool
+    wait_minutes: int
+
+    @property
+    def wait(self) -> timedelta:
+        return timedelta(minutes=self.wait_minutes)
+
+
+class VersionDecision(models.Model):
+    """One person's approval or rejection of a pending version, recorded one by one:
+    who, when, and the live version they saw. A decision record: never edited, no
+    history; one per person and version (distinct approvers, a database rule)."""
+
+    class Kind(models.TextChoices):
+        APPROVE = "approve", "Approved"
+        REJECT = "reject", "Rejected"
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    version = models.ForeignKey("PromptVersion", on_delete=models.CASCADE, related_name="decisions")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    seen_live_number = models.PositiveIntegerField(
+        null=True, blank=True, help_text="The live version the reviewer looked at (None: none was live yet)."
+    )
+    note = models.TextField(blank=True)
+    live_at = models.DateTimeField(null=True, blank=True, help_text="When the approver asked it to go live.")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["version", "created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["version", "reviewer"], name="agents_versiondecision_one_per_reviewer"),
+            models.CheckConstraint(
+                condition=Q(kind__in=["approve", "reject"]), name="agents_versiondecision_kind_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} of version {self.version_id} by {self.reviewer_id}"

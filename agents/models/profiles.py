@@ -1,0 +1,137 @@
+"""Agents and their G3 profile projection: the agent row, its sections and skills, shared skills."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from agents.models.presets import Preset
+from aihummer.history import ConfigurationHistory
+from aihummer.models import KEY_VALIDATOR, TimeStampedModel, Workspace
+from sandbox.models import SandboxedModel, SandboxQuerySet, VisibleManager
+
+
+class Skill(TimeStampedModel):
+    """A shared skill: a block of instructions several agents can carry (by value)."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="skills")
+    key = models.CharField(max_length=50, validators=[KEY_VALIDATOR])
+    title = models.CharField(max_length=200)
+    body = models.TextField()
+
+    history = ConfigurationHistory()
+
+    class Meta:
+        ordering = ["workspace__slug", "key"]
+        constraints = [models.UniqueConstraint(fields=["workspace", "key"], name="agents_skill_unique_key")]
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class Agent(SandboxedModel, TimeStampedModel):
+    """An agent. The profile fields below are a projection of its live version's
+    snapshot, written only when a version goes live."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="agents")
+    key = models.CharField(max_length=50, validators=[KEY_VALIDATOR])
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    preset = models.ForeignKey(
+        Preset,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="agents",
+        help_text="Empty: the workspace's default preset at run time.",
+    )
+    is_active = models.BooleanField("enabled", default=True)
+    is_builtin = models.BooleanField(default=False, editable=False)
+    live_version = models.OneToOneField(
+        "PromptVersion",
+        null=True,
+        blank=True,
+        # RESTRICT, not PROTECT: deleting the agent may delete its live version with it.
+        on_delete=models.RESTRICT,
+        related_name="live_for",
+        editable=False,
+    )
+
+    # Projection of the live snapshot (agents.snapshot); never edited directly.
+    identity_name = models.CharField(max_length=200, blank=True, editable=False)
+    role = models.CharField(max_length=500, blank=True, editable=False)
+    persona = models.TextField(blank=True, editable=False)
+    language = models.CharField(max_length=35, blank=True, editable=False)
+    goals = models.JSONField(default=list, blank=True, editable=False)
+    system_prompt = models.TextField(null=True, blank=True, editable=False)
+    onboarding = models.TextField(blank=True, editable=False)
+    allowed_tool_names = models.JSONField(default=list, blank=True, editable=False)
+    runtime_policy = models.JSONField(
+        default=dict,
+        blank=True,
+        editable=False,
+        help_text="The live version's runtime policy, in the product document's names (agents.policy).",
+    )
+
+    objects = VisibleManager.from_queryset(SandboxQuerySet)()
+    all_objects = models.Manager.from_queryset(SandboxQuerySet)()
+    history = ConfigurationHistory()
+
+    class Meta:
+        ordering = ["workspace__slug", "key"]
+        constraints = [models.UniqueConstraint(fields=["workspace", "key"], name="agents_agent_unique_key")]
+
+    def __str__(self) -> str:
+        return self.key
+
+    # "No live version yet" is one fact every reader handles: an agent created where
+    # every change needs a second person waits for its version 1 to be approved, with
+    # `live_version` None. Readers use these two, never `live_version.<field>`.
+    @property
+    def live_number(self) -> int | None:
+        """The live version's number; None while version 1 waits for review."""
+        return self.live_version.number if self.live_version_id else None
+
+    @property
+    def live_snapshot(self) -> dict | None:
+        """What the agent is told now (the live snapshot); None while version 1 waits."""
+        return self.live_version.snapshot if self.live_version_id else None
+
+
+class AgentSection(TimeStampedModel):
+    """One named, ordered block of an agent's profile (projection of the live snapshot)."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="sections")
+    key = models.CharField(max_length=50, validators=[KEY_VALIDATOR])
+    title = models.CharField(max_length=200, blank=True)
+    body = models.TextField(blank=True)
+    position = models.PositiveIntegerField()
+    enabled = models.BooleanField(default=True)
+
+    history = ConfigurationHistory(sandbox_via="agent")
+
+    class Meta:
+        ordering = ["agent", "position"]
+        constraints = [models.UniqueConstraint(fields=["agent", "key"], name="agents_agentsection_unique_key")]
+
+    def __str__(self) -> str:
+        return f"{self.agent.key}/{self.key}"
+
+
+class AgentSkill(TimeStampedModel):
+    """A skill as the live snapshot carries it: copied by value, shared or the agent's own."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="skills")
+    key = models.CharField(max_length=50, validators=[KEY_VALIDATOR])
+    title = models.CharField(max_length=200, blank=True)
+    body = models.TextField(blank=True)
+    shared = models.BooleanField(default=False)
+    position = models.PositiveIntegerField()
+
+    history = ConfigurationHistory(sandbox_via="agent")
+
+    class Meta:
+        ordering = ["agent", "position"]
+        constraints = [models.UniqueConstraint(fields=["agent", "key"], name="agents_agentskill_unique_key")]
+
+    def __str__(self) -> str:
+        return f"{self.agent.key}/{self.key}"

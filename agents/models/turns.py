@@ -1,0 +1,182 @@
+"""Turns: one request to an agent and its outcome, and the debug log of every model call."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import models
+from django.db.models import DurationField, ExpressionWrapper, F, Q, Value
+from django.db.models.fields.json import KeyTextTransform, KeyTransform
+from django.db.models.functions import Cast, Coalesce, Now
+from django.utils import timezone
+
+from agents.models.profiles import Agent
+from agents.models.versions import PromptVersion
+from agents.policy import ChildrenPolicy
+from aihummer.models import Workspace
+from sandbox.models import SandboxedModel, SandboxQuerySet, VisibleManager
+
+# The children's listing window when an agent's policy names none.
+DEFAULT_ARCHIVE_AFTER_MINUTES = ChildrenPolicy().archive_after_minutes
+
+
+class AgentTurnQuerySet(SandboxQuerySet):
+    def listed(self) -> AgentTurnQuerySet:
+        """The default list: every turn but the finished child turns older than their
+        parent agent's `runtime_policy.children.archive_after_minutes` (kept, only not
+        listed). Worked out in the query, so a policy change applies at once."""
+        minutes = Coalesce(
+            Cast(
+                KeyTextTransform("archive_after_minutes", KeyTransform("children", "parent__agent__runtime_policy")),
+                models.IntegerField(),
+            ),
+            Value(DEFAULT_ARCHIVE_AFTER_MINUTES),
+        )
+        listed_until = ExpressionWrapper(
+            F("finished_at") + ExpressionWrapper(Value(timedelta(minutes=1)) * minutes, output_field=DurationField()),
+            output_field=models.DateTimeField(),
+        )
+        archived = Q(parent__isnull=False, finished_at__isnull=False, listed_until__lte=Now())
+        return self.alias(listed_until=listed_until).exclude(archived)
+
+
+class AgentTurn(SandboxedModel):
+    """One agent turn: a message in, tool calls, an answer out. An execution record:
+    no history, and it outlives the agent it describes (nullable link, copied keys)."""
+
+    class Status(models.TextChoices):
+        RUNNING = "running", "Running"
+        WAITING = "waiting", "Waiting for a person"  # a guarded tool call (agents.models.approvals)
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+
+    class ErrorKind(models.TextChoices):
+        """Why a turn failed, from the provider's exception types (`ProviderError.kind`,
+        the same names) or the turn's own rules; retries decide on it, never on text."""
+
+        NONE = "", "—"
+        RATE_LIMIT = "rate_limit", "Rate limited"
+        UNAVAILABLE = "unavailable", "Provider unavailable"
+        TIMEOUT = "timeout", "Timed out"
+        DEADLINE = "deadline", "Out of the turn's time"  # its deadline (a step's timeout_seconds) passed
+        BAD_REQUEST = "bad_request", "Invalid request"
+        AUTH = "auth", "Authentication"
+        QUOTA = "quota", "Quota exhausted"
+        INVALID_RESPONSE = "invalid_response", "Invalid response"
+        NOT_CONFIGURED = "not_configured", "Not configured"
+        INTERNAL = "internal", "Internal error"
+        REFUSED = "refused", "Refused by the turn's rules"  # disabled agent, limits, context budget
+
+    # Failures that may pass on their own: worth another attempt.
+    TRANSIENT_KINDS = frozenset({ErrorKind.RATE_LIMIT, ErrorKind.UNAVAILABLE, ErrorKind.TIMEOUT, ErrorKind.DEADLINE})
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="agent_turns")
+    agent = models.ForeignKey(Agent, null=True, blank=True, on_delete=models.SET_NULL, related_name="turns")
+    agent_key = models.CharField(max_length=50)
+    version = models.ForeignKey(PromptVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="turns")
+    version_number = models.PositiveIntegerField(null=True, blank=True)
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children")
+    depth = models.PositiveSmallIntegerField(default=0)
+    actor_source = models.CharField(max_length=200)
+    started_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    dry_run = models.BooleanField(default=False, help_text="Side-effect tools were recorded, not executed.")
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.RUNNING)
+    provider_name = models.CharField(max_length=20, blank=True)
+    model = models.CharField(max_length=100, blank=True)
+    message = models.TextField()
+    answer = models.TextField(blank=True)
+    error = models.TextField(blank=True)
+    error_kind = models.CharField(max_length=20, choices=ErrorKind.choices, blank=True, default=ErrorKind.NONE)
+    model_calls = models.PositiveIntegerField(default=0)
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    cached_input_tokens = models.PositiveIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    prefix_hash = models.CharField(max_length=64, blank=True)
+    # When the turn began (not when its row was written: a plain turn's row is written
+    # once, with its outcome).
+    started_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = VisibleManager.from_queryset(AgentTurnQuerySet)()
+    all_objects = models.Manager.from_queryset(AgentTurnQuerySet)()
+
+    class Meta:
+        ordering = ["-started_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=["running", "waiting", "succeeded", "failed"]),
+                name="agents_agentturn_status_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.agent_key} turn {self.pk} ({self.status})"
+
+    @property
+    def failed_transiently(self) -> bool:
+        """A failure that may pass on its own (rate limit, outage, time): worth a retry."""
+        return self.status == self.Status.FAILED and self.error_kind in self.TRANSIENT_KINDS
+
+    @property
+    def latency_ms(self) -> int | None:
+        if self.finished_at is None:
+            return None
+        return int((self.finished_at - self.started_at).total_seconds() * 1000)
+
+
+class DebugLog(SandboxedModel):
+    """One model call of a turn, as sent and as answered: secrets redacted, bodies
+    bounded. Kept when the agent or turn's subject is deleted.
+
+    An `incremental` log stores what its call added, so a turn's logs grow with its
+    calls, not with their square: `messages` holds the messages new since the call
+    before (the first call: the user's message), and `system_prompt` and
+    `tools_offered` are blank when they are those of the call before. The debug page
+    puts each call's conversation back together (`agents.selectors.debug_log_history`).
+    """
+
+    turn = models.ForeignKey(AgentTurn, on_delete=models.CASCADE, related_name="debug_logs")
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="debug_logs")
+    agent_key = models.CharField(max_length=50)
+    sequence = models.PositiveIntegerField()
+    provider_name = models.CharField(max_length=20)
+    model = models.CharField(max_length=100)
+    system_prompt = models.TextField(blank=True)
+    messages = models.JSONField(default=list)
+    tools_offered = models.JSONField(default=list)
+    parameters = models.JSONField(default=dict)
+    response = models.JSONField(default=dict)
+    tool_calls = models.JSONField(
+        default=list, help_text="Requested calls and what became of each (ran, dry run, refused)."
+    )
+    incremental = models.BooleanField(
+        default=False, help_text="Stores what this call added to the conversation, not the whole of it."
+    )
+    dropped_exchanges = models.PositiveIntegerField(
+        default=0, help_text="Earlier tool exchanges left out of this call to fit runtime_policy.context."
+    )
+    finish_reason = models.CharField(max_length=30, blank=True)
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    cached_input_tokens = models.PositiveIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    latency_ms = models.PositiveIntegerField(default=0)
+    prefix_hash = models.CharField(max_length=64)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = VisibleManager.from_queryset(SandboxQuerySet)()
+    all_objects = models.Manager.from_queryset(SandboxQuerySet)()
+
+    class Meta:
+        ordering = ["turn", "sequence"]
+        constraints = [
+            models.UniqueConstraint(fields=["turn", "sequence"], name="agents_debuglog_unique_sequence"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.agent_key} call {self.sequence} of turn {self.turn_id}"
