@@ -29,6 +29,7 @@ from django.utils.timesince import timesince
 from django.views.decorators.http import require_POST
 
 from agents.models import PromptVersion
+from agents.templatetags.desk_format import duration_ms, money
 from aihummer import service_checks
 from aihummer.actors import Verb
 from aihummer.admin_site import (
@@ -79,10 +80,7 @@ def definition_graph(definition: object, statuses: dict[str, str] | None = None)
 
 
 def format_duration(delta: timedelta | None) -> str:
-    if delta is None:
-        return "—"
-    seconds = delta.total_seconds()
-    return f"{seconds:.1f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
+    return duration_ms(delta)
 
 
 # --- workflows ------------------------------------------------------------------------
@@ -325,7 +323,7 @@ class WorkflowRunAdmin(WorkspaceScopedAdmin):
         "age",
         "duration",
         "tokens",
-        "cost_usd",
+        "cost",
     ]
     list_display_links = None
     list_filter = [
@@ -381,6 +379,10 @@ class WorkflowRunAdmin(WorkspaceScopedAdmin):
         if obj.started_at is None:
             return "—"
         return format_duration((obj.finished_at or timezone.now()) - obj.started_at)
+
+    @admin.display(description="cost", ordering="cost_usd")
+    def cost(self, obj: WorkflowRun) -> str:
+        return money(obj.cost_usd)
 
     @admin.display(description="tokens")
     def tokens(self, obj: WorkflowRun) -> int:
