@@ -319,7 +319,7 @@ class WorkflowRunAdmin(WorkspaceScopedAdmin):
         "run_link",
         "workflow_label",
         "status_badge",
-        "started_by",
+        "started_by_label",
         "age",
         "duration",
         "tokens",
@@ -366,8 +366,10 @@ class WorkflowRunAdmin(WorkspaceScopedAdmin):
     def status_badge(self, obj: WorkflowRun) -> str:
         return status_badge(obj.status)
 
+    # Not named `started_by`: the model's field of that name (the person, blank for a key
+    # or a script) would win over this method, and the column would disagree with the filter.
     @admin.display(description="started by", ordering="actor_source")
-    def started_by(self, obj: WorkflowRun) -> str:
+    def started_by_label(self, obj: WorkflowRun) -> str:
         return obj.actor_source
 
     @admin.display(description="age", ordering="created_at")
