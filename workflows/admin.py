@@ -380,7 +380,9 @@ class WorkflowRunAdmin(WorkspaceScopedAdmin):
     def duration(self, obj: WorkflowRun) -> str:
         if obj.started_at is None:
             return "—"
-        return format_duration((obj.finished_at or timezone.now()) - obj.started_at)
+        if obj.finished_at is None:  # as the run page says it: still counting
+            return f"{format_duration(timezone.now() - obj.started_at)} so far"
+        return format_duration(obj.finished_at - obj.started_at)
 
     @admin.display(description="cost", ordering="cost_usd")
     def cost(self, obj: WorkflowRun) -> str:
