@@ -2,9 +2,11 @@
 its base, applied to the live version, when live changed other parts. Pure functions.
 
 A snapshot's parts: each identity field, the system prompt, the onboarding, each
-section and skill (by key) and their order, the tool list, each runtime-policy leaf.
-Parts both sides changed, to different values, conflict: they are shown three ways
-(base, live, proposal) and nothing is merged.
+section and skill (by key) and their order, each tool of the tool list and its order,
+each runtime-policy leaf. Parts both sides changed, to different values, conflict: they
+are shown three ways (base, live, proposal) and nothing is merged. A tool is added or
+removed by one side or both alike, so only the order of the tools can conflict (both
+sides reordered the tools they share, into different orders).
 """
 
 from __future__ import annotations
@@ -55,8 +57,11 @@ def three_way(base: dict, live: dict, proposal: dict) -> Merge:
         merged["identity"][name] = part(
             f"identity.{name}", base["identity"][name], live["identity"][name], proposal["identity"][name]
         )
-    for key in ("system_prompt", "onboarding", "allowed_tool_names"):
+    for key in ("system_prompt", "onboarding"):
         merged[key] = part(key, base[key], live[key], proposal[key])
+    as_items = lambda names: [{"key": name} for name in names]  # noqa: E731
+    tools = [as_items(snapshot["allowed_tool_names"]) for snapshot in (base, live, proposal)]
+    merged["allowed_tool_names"] = [item["key"] for item in _merge_items("tools", *tools, part, conflicts)]
     for key in LISTS:
         merged[key] = _merge_items(key, base[key], live[key], proposal[key], part, conflicts)
     merged["runtime_policy"] = _merge_policy(base, live, proposal, part)

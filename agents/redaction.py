@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import re
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -131,6 +131,55 @@ def workspace_ciphertexts(workspace_field: str) -> Subquery:
         .values("joined")
     )
     return Subquery(joined[:1], output_field=models.TextField())
+
+
+# The end of a text that may be the start of a SECRET_PATTERNS shape still arriving
+# (`sk-…`, `AIza…`, `ahk_…`, `Bearer …`, or the first letters of one).
+_OPEN_TOKEN = re.compile(
+    r"(?:(?i:b(?:e(?:a(?:r(?:e(?:r(?:\s+[A-Za-z0-9._~+/=-]*)?)?)?)?)?)?)"
+    r"|s(?:k(?:-[A-Za-z0-9_-]*)?)?"
+    r"|A(?:I(?:z(?:a[0-9A-Za-z_-]*)?)?)?"
+    r"|a(?:h(?:k(?:_[0-9A-Za-z_-]*)?)?)?)\Z"
+)
+
+
+class DeltaRedactor:
+    """Redacts a text that arrives in pieces (a streamed answer's deltas): each piece
+    is emitted redacted, except a tail that may be the start of a secret split across
+    pieces, held back until the next piece settles it (or `flush`, at the end). So no
+    sequence of emitted pieces ever holds a secret, and together they are exactly the
+    whole text redacted at once."""
+
+    def __init__(self, redactor: Redactor, emit: Callable[[str], None]) -> None:
+        self.redactor, self.emit, self.held = redactor, emit, ""
+
+    def __call__(self, text: str) -> None:
+        pending = self.held + text  # held back raw: a secret in it is not whole yet
+        cut = self._safe_end(pending)
+        self.held = pending[cut:]
+        if cut:
+            self.emit(self.redactor.text(pending[:cut]))
+
+    def flush(self) -> None:
+        if self.held:
+            held, self.held = self.held, ""
+            self.emit(self.redactor.text(held))
+
+    def _safe_end(self, text: str) -> int:
+        """Where the tail that might still grow into a secret starts, moved back to
+        the start of any whole secret it would cut in two."""
+        shape = _OPEN_TOKEN.search(text)
+        cut = shape.start() if shape else len(text)
+        for secret in self.redactor.secrets:
+            for size in range(min(len(secret) - 1, len(text)), 0, -1):
+                if text.endswith(secret[:size]):
+                    cut = min(cut, len(text) - size)
+                    break
+        for secret in self.redactor.secrets:
+            found = text.find(secret, max(0, cut - len(secret) + 1))
+            if -1 < found < cut < found + len(secret):
+                cut = found
+        return cut
 
 
 def redact_response(response: ModelResponse, secrets: Iterable[str]) -> ModelResponse:

@@ -11,6 +11,7 @@ from agents.judge import band
 from agents.models import (
     Agent,
     AgentTurn,
+    ApprovalPolicy,
     CaseResult,
     Conversation,
     ConversationMessage,
@@ -248,6 +249,13 @@ def agent_get_by_key(*, actor: Actor, workspace: Workspace, key: str) -> Agent:
     if agent is None:
         raise NotFound(f"Unknown agent '{key}'.")
     return agent
+
+
+def approval_policy_history(*, actor: Actor, workspace: Workspace) -> QuerySet:
+    """Every change of the workspace's approval policy (who, when, why, the values it
+    left), newest first; any member reads it."""
+    _require_read(actor, workspace, "workspace")
+    return ApprovalPolicy.history.filter(workspace_id=workspace.pk).select_related("history_user")
 
 
 def agent_list(*, actor: Actor, workspace: Workspace, include_sandbox: bool = False) -> QuerySet:

@@ -177,6 +177,7 @@ class ApiKey(TimeStampedModel):
         READ = "read", "Read"
         WRITE = "write", "Write (propose, run, sandbox)"
         PUBLISH = "publish", "Publish (apply changes directly)"
+        VOUCH = "vouch", "Vouch (name the verified peer of a conversation)"
 
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="api_keys")
     name = models.CharField(max_length=100, validators=[KEY_VALIDATOR])
@@ -197,7 +198,7 @@ class ApiKey(TimeStampedModel):
         editable=False,
         help_text="Who created the key; like its owner, they may not approve what it proposes.",
     )
-    scopes = models.CharField(max_length=50, help_text="Comma-separated: read, write, publish.")
+    scopes = models.CharField(max_length=50, help_text="Comma-separated: read, write, publish, vouch.")
     secret_digest = models.CharField(max_length=64, editable=False)
     revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
     last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
@@ -211,7 +212,7 @@ class ApiKey(TimeStampedModel):
         constraints = [
             models.UniqueConstraint(fields=["workspace", "name"], name="aihummer_apikey_unique_name"),
             models.CheckConstraint(
-                condition=Q(scopes__regex=r"^(read|write|publish)(,(read|write|publish))*$"),
+                condition=Q(scopes__regex=r"^(read|write|publish|vouch)(,(read|write|publish|vouch))*$"),
                 name="aihummer_apikey_scopes_valid",
             ),
         ]

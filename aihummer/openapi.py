@@ -167,7 +167,7 @@ class ApiKeyScheme(OpenApiAuthenticationExtension):
             "type": "http",
             "scheme": "bearer",
             "bearerFormat": "ahk_<id>_<secret>",
-            "description": "An API key of one workspace, with scopes read, write, publish.",
+            "description": "An API key of one workspace, with scopes read, write, publish, vouch.",
         }
 
 

@@ -58,9 +58,11 @@ def save_checked(instance: models.Model, *, actor: Actor, reason: str, noun: str
         with transaction.atomic():
             instance.save(**save_kwargs)
     except IntegrityError as exc:
-        raise ValidationError(
-            {"key": f"A {noun} with key '{instance.key}' already exists (saved concurrently)."}
-        ) from exc
+        # Rows without a key (one per agent or workspace) lose the same race on their owner.
+        key = getattr(instance, "key", None)
+        if key is None:
+            raise ValidationError(f"The {noun} was saved concurrently; read it again and retry.") from exc
+        raise ValidationError({"key": f"A {noun} with key '{key}' already exists (saved concurrently)."}) from exc
 
 
 def article(noun: str) -> str:

@@ -5,7 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import SimpleRouter
 
 from agents.api.agents import AgentViewSet
-from agents.api.approval_policy import ApprovalPolicyApi
+from agents.api.approval_policy import ApprovalPolicyApi, ApprovalPolicyHistoryApi
 from agents.api.approvals import ApprovalRequestViewSet
 from agents.api.conversations import AgentConversationViewSet, ConversationViewSet
 from agents.api.credentials import CredentialViewSet
@@ -45,6 +45,7 @@ v1_patterns = [
     # The one route that had a trailing slash, kept for the clients written against it.
     path("me/", RedirectView.as_view(pattern_name="v1:me", permanent=True, query_string=True)),
     path("admin/approval-policy", ApprovalPolicyApi.as_view(), name="approval-policy"),
+    path("admin/approval-policy/history", ApprovalPolicyHistoryApi.as_view(), name="approval-policy-history"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="v1:schema"), name="docs"),
     *router.urls,

@@ -27,7 +27,7 @@ CLEANUP_BATCH_SIZE = 100
 
 
 class SandboxBusy(ApplicationError):
-    """A sandbox run is still pending or running: its rows are not deleted under it."""
+    """A sandbox run is still pending, running or waiting: its rows are not deleted under it."""
 
 
 def _models() -> list[type[models.Model]]:
@@ -46,7 +46,7 @@ def _unfinished_runs(workspace: Workspace) -> int:
     except LookupError:
         return 0
     # all_objects: the runs that matter here are sandbox runs, hidden from `objects`.
-    return run_model.all_objects.filter(workspace=workspace, is_sandbox=True).unfinished().count()
+    return run_model.all_objects.filter(workspace=workspace, is_sandbox=True).in_progress().count()
 
 
 def _deletable(model: type[models.Model], workspace: Workspace, created_before: object) -> models.QuerySet:
@@ -79,8 +79,8 @@ def sandbox_cleanup(
         busy = _unfinished_runs(workspace)
         if busy:
             raise SandboxBusy(
-                f"{busy} sandbox run(s) of this workspace are still pending or running: wait for them to finish "
-                "(or cancel them), then clean up again.",
+                f"{busy} sandbox run(s) of this workspace are still pending, running or waiting: "
+                "wait for them to finish (or cancel them), then clean up again.",
                 extra={"runningRuns": busy},
             )
         counts: dict[str, int] = {}

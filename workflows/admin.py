@@ -29,6 +29,7 @@ from django.utils.timesince import timesince
 from django.views.decorators.http import require_POST
 
 from agents.models import PromptVersion
+from agents.templatetags.desk_format import duration_ms, money
 from aihummer import service_checks
 from aihummer.actors import Verb
 from aihummer.admin_site import (
@@ -79,10 +80,7 @@ def definition_graph(definition: object, statuses: dict[str, str] | None = None)
 
 
 def format_duration(delta: timedelta | None) -> str:
-    if delta is None:
-        return "—"
-    seconds = delta.total_seconds()
-    return f"{seconds:.1f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
+    return duration_ms(delta)
 
 
 # --- workflows ------------------------------------------------------------------------
@@ -321,11 +319,11 @@ class WorkflowRunAdmin(WorkspaceScopedAdmin):
         "run_link",
         "workflow_label",
         "status_badge",
-        "started_by",
+        "started_by_label",
         "age",
         "duration",
         "tokens",
-        "cost_usd",
+        "cost",
     ]
     list_display_links = None
     list_filter = [
@@ -368,8 +366,10 @@ class WorkflowRunAdmin(WorkspaceScopedAdmin):
     def status_badge(self, obj: WorkflowRun) -> str:
         return status_badge(obj.status)
 
+    # Not named `started_by`: the model's field of that name (the person, blank for a key
+    # or a script) would win over this method, and the column would disagree with the filter.
     @admin.display(description="started by", ordering="actor_source")
-    def started_by(self, obj: WorkflowRun) -> str:
+    def started_by_label(self, obj: WorkflowRun) -> str:
         return obj.actor_source
 
     @admin.display(description="age", ordering="created_at")
@@ -380,7 +380,13 @@ class WorkflowRunAdmin(WorkspaceScopedAdmin):
     def duration(self, obj: WorkflowRun) -> str:
         if obj.started_at is None:
             return "—"
-        return format_duration((obj.finished_at or timezone.now()) - obj.started_at)
+        if obj.finished_at is None:  # as the run page says it: still counting
+            return f"{format_duration(timezone.now() - obj.started_at)} so far"
+        return format_duration(obj.finished_at - obj.started_at)
+
+    @admin.display(description="cost", ordering="cost_usd")
+    def cost(self, obj: WorkflowRun) -> str:
+        return money(obj.cost_usd)
 
     @admin.display(description="tokens")
     def tokens(self, obj: WorkflowRun) -> int:

@@ -28,7 +28,7 @@ READER = {
 
 PIPELINE = {
     "version": 1,
-    "description": "Le pipeline de la documentation sandbox : lecture, puis critique du résumé.",
+    "description": "Lecture d'un texte puis critique de son résumé : le pipeline de démonstration en deux étapes.",
     "steps": [
         {"name": "lecture", "agent_name": "lecteur", "input_mapping": {}, "output_key": "resume"},
         {

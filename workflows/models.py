@@ -59,6 +59,12 @@ class WorkflowRunQuerySet(SandboxQuerySet):
     def unfinished(self) -> WorkflowRunQuerySet:
         return self.filter(status__in=[RunStatus.PENDING, RunStatus.RUNNING])
 
+    def in_progress(self) -> WorkflowRunQuerySet:
+        """Runs not finished, those waiting for a person included: what deleting their
+        workflow, agents or sandbox would disturb (unfinished() leaves waiting runs out
+        because they may wait days past any deadline)."""
+        return self.filter(status__in=[RunStatus.PENDING, RunStatus.RUNNING, RunStatus.WAITING])
+
 
 class WorkflowRun(SandboxedModel):
     """One execution of a workflow: the definition and version it ran, its inputs, the

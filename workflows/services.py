@@ -122,7 +122,7 @@ def workflow_update(*, workflow: Workflow, actor: Actor, **fields: Any) -> Workf
 
 def workflow_dependents(workflow: Workflow) -> list[str]:
     """What deleting `workflow` would disturb: its runs still in progress."""
-    unfinished = WorkflowRun.all_objects.unfinished().filter(workflow=workflow).order_by("created_at")
+    unfinished = WorkflowRun.all_objects.in_progress().filter(workflow=workflow).order_by("created_at")
     return [f"run {run_id} is {status}" for run_id, status in unfinished.values_list("pk", "status")]
 
 

@@ -41,6 +41,7 @@ from agents.services import (
     preset_delete,
     preset_dependents,
 )
+from agents.templatetags.desk_format import money
 from aihummer import service_checks
 from aihummer.actors import Actor, Verb
 from aihummer.admin_site import SERVICE_ERRORS, ListedFilter, WorkspaceScopedAdmin, service_error_message
@@ -275,7 +276,7 @@ class AgentAdmin(AgentDeskMixin, WorkspaceScopedAdmin):
 # --- turns and their debug logs (read-only) -------------------------------------------
 @admin.register(AgentTurn)
 class AgentTurnAdmin(WorkspaceScopedAdmin):
-    list_display = ["__str__", "agent_key", "version_number", "status", "dry_run", "model", "cost_usd", "started_at"]
+    list_display = ["__str__", "agent_key", "version_number", "status", "dry_run", "model", "cost", "started_at"]
     list_filter = ["workspace", "status", "dry_run", ListedFilter]
     list_select_related = ["workspace"]
     search_fields = ["agent_key", "message", "answer", "actor_source"]
@@ -297,7 +298,7 @@ class AgentTurnAdmin(WorkspaceScopedAdmin):
         "input_tokens",
         "cached_input_tokens",
         "output_tokens",
-        "cost_usd",
+        "cost",
         "prefix_hash",
         "started_at",
         "finished_at",
@@ -316,7 +317,7 @@ class AgentTurnAdmin(WorkspaceScopedAdmin):
                     "input_tokens",
                     "cached_input_tokens",
                     "output_tokens",
-                    "cost_usd",
+                    "cost",
                     "prefix_hash",
                     "started_at",
                     "finished_at",
@@ -325,6 +326,10 @@ class AgentTurnAdmin(WorkspaceScopedAdmin):
         ),
         ("Debug log", {"fields": ["calls"]}),
     ]
+
+    @admin.display(description="cost", ordering="cost_usd")
+    def cost(self, obj: AgentTurn) -> str:
+        return money(obj.cost_usd)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -464,7 +469,7 @@ class ConversationAdmin(WorkspaceScopedAdmin):
                     n.model,
                     n.input_tokens,
                     n.output_tokens,
-                    n.cost_usd,
+                    money(n.cost_usd),
                     n.text,
                 )
                 for n in rows
@@ -472,7 +477,7 @@ class ConversationAdmin(WorkspaceScopedAdmin):
         )
         return format_html(
             "<table><tr><th>at</th><th>kind</th><th>messages</th><th>model</th><th>tokens in / out</th>"
-            "<th>cost (USD)</th><th>text</th></tr>{}</table>",
+            "<th>cost</th><th>text</th></tr>{}</table>",
             body,
         )
 

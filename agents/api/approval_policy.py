@@ -4,16 +4,18 @@ member; changed by admins (the manage right), with history like every config row
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
+from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agents.models import ApprovalPolicy
+from agents.selectors import approval_policy_history
 from agents.services import approval_policy_get, approval_policy_update
 from aihummer.actors import Verb
-from aihummer.api import ApiMixin, InputSerializer
+from aihummer.api import ApiCursorPagination, ApiMixin, InputSerializer
 
 
 class TierSerializer(InputSerializer):
@@ -31,10 +33,13 @@ class TierPatchSerializer(TierSerializer):
             field.required = False
 
 
-class ApprovalPolicySerializer(serializers.Serializer):
+class PolicyTiersSerializer(serializers.Serializer):
     wording = TierSerializer(help_text="Section, onboarding and skill text; tools removed; limits lowered.")
     identity = TierSerializer(help_text="Identity fields and the system prompt override.")
     power = TierSerializer(help_text="Tools added, limits raised, children or interaction rights widened.")
+
+
+class ApprovalPolicySerializer(PolicyTiersSerializer):
     updated_at = serializers.DateTimeField(allow_null=True)
 
 
@@ -45,10 +50,12 @@ class ApprovalPolicyPatchSerializer(InputSerializer):
     reason = serializers.CharField(max_length=2000, required=False, default="", allow_blank=True)
 
 
+def _rule_json(rule: object) -> dict:
+    return {name: value for name, value in rule._asdict().items() if name != "tier"}
+
+
 def policy_as_json(policy: ApprovalPolicy) -> dict:
-    tiers = {tier: policy.rule(tier)._asdict() for tier in ApprovalPolicy.TIERS}
-    for rule in tiers.values():
-        del rule["tier"]
+    tiers = {tier: _rule_json(policy.rule(tier)) for tier in ApprovalPolicy.TIERS}
     return {**tiers, "updated_at": policy.updated_at if policy.pk else None}
 
 
@@ -69,3 +76,41 @@ class ApprovalPolicyApi(ApiMixin, APIView):
         fields = {f"{tier}_{name}": value for tier, values in data.items() for name, value in values.items()}
         policy = approval_policy_update(workspace=self.workspace, actor=self.actor, reason=reason, **fields)
         return Response(ApprovalPolicySerializer(policy_as_json(policy)).data)
+
+
+class ApprovalPolicyChangeSerializer(serializers.Serializer):
+    """One change of the policy: who, when, why, and the whole policy it left."""
+
+    id = serializers.IntegerField(source="history_id")
+    changed_at = serializers.DateTimeField(source="history_date")
+    change = serializers.SerializerMethodField(help_text="`created`, `changed` or `deleted`.")
+    changed_by = serializers.CharField(source="history_user.username", allow_null=True, default=None)
+    reason = serializers.CharField(source="history_change_reason", allow_null=True)
+    policy = serializers.SerializerMethodField(help_text="The policy as this change left it.")
+
+    CHANGES = {"+": "created", "~": "changed", "-": "deleted"}
+
+    @extend_schema_field(serializers.ChoiceField(choices=["created", "changed", "deleted"]))
+    def get_change(self, row: object) -> str:
+        return self.CHANGES[row.history_type]
+
+    @extend_schema_field(PolicyTiersSerializer)
+    def get_policy(self, row: object) -> dict:
+        return {tier: _rule_json(ApprovalPolicy.rule(row, tier)) for tier in ApprovalPolicy.TIERS}
+
+
+class ApprovalPolicyHistoryApi(ApiMixin, GenericAPIView):
+    """`/v1/admin/approval-policy/history`: every change of the policy, newest first."""
+
+    pagination_class = ApiCursorPagination
+    ordering = "-history_id"
+    serializer_class = ApprovalPolicyChangeSerializer
+
+    def get_queryset(self) -> object:
+        return approval_policy_history(actor=self.actor, workspace=self.workspace)
+
+    @extend_schema(responses=ApprovalPolicyChangeSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        """The policy's changes, newest first (empty while it is the default)."""
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(self.get_serializer(page, many=True).data)

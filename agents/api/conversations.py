@@ -32,7 +32,9 @@ from aihummer.api import AdminViewSet, ApiCursorPagination, InputSerializer, out
 class ConversationSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     agent = serializers.CharField(source="agent.key")
-    peer = serializers.CharField(help_text="The verified peer: `user:<id>` or `api_key:<id>`.")
+    peer = serializers.CharField(
+        help_text="The verified peer: `user:<id>`, `api_key:<id>` or `api_key:<id>/<id>` (vouched for by that key)."
+    )
     channel = serializers.CharField(
         allow_blank=True, help_text="Blank for a per-peer conversation (every channel of the peer)."
     )
@@ -77,8 +79,9 @@ class SendInSerializer(InputSerializer):
     peer = serializers.CharField(
         max_length=100,
         required=False,
-        help_text="Only the caller's own verified peer is accepted: no API key scope vouches for another "
-        "peer yet (403).",
+        help_text="The peer a key with the `vouch` scope vouches for (its own verified user): the "
+        "conversation's peer is then `api_key:<the key's id>/<this id>`. Anyone else may only give "
+        "their own verified peer (403).",
     )
     stream = serializers.BooleanField(
         default=False,

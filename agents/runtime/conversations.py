@@ -6,8 +6,11 @@ under `runtime_policy.context`.
   or per agent and verified peer on every channel (`per-peer`, stored with a blank
   channel). The verified peer is the caller: a person (`user:<id>`), a key's owner
   (`user:<id>`, so a person's key and their session share a `per-peer` conversation)
-  or an owner-less key (`api_key:<id>`). A client may not name another peer: no API key
-  scope vouches for peers yet (`PEER_REFUSED`).
+  or an owner-less key (`api_key:<id>`). A key with the `vouch` scope (a gateway that
+  verified its own users) may name the peer instead: `api_key:<its id>/<the id it
+  gives>`, in that key's own namespace (a Telegram gateway's user 42 is not a Slack
+  gateway's), so no vouched id can pass for a person, another key or another gateway's
+  user. Anyone else naming a peer other than their own is refused (`PEER_REFUSED`).
 - **Which history**: the messages of the current context (after the last idle reset:
   `session.idle_reset_minutes` of silence opens a new one, the older messages stay
   stored), the newest `context.max_history_messages` of them, read newest first with a
@@ -45,13 +48,15 @@ from agents.runtime.loop import agent_turn_complete, agent_turn_prepare
 from agents.runtime.providers.base import Message
 from aihummer.actors import Actor
 from aihummer.jsonsafe import require_text
+from aihummer.models import ApiKey
 
 CHANNEL_PATTERN = re.compile(r"^[a-z0-9_-]{1,50}$")
 MAX_MESSAGE_CHARS = 20_000
 PEER_REFUSED = (
-    "No API key scope vouches for another peer yet, so a client may not name one: leave 'peer' out. "
-    "The conversation's peer is the caller (a person, a key's owner, or an owner-less key)."
+    "Only an API key with the 'vouch' scope may name another peer: leave 'peer' out, and the "
+    "conversation's peer is the caller (a person, a key's owner, or an owner-less key)."
 )
+VOUCHED_PEER_PATTERN = re.compile(r"^[A-Za-z0-9_.:@+-]{1,60}$")
 
 
 @dataclass(frozen=True)
@@ -78,9 +83,21 @@ def conversation_check(*, agent: Agent, actor: Actor, message: str, channel: str
     message = require_text(message, field="message", max_chars=MAX_MESSAGE_CHARS)
     if not isinstance(channel, str) or not CHANNEL_PATTERN.match(channel):
         raise ValidationError({"channel": "Give a channel: 1 to 50 characters among a-z, 0-9, _ and -."})
-    if peer is not None and peer != conversation_peer(actor):
-        raise PermissionDenied(PEER_REFUSED)
+    conversation_verified_peer(actor, peer)
     return message
+
+
+def conversation_verified_peer(actor: Actor, peer: str | None) -> str:
+    """The peer a message of `actor` naming `peer` (or none) is from (see the module)."""
+    own = conversation_peer(actor)
+    if peer is None or peer == own:
+        return own
+    key = actor.api_key if actor.kind == Actor.API_KEY else None
+    if key is None or ApiKey.Scope.VOUCH not in key.scope_set:
+        raise PermissionDenied(PEER_REFUSED)
+    if not isinstance(peer, str) or not VOUCHED_PEER_PATTERN.match(peer):
+        raise ValidationError({"peer": "Give the peer's id: 1 to 60 characters among A-Z, a-z, 0-9 and _ . : @ + -."})
+    return f"api_key:{key.pk}/{peer}"
 
 
 def conversation_send(
@@ -100,7 +117,7 @@ def conversation_send(
     Raises ValidationError (channel, message), PermissionDenied (the actor may not run
     the agent, or names a peer it may not vouch for) before anything is written."""
     message = conversation_check(agent=agent, actor=actor, message=message, channel=channel, peer=peer)
-    verified = conversation_peer(actor)
+    verified = conversation_verified_peer(actor, peer)
     policy = parse_runtime_policy(agent.runtime_policy)
     channel_key = "" if policy.session.scope == "per-peer" else channel
     conversation = (

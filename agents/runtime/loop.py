@@ -29,7 +29,7 @@ from django.utils import timezone
 from agents import catalog
 from agents.models import Agent, AgentTurn, Preset, PromptVersion
 from agents.policy import DirectCompletionPolicy, RuntimePolicy, parse_runtime_policy
-from agents.redaction import Redactor, redact_response, workspace_ciphertexts
+from agents.redaction import DeltaRedactor, Redactor, redact_response, workspace_ciphertexts
 from agents.rendering import RenderedPrompt, render_system_prompt
 from agents.runtime import effects  # noqa: F401 - registers mail_send and http_request
 from agents.runtime.approvals import TurnWaiting, approval_tools, ends_on_reject, hold, pause, record, resume_messages
@@ -414,6 +414,8 @@ def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
             # Redacted before anything uses it: text, tool-call arguments, raw body.
             on_delta = _delta_sink(on_event, log_redactor)
             response, error, kind = redact_response(complete(setup.provider, request, on_delta), log.secrets), "", ""
+            if on_delta is not None:
+                on_delta.flush()  # the held-back tail (a secret may have been split across deltas)
         except ProviderError as exc:
             # The kind from the adapter's mapping of the vendor's exception types.
             response, (error, kind) = None, _call_error(exc, request, call_timeout, direct)
@@ -467,11 +469,12 @@ def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
     )
 
 
-def _delta_sink(on_event: Callable[[str, dict], None] | None, redactor: Redactor) -> Callable[[str], None] | None:
-    """The answer's text deltas, redacted, to `on_event` (a streamed conversation)."""
+def _delta_sink(on_event: Callable[[str, dict], None] | None, redactor: Redactor) -> DeltaRedactor | None:
+    """The answer's text deltas, redacted across delta boundaries, to `on_event` (a
+    streamed conversation)."""
     if on_event is None:
         return None
-    return lambda text: _tell(on_event, "delta", {"text": redactor.text(text)})
+    return DeltaRedactor(redactor, lambda text: _tell(on_event, "delta", {"text": text}))
 
 
 def _tell(on_event: Callable[[str, dict], None] | None, kind: str, data: object) -> None:

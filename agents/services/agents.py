@@ -8,9 +8,11 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from agents.models import Agent, Preset, PromptVersion
+from agents.services.approvals import approval_policy_get, publish_skips_review
 from agents.services.notifications import notify
 from agents.services.versions import agent_lock, version_go_live, version_record
 from agents.snapshot import is_empty_prompt, normalize_snapshot
+from agents.tiers import POWER
 from aihummer.actors import Actor
 from aihummer.exceptions import ApplicationError
 from aihummer.models import Workspace
@@ -46,7 +48,8 @@ def agent_create(
 
     Version 1 obeys the rule of any change: it goes live at once when the actor may
     publish (or for a sandbox agent); otherwise — a workspace where every change needs
-    a second person — it waits for review, and the agent does not run until then."""
+    a second person, or whose approval policy asks more than one approval or a wait for
+    the power tier — it waits for review, and the agent does not run until then."""
     actor.require(write_verb(is_sandbox), workspace)
     snapshot = normalize_snapshot(snapshot if snapshot is not None else {"identity": {"name": name}})
     if is_empty_prompt(snapshot):
@@ -69,7 +72,11 @@ def agent_create(
     require_key_free(Agent, workspace=workspace, key=key, noun="agent", actor=actor)
     with transaction.atomic():
         save_checked(agent, actor=actor, reason=reason, noun="agent")
-        live_now = is_sandbox or actor.may_publish(workspace)
+        # A new agent's v1 is a power change (agents.tiers): the publish right puts it
+        # live only where the power tier asks for no more than one approval and no wait.
+        live_now = is_sandbox or (
+            actor.may_publish(workspace) and publish_skips_review(approval_policy_get(workspace=workspace).rule(POWER))
+        )
         status = PromptVersion.Status.APPROVED if live_now else PromptVersion.Status.PENDING
         version = version_record(agent=agent, snapshot=snapshot, actor=actor, status=status, reason=reason)
         if live_now:

@@ -61,6 +61,12 @@ def approval_policy_update(*, workspace: Workspace, actor: Actor, reason: str = 
     return policy
 
 
+def publish_skips_review(rule: TierRule) -> bool:
+    """Whether the publish right may put a change of `rule`'s tier live at once: only
+    where one approval and no wait is all the tier asks."""
+    return rule.approvals <= 1 and not rule.wait_minutes
+
+
 def approval_rule(version: PromptVersion) -> TierRule:
     """What `version`'s tier needs under its workspace's policy (one query, none where
     the caller selected `workspace__approval_policy` with the version)."""

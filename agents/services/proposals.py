@@ -15,7 +15,7 @@ from agents.diff import diff_stats
 from agents.models import Agent, EvidenceRun, PromptVersion
 from agents.policy import upgrade_stored_policy
 from agents.services.agents import agent_create
-from agents.services.approvals import approval_policy_get, decision_apply, require_schedule
+from agents.services.approvals import approval_policy_get, decision_apply, publish_skips_review, require_schedule
 from agents.services.evidence import evidence_request, evidence_require_confirmed
 from agents.services.notifications import notify
 from agents.services.versions import agent_lock, version_go_live, version_record
@@ -141,7 +141,7 @@ def _require_publishable(agent: Agent, live: dict, snapshot: dict) -> None:
     gets them, whoever proposes."""
     tier, reasons = change_tier(live, snapshot)
     rule = approval_policy_get(workspace=agent.workspace).rule(tier)
-    if rule.approvals > 1 or rule.wait_minutes:
+    if not publish_skips_review(rule):
         needs = f"{rule.approvals} approvals" if rule.approvals > 1 else f"a {rule.wait_minutes}-minute wait"
         why = "; ".join(reason.line for reason in reasons if reason.tier == tier)
         raise PermissionDenied(

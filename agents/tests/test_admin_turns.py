@@ -89,7 +89,7 @@ def test_a_reviewer_sees_the_turn_with_its_messages_tool_calls_and_cost(
 
     first, second = turn.debug_logs.order_by("sequence")
     assert turn.cost_usd == first.cost_usd + second.cost_usd > 0
-    assert f'<div class="readonly">{turn.cost_usd}</div>' in html
+    assert f'<div class="readonly">${turn.cost_usd}</div>' in html  # one money format (issue 32)
     assert escape(turn.message) in html
     assert escape(turn.answer) in html
     assert "Call 1 · echo:echo-paid · tool_calls" in html

@@ -306,3 +306,40 @@ def test_the_list_costs_the_same_statements_for_one_conversation_or_many(workspa
 
     assert len(listed) == 5
     assert len(many.captured_queries) == len(one.captured_queries)
+
+
+def test_a_key_with_the_vouch_scope_names_its_peer_and_session_scope_routes_it(
+    workspace, ada, local_preset, api_as, make_key, openai_server
+):
+    make_agent(workspace, ada, "shared", {"session": {"scope": "per-peer"}})
+    make_agent(workspace, ada, "apart", {"session": {"scope": "per-channel-peer"}})
+    gateway, other_gateway = api_as(make_key("read,write,vouch")), api_as(make_key("read,write,vouch"))
+
+    def send(api, agent: str, peer: str, channel: str) -> dict:
+        response = api.post(send_url(agent), {"message": "hi", "peer": peer, "channel": channel})
+        assert response.status_code == 200, response.json()
+        return response.json()["conversation"]
+
+    shared = [send(gateway, "shared", "telegram-42", "telegram"), send(gateway, "shared", "telegram-42", "web")]
+    someone_else = send(gateway, "shared", "telegram-43", "telegram")
+    other_gateways = send(other_gateway, "shared", "telegram-42", "telegram")  # its own namespace of ids
+    apart = [send(gateway, "apart", "telegram-42", "telegram"), send(gateway, "apart", "telegram-42", "web")]
+
+    key_id = Conversation.objects.get(pk=shared[0]["id"]).peer.split(":")[1].split("/")[0]
+    assert [c["peer"] for c in shared] == [f"api_key:{key_id}/telegram-42"] * 2
+    assert shared[0]["id"] == shared[1]["id"] and shared[1]["message_count"] == 4  # one per peer, every channel
+    assert len({someone_else["id"], other_gateways["id"], shared[0]["id"]}) == 3
+    assert apart[0]["id"] != apart[1]["id"] and [c["channel"] for c in apart] == ["telegram", "web"]
+
+
+def test_a_key_without_the_vouch_scope_cannot_vouch_and_nothing_is_written(
+    writer, api_as, make_key, alice, openai_server
+):
+    plain = api_as(make_key("read,write,publish", owner=alice))
+    refused = plain.post(send_url("writer"), {"message": "hello", "peer": "telegram-42"})
+    bad_id = api_as(make_key("read,write,vouch")).post(send_url("writer"), {"message": "hello", "peer": "a b"})
+
+    assert (refused.status_code, refused.json()["error"]["message"]) == (403, PEER_REFUSED)
+    assert (bad_id.status_code, list(bad_id.json()["error"]["fields"])) == (422, ["peer"])
+    assert Conversation.all_objects.count() == 0
+    assert openai_server.bodies == []

@@ -100,6 +100,20 @@ def test_the_answer_streams_as_deltas_then_the_final_message(live_server, stream
     assert list(ConversationMessage.objects.values_list("role", "text")) == [("user", "Bonjour"), ("assistant", ANSWER)]
 
 
+def test_a_vault_secret_split_across_the_models_chunks_never_streams(live_server, streaming, make_key, alice):
+    streaming.reply = lambda body: "The key is sk-local-0123456789 here."  # the preset's own vault secret
+    streaming.chunk_chars = 3  # the secret comes in seven chunks
+    http = session_for(live_server, make_key("read,write", owner=alice))
+
+    events = read_events(post_stream(http, "Bonjour"))
+
+    deltas = [data["text"] for _, kind, data in events if kind == "delta"]
+    assert len(deltas) > 3
+    for count in range(1, len(deltas) + 1):
+        assert "sk-loc" not in "".join(deltas[:count]) and "0123456789" not in "".join(deltas[:count])
+    assert "".join(deltas) == "The key is [redacted] here." == events[-1][2]["answer"]["text"]
+
+
 def test_tool_calls_and_their_results_are_events_of_the_stream(live_server, streaming, make_key, alice):
     def reply(body: dict) -> str | dict:
         if "Helper" in body["messages"][0]["content"]:

@@ -14,6 +14,7 @@ from agents.models import Agent, ApprovalPolicy, PromptVersion, VersionDecision
 from agents.policy import validate_runtime_policy
 from agents.services import (
     AlreadyApprovedByYou,
+    agent_create,
     approval_policy_get,
     approval_policy_update,
     approval_state,
@@ -223,8 +224,8 @@ def test_the_policy_is_the_default_until_changed_and_keeps_its_history(workspace
 # --- the race -----------------------------------------------------------------------------
 @pytest.mark.django_db(transaction=True)
 def test_ten_racing_second_approvers_put_it_live_exactly_once(workspace, alice, bob, ada):
+    agent = make_agent(workspace, "race", by=ada, **PROFILE)  # before the quorum: its v1 is power too
     approval_policy_update(workspace=workspace, actor=as_(ada), power_approvals=2)
-    agent = make_agent(workspace, "race", by=ada, **PROFILE)
     version = add_tool(agent, as_(alice))
     prompt_version_approve(version=version, actor=as_(bob))
     racers = [make_member(workspace, f"reviewer{i}", Membership.Role.REVIEWER) for i in range(10)]
@@ -314,3 +315,48 @@ def test_the_admin_edits_the_policy_through_the_service_with_history(client, wor
         (3, "ada"),
         (2, "ada"),
     ]
+
+
+def test_rest_lists_the_policy_history_newest_first_in_cursor_pages(
+    client, workspace, ada, bob, charlie, django_assert_num_queries
+):
+    approval_policy_update(workspace=workspace, actor=as_(ada), power_approvals=2, reason="two for power")
+    approval_policy_update(workspace=workspace, actor=as_(ada), power_wait_minutes=30)
+    url, headers = "/v1/admin/approval-policy/history", {"X-Workspace": "acme"}
+    client.force_login(bob)
+
+    with django_assert_num_queries(5):  # session, user, membership, workspace, the page with its users
+        first = client.get(f"{url}?limit=1", headers=headers)
+    second = client.get(first.json()["next"], headers=headers)
+    client.force_login(charlie)
+    foreign = client.get(url, headers=headers)
+
+    newest = first.json()["results"]
+    assert [(row["change"], row["changed_by"], row["reason"]) for row in newest] == [
+        ("changed", "ada", "admin:ada: approval policy changed")
+    ]
+    assert newest[0]["policy"]["power"] == {"approvals": 2, "consensus": True, "wait_minutes": 30}
+    oldest = second.json()["results"]
+    assert [(row["change"], row["reason"], row["policy"]["power"]["wait_minutes"]) for row in oldest] == [
+        ("created", "admin:ada: two for power", 0)
+    ]
+    assert second.json()["next"] is None
+    assert foreign.status_code == 404
+
+
+def test_a_publisher_new_agent_waits_for_the_power_quorum(workspace, ada, bob, carol, two_for_power):
+    created = agent_create(workspace=workspace, actor=as_(ada), key="fresh", name="Fresh")
+    v1 = created.versions.get()
+
+    assert (created.live_version_id, v1.status, v1.tier) == (None, "pending", "power")
+    assert approval_state(v1).summary == "0 of 2 approvals"
+    prompt_version_approve(version=v1, actor=as_(bob))
+    prompt_version_approve(version=v1, actor=as_(carol))
+    created.refresh_from_db()
+    assert created.live_version_id == v1.pk
+
+
+def test_a_publisher_new_agent_goes_live_at_once_where_power_needs_one(workspace, ada):
+    created = agent_create(workspace=workspace, actor=as_(ada), key="fresh", name="Fresh")
+
+    assert created.live_version.status == "approved"

@@ -156,3 +156,40 @@ def test_rest_says_whether_a_stale_proposal_rebases_and_rebases_it(agent, alice,
     assert (refused.status_code, refused.json()["error"]["code"]) == (409, "rebase_conflict")
     body = rebased.json()
     assert (rebased.status_code, body["number"], body["status"], body["base_version"]) == (202, 5, "pending", 4)
+
+
+def test_three_way_merges_tool_lists_tool_by_tool_and_refuses_two_different_reorders(agent):
+    base = {**agent.live_snapshot, "allowed_tool_names": ["delegate", "web_fetch", "mail_send"]}
+    tools = lambda *names: {**base, "allowed_tool_names": list(names)}  # noqa: E731
+
+    one_added_one_removed = three_way(
+        base, tools("delegate", "web_fetch", "mail_send", "run_workflow"), tools("delegate", "mail_send")
+    )
+    both_added = three_way(
+        base,
+        tools("delegate", "web_fetch", "mail_send", "run_workflow"),
+        tools("run_workflow", "delegate", "web_fetch", "mail_send"),
+    )
+    reorder_and_add = three_way(
+        base, tools("mail_send", "web_fetch", "delegate"), tools("delegate", "web_fetch", "mail_send", "run_workflow")
+    )
+    two_reorders = three_way(
+        base, tools("mail_send", "web_fetch", "delegate"), tools("web_fetch", "delegate", "mail_send")
+    )
+    same_reorder = three_way(
+        base, tools("mail_send", "web_fetch", "delegate"), tools("mail_send", "web_fetch", "delegate", "run_workflow")
+    )
+
+    assert one_added_one_removed.snapshot["allowed_tool_names"] == ["delegate", "mail_send", "run_workflow"]
+    assert both_added.snapshot["allowed_tool_names"] == ["delegate", "web_fetch", "mail_send", "run_workflow"]
+    # A tool the proposal added goes after the tool that precedes it in the proposal.
+    assert reorder_and_add.snapshot["allowed_tool_names"] == ["mail_send", "run_workflow", "web_fetch", "delegate"]
+    assert two_reorders.conflicts == [
+        Conflict(
+            "tools order",
+            "delegate, web_fetch, mail_send",
+            "mail_send, web_fetch, delegate",
+            "web_fetch, delegate, mail_send",
+        )
+    ]
+    assert same_reorder.snapshot["allowed_tool_names"] == ["mail_send", "web_fetch", "delegate", "run_workflow"]

@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from agents.redaction import REDACTED, Redactor
+from agents.redaction import REDACTED, DeltaRedactor, Redactor
 from agents.services import credential_create
 from aihummer.actors import Actor
 
@@ -60,3 +60,20 @@ def test_log_lines_are_redacted_by_the_secrets_in_use(workspace, secrets):
     assert SECRET not in stream.getvalue() and OTHER not in stream.getvalue()
     assert f"call with {REDACTED} failed" in stream.getvalue()
     assert f"RuntimeError: provider said {REDACTED}" in stream.getvalue()
+
+
+def test_a_secret_split_across_deltas_never_shows_in_what_is_emitted():
+    key = "sk-" + "A1b2C3d4E5f6G7h8J9"
+    text = f"Here: {SECRET} and {key}, Bearer abcdefghijklmnopqrstuvwxyz0123 done."
+    redactor = Redactor([SECRET])
+    for size in (1, 2, 3, 5, 7, 11):
+        emitted: list[str] = []
+        sink = DeltaRedactor(redactor, emitted.append)
+        for start in range(0, len(text), size):
+            sink(text[start : start + size])
+            so_far = "".join(emitted)
+            for secret in (SECRET, key, "abcdefghijklmnopqrstuvwxyz0123"):
+                # Not even the secret's first half has been emitted.
+                assert secret[: len(secret) // 2] not in so_far, (size, so_far)
+        sink.flush()
+        assert "".join(emitted) == redactor.text(text) == (f"Here: {REDACTED} and {REDACTED}, Bearer {REDACTED} done.")

@@ -76,8 +76,8 @@ def test_only_admins_create_or_revoke_keys(workspace, alice, bob, key_and_secret
     [
         ("ci", "read", "__all__", "API key with this Workspace and Name already exists."),
         ("Bad Name", "read", "name", "Use lowercase letters, digits, '_' and '-' only."),
-        ("fine", "read,admin", "scopes", "Unknown scope 'admin'; use read, write, publish."),
-        ("fine", "", "scopes", "Give at least one scope: read, write, publish."),
+        ("fine", "read,admin", "scopes", "Unknown scope 'admin'; use read, write, publish, vouch."),
+        ("fine", "", "scopes", "Give at least one scope: read, write, publish, vouch."),
     ],
 )
 def test_bad_key_input_is_a_field_error_and_writes_nothing(

@@ -158,6 +158,7 @@ def test_a_person_signs_in_from_the_401_and_proposes_as_themselves(stack: Stack,
     document = httpx2.get(metadata_url, timeout=10).json()
     assert document["resource"] == stack.mcp_url
     assert document["authorization_servers"] == [stack.provider.issuer]
+    assert document["scopes_supported"] == ["openid"]
     assert httpx2.get(f"{stack.url}/.well-known/oauth-protected-resource", timeout=10).json() == document
 
     seen: dict[str, Any] = {}
@@ -174,6 +175,7 @@ def test_a_person_signs_in_from_the_401_and_proposes_as_themselves(stack: Stack,
 
     assert seen["authorization_url"].startswith(f"{stack.provider.issuer}/auth?")
     assert "resource=http%3A%2F%2F127.0.0.1" in seen["authorization_url"]
+    assert seen["authorization_url"].endswith("&scope=openid")  # the SDK asks what the metadata publishes
     claims = jwt.decode(seen["storage"].tokens.access_token, options={"verify_signature": False})
     assert (claims["aud"], claims["sub"], claims["iss"]) == (stack.mcp_url, "ursula", stack.provider.issuer)
     assert ok(read)["agentId"] == "writer"

@@ -270,16 +270,18 @@ def test_listing_sandbox_workflows_needs_the_sandbox_right(real: dict, workspace
     assert "using sandboxes" in error(with_sandbox)["error"]
 
 
-def test_cleanup_waits_for_a_running_sandbox_run(sandbox_agents: None, write_key: str) -> None:
+@pytest.mark.parametrize("status", ["running", "waiting"])
+def test_cleanup_waits_for_a_running_sandbox_run(sandbox_agents: None, write_key: str, status: str) -> None:
     ok(call_tool(write_key, "create_sandbox_workflow", workflowKey="sb_w", name="N", definition=ONE_STEP))
     ok(call_tool(write_key, "run_workflow", workflowKey="sb_w", message="hi"))
-    WorkflowRun.all_objects.update(status="running", finished_at=None)  # as if a worker were on it
+    # As if a worker were on it, or a step waited for a person (issue 30).
+    WorkflowRun.all_objects.update(status=status, finished_at=None)
 
     refused = error(call_tool(write_key, "cleanup_sandbox"))
 
     assert refused == {
         "status": "error",
-        "error": "1 sandbox run(s) of this workspace are still pending or running: wait for them to finish "
+        "error": "1 sandbox run(s) of this workspace are still pending, running or waiting: wait for them to finish "
         "(or cancel them), then clean up again.",
         "runningRuns": 1,
     }

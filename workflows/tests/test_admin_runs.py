@@ -193,6 +193,13 @@ def test_the_runs_list_filters_and_totals(client, ada, alice, make_run) -> None:
     assert totals["cost_usd"] == done.cost_usd + failed.cost_usd
     assert totals["duration"] == (done.finished_at - done.started_at) + (failed.finished_at - failed.started_at)
     assert '<strong data-total="runs">3</strong>' in page.content.decode()
+    # STARTED BY reads as the filter does, for a person and for anyone else alike.
+    for run in (pending, done):
+        assert f'<td class="field-started_by_label">{run.actor_source}</td>' in page.content.decode()
+    assert done.actor_source != "admin:alice"
+    # A run that has started and not finished says its duration is still counting.
+    WorkflowRun.objects.filter(pk=pending.pk).update(started_at=timezone.now() - timedelta(seconds=5))
+    assert " s so far</td>" in client.get(url + "?status__exact=pending").content.decode()
     assert client.get(url + "?status__exact=running").context["totals"]["runs"] == 0
 
 

@@ -99,6 +99,16 @@ def test_delete_refuses_builtin_and_in_progress_unless_forced(pipeline, workspac
     assert run.workflow_id is None and run.workflow_key == "pipeline"
 
 
+def test_delete_counts_a_run_waiting_for_a_person_as_in_progress(pipeline, operator) -> None:
+    run = workflow_run_start(workflow=pipeline, actor=operator, message="Texte")
+    WorkflowRun.all_objects.filter(pk=run.pk).update(status=WorkflowRun.Status.WAITING)  # a step awaits approval
+    with pytest.raises(ApplicationError) as caught:
+        workflow_delete(workflow=pipeline, actor=operator)
+    assert (
+        caught.value.message == f"Workflow 'pipeline' is in use: run {run.pk} is waiting. Delete with force to proceed."
+    )
+
+
 # --- starting runs --------------------------------------------------------------------
 def test_start_writes_a_pending_run_with_one_row_per_step(pipeline, alice_actor, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks() as dispatched:
