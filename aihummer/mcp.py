@@ -57,10 +57,12 @@ from aihummer.actors import Actor, Verb
 from aihummer.api import WORKSPACE_HEADER
 from aihummer.exceptions import ApplicationError
 from aihummer.jsonsafe import text_problem
+from aihummer.links import public_link
 from aihummer.models import API_KEY_PREFIX, ApiKey, User, Workspace
 from aihummer.services import api_key_authenticate
 from aihummer.sso.tokens import (
     IdentityProviderUnavailable,
+    InsufficientScope,
     InvalidBearerToken,
     mcp_tokens_enabled,
     user_from_bearer_token,
@@ -115,8 +117,8 @@ class ToolOutput(Out):
 @dataclass(frozen=True)
 class Caller:
     """Who calls a tool: the API key's actor and the one workspace the key belongs to,
-    where the client reached us (`site_url`, for links; empty over stdio and in-process,
-    where links are paths) and the call's progress channel."""
+    where the client reached us (`site_url`, for links; empty over stdio and in-process)
+    and the call's progress channel."""
 
     actor: Actor
     workspace: Workspace
@@ -124,8 +126,9 @@ class Caller:
     progress: Progress | None = None
 
     def link(self, path: str) -> str:
-        """A link a client can hand to a person: absolute when we know our address."""
-        return f"{self.site_url}{path}"
+        """A link a client can hand to a person: absolute under AIHUMMER_PUBLIC_URL, or
+        the address the client reached us at; a path over stdio when neither is known."""
+        return public_link(path, base=self.site_url)
 
 
 class Progress:
@@ -462,11 +465,12 @@ class Principal:
 
 
 class Refusal(Exception):
-    """A request /mcp does not serve: its status, OAuth error code and reason."""
+    """A request /mcp does not serve: its status, OAuth error code and reason (and, for
+    a token lacking scopes, the scopes to ask for)."""
 
-    def __init__(self, status: int, error: str, reason: str) -> None:
+    def __init__(self, status: int, error: str, reason: str, scope: str = "") -> None:
         super().__init__(reason)
-        self.status, self.error, self.reason = status, error, reason
+        self.status, self.error, self.reason, self.scope = status, error, reason, scope
 
 
 def _authenticate(raw_token: str, workspace_slug: str) -> Principal:
@@ -484,6 +488,8 @@ def _authenticate(raw_token: str, workspace_slug: str) -> Principal:
             user = user_from_bearer_token(raw_token, for_mcp=True)
         except InvalidBearerToken as exc:
             raise Refusal(401, "invalid_token", str(exc)) from None
+        except InsufficientScope as exc:
+            raise Refusal(403, "insufficient_scope", str(exc), scope=" ".join(settings.OIDC_MCP_SCOPES)) from None
         except IdentityProviderUnavailable as exc:
             raise Refusal(503, "temporarily_unavailable", f"{exc} Try again shortly.") from None
         return Principal(workspace=_workspace_of(Actor.for_user(user, surface="mcp"), workspace_slug), user=user)
@@ -607,15 +613,19 @@ async def _refuse(send: Send, status: int, reason: str) -> None:
 
 async def _unauthorized(send: Send, refusal: Refusal) -> None:
     """A refused credential, the OAuth way (RFC 6750 §3): no `error` when none was
-    sent; `resource_metadata` (RFC 9728 §5.1) when /mcp takes access tokens."""
+    sent; `resource_metadata` (RFC 9728 §5.1) when /mcp takes access tokens; a token
+    lacking scopes is a 403 whose challenge names them (`scope`, what the MCP
+    specification's step-up authorization reads)."""
     body = json.dumps({"error": refusal.error or "invalid_token", "error_description": refusal.reason}).encode()
     challenge = ['Bearer realm="aihummer"']
     if refusal.error:
         challenge += [f'error="{refusal.error}"', f'error_description="{_quoted(refusal.reason)}"']
+    if refusal.scope:
+        challenge.append(f'scope="{_quoted(refusal.scope)}"')
     if mcp_tokens_enabled():
         challenge.append(f'resource_metadata="{resource_metadata_url()}"')
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    if refusal.status == 401:
+    if refusal.status == 401 or refusal.scope:
         headers.append((b"www-authenticate", ", ".join(challenge).encode("latin-1", "replace")))
     await send({"type": "http.response.start", "status": refusal.status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
