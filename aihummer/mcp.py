@@ -26,11 +26,12 @@ import importlib
 import inspect
 import json
 import logging
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 from urllib.parse import urlsplit
 
 import anyio.from_thread
@@ -39,7 +40,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.exceptions import NON_FIELD_ERRORS, ObjectDoesNotExist, PermissionDenied, ValidationError
 from django.core.serializers.json import DjangoJSONEncoder
-from django.db import close_old_connections
+from django.db import close_old_connections, connections
 from django.http.request import split_domain_port, validate_host
 from django.utils import timezone
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -70,6 +71,7 @@ from aihummer.sso.tokens import (
 from aihummer.sso.views import resource_metadata_url
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # Each app's `mcp.py` exposes `TOOLS`, a list of `@tool` functions. `workflows.mcp`
 # joins this tuple with the workflow engine (list_workflows, update_workflow,
@@ -159,6 +161,36 @@ class Progress:
             self.abandoned = True
             logger.info("MCP %s: the client cancelled the call or went away; stopped waiting", self.tool_name)
             raise
+
+
+WAIT_POLL_SECONDS = 0.1  # how often a waiting tool looks whether its client still waits
+
+
+def run_beside(work: Callable[[], T], *, progress: Progress | None, name: str) -> T:
+    """`work()` on a thread of its own (its own database connection), the tool's thread
+    waiting for it and checking between polls whether the client still waits: a
+    cancelled call (or, over HTTP, a client gone) stops waiting at once and `work` goes
+    on to its end, recorded as if the client had stayed."""
+    outcome: dict[str, Any] = {}
+    done = threading.Event()
+
+    def run() -> None:
+        close_old_connections()
+        try:
+            outcome["value"] = work()
+        except BaseException as exc:  # handed to the waiting thread, which raises it
+            outcome["error"] = exc
+        finally:
+            connections.close_all()  # this thread ends here: its connection with it
+            done.set()
+
+    threading.Thread(target=run, name=f"mcp-{name}", daemon=False).start()
+    while not done.wait(WAIT_POLL_SECONDS):
+        if progress is not None:
+            progress.check()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
 
 
 @dataclass(frozen=True)
