@@ -567,7 +567,7 @@ def test_an_old_versions_policy_parses_for_the_runtime():
 
 def test_the_policy_reads_as_sections_with_values_and_defaults() -> None:
     policy = default_runtime_policy()
-    policy["children"]["max_depth"] = 2
+    policy["children"]["max_concurrent"] = 4
     policy["app"]["direct_completion"]["mode"] = "always"
     del policy["max_iterations"]  # a field the stored document lacks reads as its default
 
@@ -585,8 +585,10 @@ def test_the_policy_reads_as_sections_with_values_and_defaults() -> None:
     ]
     general = {s.name: (s.value, s.is_default) for s in sections[""].settings}
     assert general == {"version": (1, True), "max_iterations": (16, True)}
+    concurrent = next(s for s in sections["children"].settings if s.name == "max_concurrent")
+    assert (concurrent.value, concurrent.default, concurrent.is_default) == (4, 2, False)
     depth = next(s for s in sections["children"].settings if s.name == "max_depth")
-    assert (depth.value, depth.default, depth.is_default) == (2, 1, False)
+    assert (depth.value_json, depth.is_default) == ("null", True)  # null: the global setting
     app = {s.name: s for s in sections["app"].settings}
     assert (app["direct_completion.mode"].value_json, app["direct_completion.mode"].default_json) == (
         '"always"',
@@ -595,4 +597,4 @@ def test_the_policy_reads_as_sections_with_values_and_defaults() -> None:
     assert app["reasoning_effort"].value_json == "null" and app["reasoning_effort"].is_default
     assert sections["children"].description == "Child agents: depth, number, time, listing."
     changed = [s.name for section in sections.values() for s in section.settings if not s.is_default]
-    assert changed == ["max_depth", "direct_completion.mode"]
+    assert changed == ["max_concurrent", "direct_completion.mode"]
