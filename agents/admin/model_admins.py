@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 
 from django.contrib import admin, messages
+from django.contrib.admin import RelatedOnlyFieldListFilter
 from django.db import models
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
@@ -10,6 +11,8 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.decorators import method_decorator
 from django.utils.html import format_html, format_html_join
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.debug import sensitive_post_parameters
 
 from agents.admin.desk import AgentDeskMixin
@@ -30,7 +33,13 @@ from agents.models import (
     Skill,
 )
 from agents.rendering import render_prefix
-from agents.selectors import agent_pending_proposal_count, debug_log_page
+from agents.selectors import (
+    TURN_ORIGINS,
+    agent_pending_proposal_count,
+    agent_turn_origin,
+    agent_turns_from,
+    debug_log_page,
+)
 from agents.services import (
     AGENT_FIELDS,
     agent_delete,
@@ -285,15 +294,37 @@ class AgentAdmin(AgentDeskMixin, WorkspaceScopedAdmin):
 
 
 # --- turns and their debug logs (read-only) -------------------------------------------
+class TurnOriginFilter(admin.SimpleListFilter):
+    """Where turns came from: evidence, try-it, a workflow step, a conversation, or a
+    direct call."""
+
+    title = gettext_lazy("origin")
+    parameter_name = "origin"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+        return TURN_ORIGINS
+
+    def queryset(self, request: HttpRequest, queryset: models.QuerySet) -> models.QuerySet:
+        return agent_turns_from(queryset, self.value()) if self.value() else queryset
+
+
 @admin.register(AgentTurn)
 class AgentTurnAdmin(WorkspaceScopedAdmin):
     list_display = ["__str__", "agent_key", "version_number", "status", "dry_run", "model", "cost", "started_at"]
-    list_filter = ["workspace", "status", "dry_run", ListedFilter]
+    list_filter = [
+        "workspace",
+        ("agent", RelatedOnlyFieldListFilter),
+        TurnOriginFilter,
+        "status",
+        "dry_run",
+        ListedFilter,
+    ]
     list_select_related = ["workspace"]
     search_fields = ["agent_key", "message", "answer", "actor_source"]
     readonly_fields = [
         "workspace",
         "agent_link",
+        "origin",
         "version_number",
         "parent",
         "depth",
@@ -316,7 +347,21 @@ class AgentTurnAdmin(WorkspaceScopedAdmin):
         "calls",
     ]
     fieldsets = [
-        (None, {"fields": ["workspace", "agent_link", "version_number", "parent", "depth", "actor_source", "dry_run"]}),
+        (
+            None,
+            {
+                "fields": [
+                    "workspace",
+                    "agent_link",
+                    "origin",
+                    "version_number",
+                    "parent",
+                    "depth",
+                    "actor_source",
+                    "dry_run",
+                ]
+            },
+        ),
         ("Outcome", {"fields": ["status", "message_text", "answer_text", "error"]}),
         (
             "Usage",
@@ -357,6 +402,22 @@ class AgentTurnAdmin(WorkspaceScopedAdmin):
             return f"{obj.agent_key} (deleted)"
         url = reverse("admin:agents_agent_change", args=[obj.agent_id])
         return format_html('<a href="{}">{}</a>', url, obj.agent_key)
+
+    @admin.display(description=gettext_lazy("origin"))
+    def origin(self, obj: AgentTurn) -> str:
+        origin = agent_turn_origin(turn=obj)
+        if origin.step is not None:
+            step = origin.step
+            url = reverse("admin:workflows_workflowrun_change", args=[step.run_id]) + f"#step-{step.name}"
+            label = _("workflow run %(run)s, step %(step)s") % {"run": str(step.run_id)[:8], "step": step.name}
+            return format_html('<a href="{}" id="aih-turn-step">{}</a>', url, label)
+        if origin.conversation_id is not None:
+            url = reverse("admin:agents_conversation_change", args=[origin.conversation_id])
+            return format_html('<a href="{}" id="aih-turn-conversation">{}</a>', url, _("conversation"))
+        if origin.evidence_version_id is not None:
+            url = reverse("admin:agents_promptversion_review", args=[origin.evidence_version_id])
+            return format_html('<a href="{}#aih-evidence" id="aih-turn-evidence">{}</a>', url, _("evidence run"))
+        return dict(TURN_ORIGINS)[origin.kind]
 
     @admin.display(description="message")
     def message_text(self, obj: AgentTurn) -> str:

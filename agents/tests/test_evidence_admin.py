@@ -9,7 +9,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from agents.models import AgentTestCase, EvidenceRun
+from agents.models import AgentTestCase, CaseResult, EvidenceRun
 from agents.runtime.evidence import evidence_run_execute
 from agents.services import agent_create, agent_test_case_create, prompt_version_propose
 from aihummer.actors import Actor
@@ -150,6 +150,20 @@ def test_approve_has_the_regression_beside_it(client, bob, proposal):
     actions = page[page.index('name="_approve"') : page.index('name="_reject"')]
     warning = re.search(r'id="aih-approve-warning"[^>]*>(.*?)</span>', actions, re.S)
     assert " ".join(warning.group(1).split()) == "1 regression: budget passes on live and fails on v2."
+
+
+def test_evidence_turns_are_filtered_by_origin_and_link_to_the_review(client, bob, proposal):
+    client.force_login(bob)
+    turns = set(CaseResult.objects.filter(run__version=proposal).values_list("turn_id", flat=True))
+
+    listed = client.get(reverse("admin:agents_agentturn_changelist"), {"origin": "evidence"}).context["cl"]
+    tried = client.get(reverse("admin:agents_agentturn_changelist"), {"origin": "try_it"}).context["cl"]
+
+    assert {turn.pk for turn in listed.result_list} == turns and len(turns) == 4  # 2 cases, live and candidate
+    assert not set(tried.result_list)  # evidence runs dry, but is not try-it
+    page = client.get(reverse("admin:agents_agentturn_change", args=[min(turns)])).content.decode()
+    review = reverse("admin:agents_promptversion_review", args=[proposal.pk])
+    assert f'<a href="{review}#aih-evidence" id="aih-turn-evidence">evidence run</a>' in page
 
 
 def test_approve_has_no_warning_without_a_regression(client, bob, agent, alice):
