@@ -32,6 +32,7 @@ from agents.models import (
     PromptVersion,
     Skill,
 )
+from agents.policy import runtime_policy_sections
 from agents.rendering import render_prefix
 from agents.selectors import (
     TURN_ORIGINS,
@@ -54,11 +55,6 @@ from agents.templatetags.desk_format import money
 from aihummer import service_checks
 from aihummer.actors import Actor, Verb
 from aihummer.admin_site import SERVICE_ERRORS, ListedFilter, WorkspaceScopedAdmin, service_error_message
-
-
-def pretty_json(value: object) -> str:
-    return format_html("<pre style='white-space:pre-wrap'>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False))
-
 
 # --- credentials ----------------------------------------------------------------------
 
@@ -274,9 +270,14 @@ class AgentAdmin(AgentDeskMixin, WorkspaceScopedAdmin):
     def goals_list(self, obj: Agent) -> str:
         return "; ".join(obj.goals) or "—"
 
-    @admin.display(description="runtime policy")
+    @admin.display(description=gettext_lazy("runtime policy"))
     def runtime_policy_json(self, obj: Agent) -> str:
-        return pretty_json(obj.runtime_policy)
+        # Its sections as a readable form, defaults marked; the JSON one click away.
+        context = {
+            "sections": runtime_policy_sections(obj.runtime_policy),
+            "policy_json": json.dumps(obj.runtime_policy, indent=2, ensure_ascii=False),
+        }
+        return render_to_string("admin/agents/agent/_runtime_policy.html", context)
 
     @admin.display(description="rendered system prompt (first turn)")
     def rendered_prompt(self, obj: Agent) -> str:
