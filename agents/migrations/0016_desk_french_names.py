@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('agents', '0014_approval_requests'),
+        ('agents', '0015_spawn_agent_ids_and_interaction_rights'),
         ('aihummer', '0008_user_desk_language'),
     ]
 
