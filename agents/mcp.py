@@ -612,7 +612,11 @@ def update_agent(
     name: Annotated[str | None, Field(description="New display name.", min_length=1, max_length=200)] = None,
     description: Annotated[str | None, Field(description="New description.")] = None,
     modelPresetKey: Annotated[
-        str | None, Field(description="Key of the preset to run on; empty string: the workspace's default preset.")
+        str | None,
+        Field(
+            description="Key of the preset to run on; empty string: the workspace's default preset. "
+            "Goes through review (another model is a power change)."
+        ),
     ] = None,
     allowedToolNames: Annotated[
         str | None,
@@ -620,9 +624,10 @@ def update_agent(
     ] = None,
     isActive: Annotated[bool | None, Field(description="Enable or disable the agent.")] = None,
 ) -> dict:
-    """Update an agent. Name, description, preset and enabled apply at once and need the
-    API key's publish scope. The allowed tools change what the agent is told, so they go
-    through the approval queue: a pending version a person approves in the admin."""
+    """Update an agent. Name, description and enabled apply at once and need the API
+    key's publish scope. The allowed tools and the preset change what the agent is and
+    does, so they go through the approval queue: a pending version a person approves in
+    the admin."""
     given = {
         "name": name,
         "description": description,
@@ -634,11 +639,11 @@ def update_agent(
         raise ValidationError(NOTHING_GIVEN)
     agent = agent_get_by_key(actor=caller.actor, workspace=caller.workspace, key=agentKey)
     fields = {name: value for name, value in (("name", name), ("description", description)) if value is not None}
-    if modelPresetKey is not None:
-        fields["preset"] = _preset_for(caller, modelPresetKey)
     if isActive is not None:
         fields["is_active"] = isActive
     changes = {"allowed_tool_names": known_tools(allowedToolNames)} if allowedToolNames is not None else {}
+    if modelPresetKey is not None:
+        changes["preset"] = modelPresetKey or None
     agent, version, written = agent_change(
         agent=agent, actor=caller.actor, fields=fields, changes=changes, reason="update_agent over MCP"
     )
@@ -670,18 +675,25 @@ def known_tools(names: str | None) -> list[str]:
     return tools
 
 
+# update_agent's parameters that become a proposal rather than a write.
+PROPOSED_PARAMETERS = ("allowedToolNames", "modelPresetKey")
+
+
 def _update_agent_message(changed: list[str], version: PromptVersion | None) -> str:
     if not changed:
         return "Nothing changed: the values given are the current ones."
-    saved = [name for name in changed if name != "allowedToolNames"]
+    proposed = [name for name in changed if name in PROPOSED_PARAMETERS]
+    saved = [name for name in changed if name not in PROPOSED_PARAMETERS]
     parts = [f"Saved: {', '.join(saved)}."] if saved else []
     if version is not None and version.is_pending:
         parts.append(
-            f"The allowed tools change waits for review as version {version.number} (pending): "
+            f"The change to {', '.join(proposed)} waits for review as version {version.number} (pending): "
             "it will NOT affect the live agent until an admin approves it."
         )
     elif version is not None:
-        parts.append(f"The allowed tools change applied at once as version {version.number} (sandbox agent).")
+        parts.append(
+            f"The change to {', '.join(proposed)} applied at once as version {version.number} (sandbox agent)."
+        )
     return " ".join(parts)
 
 
