@@ -44,7 +44,7 @@ from agents.services import (
 )
 from aihummer.actors import Verb
 from aihummer.exceptions import ApplicationError, NotFound
-from aihummer.mcp import Caller, Out, ToolOutput, comma_list, tool
+from aihummer.mcp import Caller, Out, ToolOutput, comma_list, run_beside, tool
 
 PENDING_MESSAGE = (
     "Proposal queued for human review (pending). It will NOT affect the live agent until an admin approves it."
@@ -536,11 +536,18 @@ def run_agent_test(
     """Run one turn of an agent's live version on a message and return its answer, the
     model, token usage and the debug id of the call (see inspect_agent_debug). The turn is
     recorded like any other; tools with side effects (self-edit, delegate) are recorded,
-    not executed."""
+    not executed. With a progress token, progress goes 0/1 then 1/1; cancelling the call
+    stops the wait, and the turn still ends and is recorded."""
     agent = agent_get_by_key(actor=caller.actor, workspace=caller.workspace, key=agentKey)
     if caller.progress is not None:
         caller.progress.report(0, 1, f"Running one turn of {agent.key}")
-    turn: AgentTurn = agent_run_test(agent=agent, message=input, actor=caller.actor)
+    # The turn runs beside this thread, which polls: a cancelled call stops waiting and
+    # the turn still ends and is recorded (read it later with its debug logs).
+    turn: AgentTurn = run_beside(
+        lambda: agent_run_test(agent=agent, message=input, actor=caller.actor),
+        progress=caller.progress,
+        name="run_agent_test",
+    )
     if caller.progress is not None:
         caller.progress.report(1, 1, f"Turn {turn.status}")
     debug_ids = debug_log_ids(turn=turn)

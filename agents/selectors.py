@@ -47,6 +47,11 @@ def prompt_version_pending_count(*, actor: Actor) -> int:
     return _scoped(PromptVersion.objects.pending(), actor, Verb.DECIDE).count()
 
 
+def agent_pending_proposal_count(*, agent: Agent) -> int:
+    """How many proposals of `agent` wait for a decision (the agent page's banner)."""
+    return PromptVersion.objects.pending().filter(agent=agent).count()
+
+
 def prompt_version_get(*, actor: Actor, pk: int | str) -> PromptVersion:
     """One version with its agent, live version and base, or NotFound (for a row of
     another workspace or a sandbox row alike)."""

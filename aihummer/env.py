@@ -99,6 +99,22 @@ class Env:
             return list(default or [])
         return [item.strip() for item in value.split(",") if item.strip()]
 
+    def url(self, name: str) -> str:
+        """An absolute http(s) base URL (`https://aihummer.example.com`, or under a path
+        prefix), without a trailing slash; empty when unset."""
+        value = self.str(name)
+        if not value:
+            return ""
+        try:
+            parts = urlsplit(value)
+        except ValueError as exc:
+            raise ImproperlyConfigured(f"{name} must be an http(s) URL, not {value!r} ({exc}).") from exc
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ImproperlyConfigured(f"{name} must be an absolute http(s) URL with a host, not {value!r}.")
+        if parts.query or parts.fragment or parts.username or parts.password:
+            raise ImproperlyConfigured(f"{name} must be a base URL: no query, fragment or user, not {value!r}.")
+        return value.rstrip("/")
+
     def choice(self, name: str, choices: list[str], default: str) -> str:
         value = self.str(name, default)
         if value not in choices:

@@ -26,11 +26,12 @@ import importlib
 import inspect
 import json
 import logging
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 from urllib.parse import urlsplit
 
 import anyio.from_thread
@@ -39,7 +40,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.exceptions import NON_FIELD_ERRORS, ObjectDoesNotExist, PermissionDenied, ValidationError
 from django.core.serializers.json import DjangoJSONEncoder
-from django.db import close_old_connections
+from django.db import close_old_connections, connections
 from django.http.request import split_domain_port, validate_host
 from django.utils import timezone
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -57,10 +58,12 @@ from aihummer.actors import Actor, Verb
 from aihummer.api import WORKSPACE_HEADER
 from aihummer.exceptions import ApplicationError
 from aihummer.jsonsafe import text_problem
+from aihummer.links import public_link
 from aihummer.models import API_KEY_PREFIX, ApiKey, User, Workspace
 from aihummer.services import api_key_authenticate
 from aihummer.sso.tokens import (
     IdentityProviderUnavailable,
+    InsufficientScope,
     InvalidBearerToken,
     mcp_tokens_enabled,
     user_from_bearer_token,
@@ -68,6 +71,7 @@ from aihummer.sso.tokens import (
 from aihummer.sso.views import resource_metadata_url
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # Each app's `mcp.py` exposes `TOOLS`, a list of `@tool` functions. `workflows.mcp`
 # joins this tuple with the workflow engine (list_workflows, update_workflow,
@@ -115,8 +119,8 @@ class ToolOutput(Out):
 @dataclass(frozen=True)
 class Caller:
     """Who calls a tool: the API key's actor and the one workspace the key belongs to,
-    where the client reached us (`site_url`, for links; empty over stdio and in-process,
-    where links are paths) and the call's progress channel."""
+    where the client reached us (`site_url`, for links; empty over stdio and in-process)
+    and the call's progress channel."""
 
     actor: Actor
     workspace: Workspace
@@ -124,8 +128,9 @@ class Caller:
     progress: Progress | None = None
 
     def link(self, path: str) -> str:
-        """A link a client can hand to a person: absolute when we know our address."""
-        return f"{self.site_url}{path}"
+        """A link a client can hand to a person: absolute under AIHUMMER_PUBLIC_URL, or
+        the address the client reached us at; a path over stdio when neither is known."""
+        return public_link(path, base=self.site_url)
 
 
 class Progress:
@@ -156,6 +161,36 @@ class Progress:
             self.abandoned = True
             logger.info("MCP %s: the client cancelled the call or went away; stopped waiting", self.tool_name)
             raise
+
+
+WAIT_POLL_SECONDS = 0.1  # how often a waiting tool looks whether its client still waits
+
+
+def run_beside(work: Callable[[], T], *, progress: Progress | None, name: str) -> T:
+    """`work()` on a thread of its own (its own database connection), the tool's thread
+    waiting for it and checking between polls whether the client still waits: a
+    cancelled call (or, over HTTP, a client gone) stops waiting at once and `work` goes
+    on to its end, recorded as if the client had stayed."""
+    outcome: dict[str, Any] = {}
+    done = threading.Event()
+
+    def run() -> None:
+        close_old_connections()
+        try:
+            outcome["value"] = work()
+        except BaseException as exc:  # handed to the waiting thread, which raises it
+            outcome["error"] = exc
+        finally:
+            connections.close_all()  # this thread ends here: its connection with it
+            done.set()
+
+    threading.Thread(target=run, name=f"mcp-{name}", daemon=False).start()
+    while not done.wait(WAIT_POLL_SECONDS):
+        if progress is not None:
+            progress.check()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
 
 
 @dataclass(frozen=True)
@@ -462,11 +497,12 @@ class Principal:
 
 
 class Refusal(Exception):
-    """A request /mcp does not serve: its status, OAuth error code and reason."""
+    """A request /mcp does not serve: its status, OAuth error code and reason (and, for
+    a token lacking scopes, the scopes to ask for)."""
 
-    def __init__(self, status: int, error: str, reason: str) -> None:
+    def __init__(self, status: int, error: str, reason: str, scope: str = "") -> None:
         super().__init__(reason)
-        self.status, self.error, self.reason = status, error, reason
+        self.status, self.error, self.reason, self.scope = status, error, reason, scope
 
 
 def _authenticate(raw_token: str, workspace_slug: str) -> Principal:
@@ -484,6 +520,8 @@ def _authenticate(raw_token: str, workspace_slug: str) -> Principal:
             user = user_from_bearer_token(raw_token, for_mcp=True)
         except InvalidBearerToken as exc:
             raise Refusal(401, "invalid_token", str(exc)) from None
+        except InsufficientScope as exc:
+            raise Refusal(403, "insufficient_scope", str(exc), scope=" ".join(settings.OIDC_MCP_SCOPES)) from None
         except IdentityProviderUnavailable as exc:
             raise Refusal(503, "temporarily_unavailable", f"{exc} Try again shortly.") from None
         return Principal(workspace=_workspace_of(Actor.for_user(user, surface="mcp"), workspace_slug), user=user)
@@ -607,15 +645,19 @@ async def _refuse(send: Send, status: int, reason: str) -> None:
 
 async def _unauthorized(send: Send, refusal: Refusal) -> None:
     """A refused credential, the OAuth way (RFC 6750 §3): no `error` when none was
-    sent; `resource_metadata` (RFC 9728 §5.1) when /mcp takes access tokens."""
+    sent; `resource_metadata` (RFC 9728 §5.1) when /mcp takes access tokens; a token
+    lacking scopes is a 403 whose challenge names them (`scope`, what the MCP
+    specification's step-up authorization reads)."""
     body = json.dumps({"error": refusal.error or "invalid_token", "error_description": refusal.reason}).encode()
     challenge = ['Bearer realm="aihummer"']
     if refusal.error:
         challenge += [f'error="{refusal.error}"', f'error_description="{_quoted(refusal.reason)}"']
+    if refusal.scope:
+        challenge.append(f'scope="{_quoted(refusal.scope)}"')
     if mcp_tokens_enabled():
         challenge.append(f'resource_metadata="{resource_metadata_url()}"')
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    if refusal.status == 401:
+    if refusal.status == 401 or refusal.scope:
         headers.append((b"www-authenticate", ", ".join(challenge).encode("latin-1", "replace")))
     await send({"type": "http.response.start", "status": refusal.status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

@@ -51,6 +51,10 @@ else:
     ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS")
+# Where people reach this server (https://aihummer.example.com): links handed to programs
+# (review pages in MCP and REST answers) are absolute under it, over stdio too. Unset:
+# MCP over HTTP uses the request's address; stdio and REST answer paths.
+AIHUMMER_PUBLIC_URL = env.url("AIHUMMER_PUBLIC_URL")
 
 INSTALLED_APPS = [
     "aihummer.apps.AiHummerAdminConfig",
@@ -139,6 +143,9 @@ OIDC_API_AUDIENCE = env.str("OIDC_API_AUDIENCE")  # bearer access tokens on /v1/
 # The canonical URL of /mcp (e.g. https://aihummer.example.com/mcp): when set, /mcp takes
 # the provider's access tokens issued for it (RFC 8707) and publishes its RFC 9728 metadata.
 OIDC_MCP_AUDIENCE = env.str("OIDC_MCP_AUDIENCE")
+# The scopes such a token must carry (its `scope` or `scp` claim), published as the
+# metadata's `scopes_supported`; empty: none checked.
+OIDC_MCP_SCOPES = env.list("OIDC_MCP_SCOPES", ["mcp"])
 OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS = env.int("OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS", 15 * 60, minimum=30)
 OIDC_USE_PKCE = True
 OIDC_STORE_ID_TOKEN = True  # the id_token_hint of RP-initiated logout

@@ -454,15 +454,15 @@ class WorkflowRunAdmin(WorkspaceScopedAdmin):
         for step in steps:
             step.child_turns = children.get(step.turn_id, [])
         may_run = actor.can(Verb.RUN, run.workspace)
+        now = timezone.now()
         return {
             "run": run,
             "run_badge": status_badge(run.status),
             "steps": steps,
             "graph": definition_graph(run.definition, {step.name: step.status for step in steps}),
-            "timeline": run_timeline(steps, now=timezone.now()),
-            "duration": format_duration(
-                (run.finished_at or timezone.now()) - run.started_at if run.started_at else None
-            ),
+            "timeline": run_timeline(steps, now=now),
+            "now": now,
+            "duration": format_duration((run.finished_at or now) - run.started_at if run.started_at else None),
             "outputs_text": json.dumps(run.outputs, indent=2, ensure_ascii=False) if run.outputs else "",
             "can_cancel": may_run and not run.is_finished,
             "can_resume": may_run and run.status == RunStatus.FAILED,

@@ -10,12 +10,13 @@ that comes from a definition or a run goes through `format_html`, so a step name
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from agents.templatetags.desk_format import duration_ms
 from workflows.engine import Plan
 
 NODE_WIDTH, NODE_HEIGHT = 176, 50
@@ -147,17 +148,31 @@ def _node(step: object, x: int, y: int, status: str | None) -> SafeString:
 
 # --- the run timeline -----------------------------------------------------------------
 @dataclass(frozen=True)
-class TimelineBar:
-    name: str
-    status: str
+class Segment:
+    """A bar on a step's track: the current attempt, or an earlier one."""
+
     left: float  # percent of the axis
-    width: float  # percent of the axis; 0 for a step that has not started
-    started: bool
-    label: str  # its duration, or why it has none
+    width: float  # percent of the axis
+    label: str
 
     @property
     def style(self) -> SafeString:
         # Formatted here: a template would localise the decimal point.
+        return format_html("left:{}%;width:{}%", self.left, self.width)
+
+
+@dataclass(frozen=True)
+class TimelineBar:
+    name: str
+    status: str
+    left: float  # percent of the axis
+    width: float  # percent of the axis; 0 for a step that has no current attempt
+    started: bool  # whether the current attempt is drawn
+    label: str  # its duration, or why it has none
+    earlier: tuple[Segment, ...] = ()  # the attempts before, as they ended
+
+    @property
+    def style(self) -> SafeString:
         return format_html("left:{}%;width:{}%", self.left, self.width)
 
     @property
@@ -175,38 +190,74 @@ class Timeline:
 MIN_WIDTH = 0.6  # percent: a step of a few milliseconds still shows as a bar
 
 
-def _seconds(ms: float) -> str:
-    if ms < 1000:
-        return f"{ms:.0f} ms"
-    return f"{ms / 1000:.1f} s" if ms < 60_000 else f"{ms / 60_000:.1f} min"
+def _earlier(step: object) -> list[tuple[int, datetime, datetime, str]]:
+    """The step's logged attempts with a start: (number, start, end, error)."""
+    return [
+        (
+            entry["attempt"],
+            datetime.fromisoformat(entry["started_at"]),
+            datetime.fromisoformat(entry["ended_at"]),
+            entry.get("error", ""),
+        )
+        for entry in step.attempt_log
+        if entry.get("started_at")
+    ]
+
+
+def _current(step: object, now: datetime) -> tuple[datetime, datetime] | None:
+    """The current attempt's span; none for a step given back for a retry (its start
+    is the attempt its log already holds) or never started."""
+    if step.started_at is None or (step.status == "pending" and step.finished_at is None):
+        return None
+    return step.started_at, step.finished_at or now
 
 
 def run_timeline(steps: Iterable[object], *, now: datetime) -> Timeline:
-    """Bars from each step's start to its end (or `now` while it runs) on one time
-    axis that starts with the first step, so steps that ran at the same time overlap."""
+    """Each step's attempts on one time axis that starts with the first attempt of
+    any step: earlier attempts as they ended, the current one to its end (or `now`
+    while it runs), so steps that ran at the same time overlap and a retried step
+    keeps the time its failed attempts took."""
     steps = list(steps)
-    starts = [step.started_at for step in steps if step.started_at is not None]
+    spans = {step.name: (_earlier(step), _current(step, now)) for step in steps}
+    starts = [
+        start for earlier, current in spans.values() for start in [*(e[1] for e in earlier), *(current or ())[:1]]
+    ]
     if not starts:
-        return Timeline(bars=[_waiting(step) for step in steps], span_ms=0, ticks=[])
+        return Timeline(bars=[_waiting(step, now) for step in steps], span_ms=0, ticks=[])
     origin = min(starts)
-    ends = [step.finished_at or now for step in steps if step.started_at is not None]
+    ends = [end for earlier, current in spans.values() for end in [*(e[2] for e in earlier), *(current or ())[1:]]]
     span_ms = max(int((max(ends) - origin).total_seconds() * 1000), 1)
+
+    def segment(start: datetime, end: datetime, label: str) -> Segment:
+        length_ms = max((end - start).total_seconds() * 1000, 0)
+        width = max(length_ms / span_ms * 100, MIN_WIDTH)
+        left = (start - origin).total_seconds() * 1000 / span_ms * 100
+        return Segment(round(min(left, 100 - width), 3), round(width, 3), label)
+
     bars = []
     for step in steps:
-        if step.started_at is None:
-            bars.append(_waiting(step))
+        earlier_spans, current = spans[step.name]
+        earlier = tuple(
+            segment(start, end, f"attempt {number}: {duration_ms(end - start)}" + (f" · {error}" if error else ""))
+            for number, start, end, error in earlier_spans
+        )
+        if current is None:
+            bars.append(replace(_waiting(step, now), earlier=earlier))
             continue
-        end = step.finished_at or now
-        left = (step.started_at - origin).total_seconds() * 1000 / span_ms * 100
-        length_ms = max((end - step.started_at).total_seconds() * 1000, 0)
-        width = max(length_ms / span_ms * 100, MIN_WIDTH)
-        label = "skipped" if step.status == "skipped" else _seconds(length_ms)
+        start, end = current
+        label = "skipped" if step.status == "skipped" else duration_ms(end - start)
         if step.finished_at is None:
             label += " so far"
-        bars.append(TimelineBar(step.name, step.status, round(min(left, 100 - width), 3), round(width, 3), True, label))
-    ticks = [(percent, _seconds(span_ms * percent / 100)) for percent in (0, 25, 50, 75, 100)]
+        drawn = segment(start, end, label)
+        bars.append(TimelineBar(step.name, step.status, drawn.left, drawn.width, True, label, earlier))
+    ticks = [(percent, duration_ms(span_ms * percent / 100)) for percent in (0, 25, 50, 75, 100)]
     return Timeline(bars=bars, span_ms=span_ms, ticks=ticks)
 
 
-def _waiting(step: object) -> TimelineBar:
-    return TimelineBar(step.name, step.status, 0, 0, False, "not started" if step.status == "pending" else step.status)
+def _waiting(step: object, now: datetime) -> TimelineBar:
+    if step.status == "pending" and step.attempts:
+        retry_at = step.retry_at
+        label = f"retry at {retry_at:%H:%M:%S}" if retry_at and retry_at > now else "retrying"
+    else:
+        label = "not started" if step.status == "pending" else step.status
+    return TimelineBar(step.name, step.status, 0, 0, False, label)

@@ -274,7 +274,11 @@ def _retry_later(claim: Claim, outcome: Outcome) -> str | None:
     # Exponential backoff: base, then twice that, and so on, from the first retry.
     delay = settings.AIHUMMER_STEP_RETRY_BACKOFF_SEC * 2 ** (claim.attempts - 1)
     error = f"Attempt {claim.attempts} failed ({outcome.error}); retrying in {delay:g} s."
-    if not step_release(claim=claim, error=error, not_before=timezone.now() + timedelta(seconds=delay)):
+    now = timezone.now()
+    released = step_release(
+        claim=claim, error=error, not_before=now + timedelta(seconds=delay), now=now, turn_id=outcome.turn_id
+    )
+    if not released:
         return None
     dispatch(claim.run_id, [claim.name], delay=delay)
     return StepStatus.PENDING
@@ -414,7 +418,13 @@ def _recover(step: StepRun, now: datetime) -> bool:
     if step.attempts < allowed:
         released = StepRun.objects.filter(
             pk=step.pk, status=StepStatus.RUNNING, attempts=step.attempts, lease_expires_at__lt=now
-        ).update(status=StepStatus.PENDING, error=error, lease_expires_at=None, retry_at=None)
+        ).update(
+            status=StepStatus.PENDING,
+            error=error,
+            lease_expires_at=None,
+            retry_at=None,
+            attempt_log=step.attempt_log_closed(ended_at=now, error=error),  # its turn is not known here
+        )
         if released:
             dispatch(claim.run_id, [step.name])
         return True

@@ -8,6 +8,7 @@ StepRun, so any worker continues any run (see `workflows.execution`).
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 
 from django.conf import settings
 from django.db import models
@@ -156,6 +157,9 @@ class StepRun(models.Model):
     output = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True)
     attempts = models.PositiveIntegerField(default=0)
+    # The attempts before the current one, each as it ended (given back for a retry,
+    # taken from a dead worker, or failed then resumed): the run page draws every one.
+    attempt_log = models.JSONField(default=list, blank=True, help_text="Earlier attempts: start, end, error, turn.")
     # Set when a worker claims the step and renewed by its heartbeat; a running step
     # whose lease has passed belongs to a worker that died (issue 14's recovery).
     lease_expires_at = models.DateTimeField(null=True, blank=True)
@@ -186,6 +190,22 @@ class StepRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.status})"
+
+    @property
+    def is_retrying(self) -> bool:
+        """Given back after a failed attempt, waiting for the next one."""
+        return self.status == StepStatus.PENDING and self.attempts > 0
+
+    def attempt_log_closed(self, *, ended_at: datetime, error: str, turn_id: int | None = None) -> list[dict]:
+        """The attempt log with the current attempt added as ended at `ended_at`."""
+        entry = {
+            "attempt": self.attempts,
+            "started_at": self.started_at.isoformat() if self.started_at else None,
+            "ended_at": ended_at.isoformat(),
+            "error": error,
+            "turn_id": turn_id,
+        }
+        return [*self.attempt_log, entry]
 
     @property
     def duration_ms(self) -> int | None:

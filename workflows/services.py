@@ -265,18 +265,27 @@ def workflow_run_resume(*, run: WorkflowRun, actor: Actor) -> WorkflowRun:
     _require_run_rights(actor, run)
     now = timezone.now()
     with transaction.atomic():
-        failed = list(
+        failed_steps = list(
             StepRun.objects.select_for_update()
             .filter(run=run, status=StepRun.Status.FAILED)
             .order_by("pk")
-            .values_list("name", flat=True)
+            .only("name", "attempts", "started_at", "finished_at", "error", "turn_id", "attempt_log")
         )
+        failed = [step.name for step in failed_steps]
         run = WorkflowRun.all_objects.select_for_update().get(pk=run.pk)
         if run.status != RunStatus.FAILED:
             raise ApplicationError(f"Only a failed run can be resumed; run {run.pk} is {run.status}.")
-        StepRun.objects.filter(run=run, name__in=failed).update(
-            status=StepRun.Status.PENDING, error="", finished_at=None, lease_expires_at=None, retry_at=None
-        )
+        for step in failed_steps:  # the failed attempt stays on the timeline, in the step's log
+            StepRun.objects.filter(pk=step.pk).update(
+                status=StepRun.Status.PENDING,
+                error="",
+                finished_at=None,
+                lease_expires_at=None,
+                retry_at=None,
+                attempt_log=step.attempt_log_closed(
+                    ended_at=step.finished_at or now, error=step.error, turn_id=step.turn_id
+                ),
+            )
         for name in failed:
             run.context.get("steps", {}).pop(name, None)
         run.status, run.error, run.finished_at = RunStatus.RUNNING, "", None

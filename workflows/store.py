@@ -312,13 +312,19 @@ def step_finish(*, claim: Claim, outcome: Outcome, now: datetime, steps: int | N
     return run.status, run.context
 
 
-def step_release(*, claim: Claim, error: str, not_before: datetime) -> bool:
+def step_release(*, claim: Claim, error: str, not_before: datetime, now: datetime, turn_id: int | None = None) -> bool:
     """Give a claimed step back (running → pending) to be tried again from
-    `not_before`; False when this worker no longer holds it."""
+    `not_before`, the attempt that ended at `now` added to its log; False when this
+    worker no longer holds it."""
+    held = StepRun.objects.filter(pk=claim.step_id, status=StepStatus.RUNNING, attempts=claim.attempts)
+    # Read, then a conditional write: the log read belongs to this attempt, and a step
+    # another worker took over since matches no row (a retry's path, not every step's).
+    step = held.only("attempts", "started_at", "attempt_log").first()
+    if step is None:
+        return False
+    log = step.attempt_log_closed(ended_at=now, error=error, turn_id=turn_id)
     return bool(
-        StepRun.objects.filter(pk=claim.step_id, status=StepStatus.RUNNING, attempts=claim.attempts).update(
-            status=StepStatus.PENDING, error=error, lease_expires_at=None, retry_at=not_before
-        )
+        held.update(status=StepStatus.PENDING, error=error, lease_expires_at=None, retry_at=not_before, attempt_log=log)
     )
 
 

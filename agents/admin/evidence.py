@@ -9,6 +9,7 @@ from django.db import models
 from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest
 from django.utils.html import format_html
+from django.utils.translation import gettext
 
 from agents.admin.forms import AgentTestCaseForm
 from agents.models import AgentTestCase, PromptVersion
@@ -72,6 +73,11 @@ class AgentTestCaseInline(admin.StackedInline):
 
     def get_formset(self, request: HttpRequest, obj: models.Model | None = None, **kwargs: object) -> type:
         formset = super().get_formset(request, obj, **kwargs)
+        if obj is not None:
+            # The heading counts the saved cases, so a collapsed inline still says how many.
+            # An inline instance serves one request (get_inline_instances), so this is safe.
+            count = obj.test_cases.count()
+            self.verbose_name_plural = gettext("Test cases (%(count)d)") % {"count": count}
         return type(formset.__name__, (formset,), service_form_attrs(request))
 
     def _allowed(self, request: HttpRequest, obj: models.Model | None, verb: Verb) -> bool:

@@ -30,7 +30,7 @@ from agents.models import (
     Skill,
 )
 from agents.rendering import render_prefix
-from agents.selectors import debug_log_page
+from agents.selectors import agent_pending_proposal_count, debug_log_page
 from agents.services import (
     agent_delete,
     agent_dependents,
@@ -253,6 +253,17 @@ class AgentAdmin(AgentDeskMixin, WorkspaceScopedAdmin):
 
     def get_inlines(self, request: HttpRequest, obj: Agent | None) -> list:
         return self.inlines if obj else []
+
+    def render_change_form(
+        self, request: HttpRequest, context: dict, add: bool = False, change: bool = False, form_url: str = "", obj=None
+    ) -> HttpResponse:
+        if obj is not None:
+            # The banner above the form: proposals waiting, linked to the queue filtered on this agent.
+            context["pending_proposals"] = agent_pending_proposal_count(agent=obj)
+            context["pending_queue_url"] = (
+                reverse("admin:agents_promptversion_changelist") + f"?agent__id__exact={obj.pk}"
+            )
+        return super().render_change_form(request, context, add, change, form_url, obj)
 
     @admin.display(description="live version")
     def live_version_number(self, obj: Agent) -> str:

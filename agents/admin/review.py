@@ -323,11 +323,12 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
     def _try_both(self, request: HttpRequest, actor: Actor, version: PromptVersion, message: str) -> dict | None:
         agent = version.agent
         try:
+            # Live first, as every pane of the page: Live | Candidate.
             return {
-                "proposal": agent_run_test(agent=agent, message=message, actor=actor, version=version),
                 # A new agent waiting for its first review has no live version to try.
                 "live": agent.live_version
                 and agent_run_test(agent=agent, message=message, actor=actor, version=agent.live_version),
+                "candidate": agent_run_test(agent=agent, message=message, actor=actor, version=version),
             }
         except SERVICE_ERRORS as exc:
             messages.error(request, service_error_message(exc))

@@ -21,11 +21,13 @@ from agents.services.tool_approvals import (
 )
 from aihummer.api import AdminViewSet, InputSerializer
 from aihummer.exceptions import NotFound
+from aihummer.links import public_link
 
 
 def review_url(request: ApprovalRequest) -> str:
-    """Where a person reviews the request (the admin's page), as a path."""
-    return reverse("admin:agents_approvalrequest_review", args=[request.pk])
+    """Where a person reviews the request (the admin's page): absolute under
+    AIHUMMER_PUBLIC_URL, else a path."""
+    return public_link(reverse("admin:agents_approvalrequest_review", args=[request.pk]))
 
 
 class ActionApprovalSerializer(serializers.Serializer):

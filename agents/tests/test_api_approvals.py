@@ -120,3 +120,11 @@ def test_a_waiting_turn_says_which_request_it_waits_for(api_as, bob, pending) ->
         "tool": "http_request",
         "review_url": f"/admin/agents/approvalrequest/{pending.pk}/review/",
     }
+
+
+def test_review_links_are_absolute_under_the_public_url(api_as, bob, pending, settings) -> None:
+    settings.AIHUMMER_PUBLIC_URL = "https://aihummer.example.com"
+    review = f"https://aihummer.example.com/admin/agents/approvalrequest/{pending.pk}/review/"
+
+    assert api_as(bob).get(f"/v1/admin/approvals/{pending.pk}").json()["review_url"] == review
+    assert api_as(bob).get(f"/v1/admin/turns/{pending.turn_id}").json()["waiting_for"]["review_url"] == review

@@ -142,6 +142,54 @@ def test_the_review_page_shows_the_evidence_without_a_click(client, bob, proposa
     assert 'id="aih-judge"' not in page  # no judge preset in this workspace
 
 
+def test_approve_has_the_regression_beside_it(client, bob, proposal):
+    client.force_login(bob)
+
+    page = client.get(reverse("admin:agents_promptversion_review", args=[proposal.pk])).content.decode()
+
+    actions = page[page.index('name="_approve"') : page.index('name="_reject"')]
+    warning = re.search(r'id="aih-approve-warning"[^>]*>(.*?)</span>', actions, re.S)
+    assert " ".join(warning.group(1).split()) == "1 regression: budget passes on live and fails on v2."
+
+
+def test_approve_has_no_warning_without_a_regression(client, bob, agent, alice):
+    version = prompt_version_propose(
+        agent=agent, changes={"sections": [{"key": "ton", "body": "Sois claire."}]}, actor=Actor.for_user(alice)
+    )
+    client.force_login(bob)
+
+    page = client.get(reverse("admin:agents_promptversion_review", args=[version.pk])).content.decode()
+
+    assert 'name="_approve"' in page and 'id="aih-approve-warning"' not in page
+
+
+def test_the_agent_page_counts_its_test_cases_and_says_proposals_wait(client, ada, agent, proposal, alice):
+    other = agent_create(
+        workspace=agent.workspace, actor=Actor.for_user(ada), key="autre", name="Autre", snapshot=SNAPSHOT
+    )
+    prompt_version_propose(agent=other, changes={"sections": []}, actor=Actor.for_user(alice))  # another agent's
+    client.force_login(ada)
+
+    page = client.get(reverse("admin:agents_agent_change", args=[agent.pk])).content.decode()
+
+    assert re.search(r'class="inline-heading">\s*Test cases \(2\)\s*</h2>', page)
+    banner = re.search(r'id="aih-pending-banner">(.*?)</p>', page, re.S).group(1)
+    queue = reverse("admin:agents_promptversion_changelist")
+    assert "1 proposal waits for review." in banner
+    assert f'href="{queue}?agent__id__exact={agent.pk}"' in banner
+    listed = client.get(f"{queue}?agent__id__exact={agent.pk}").content.decode()
+    assert f"camille v{proposal.number}" in listed and "autre v" not in listed
+
+
+def test_an_agent_page_without_pending_proposals_has_no_banner(client, ada, agent):
+    client.force_login(ada)
+
+    page = client.get(reverse("admin:agents_agent_change", args=[agent.pk])).content.decode()
+
+    assert "aih-pending-banner" not in page
+    assert re.search(r'class="inline-heading">\s*Test cases \(0\)\s*</h2>', page)
+
+
 def test_a_failing_judge_shows_judge_unavailable_and_no_score(client, bob, proposal):
     EvidenceRun.objects.filter(version=proposal).update(
         judge_status="unavailable", judge_error="The judge answered HTTP 503: busy"

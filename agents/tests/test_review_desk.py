@@ -166,15 +166,20 @@ def test_a_stale_proposal_needs_the_confirmation(client, bob, ada, agent, propos
     assert proposal.status == "approved"
 
 
-def test_try_it_runs_the_proposal_and_the_live_version_side_by_side(client, bob, proposal, agent):
+def test_try_it_runs_the_live_version_and_the_proposal_side_by_side(client, bob, proposal, agent):
     client.force_login(bob)
 
     page = client.post(review_url(proposal), {"_try": "1", "message": "Bonjour"}).content.decode()
 
     assert page.count("[echo echo-1] Bonjour #sp=") == 2
     turns = list(proposal.agent.turns.order_by("pk"))
-    assert [(t.version_number, t.dry_run, t.status) for t in turns] == [(2, True, "succeeded"), (1, True, "succeeded")]
+    assert [(t.version_number, t.dry_run, t.status) for t in turns] == [(1, True, "succeeded"), (2, True, "succeeded")]
     assert turns[0].answer != turns[1].answer
+    # Live | Candidate, in the try-it pane as in the prompt panes above it.
+    trials = page[page.index('id="aih-trials"') :]
+    assert trials.index("<h3>Live v1</h3>") < trials.index("<h3>Candidate v2</h3>")
+    prompts = page[page.index('id="aih-prompts"') :]
+    assert prompts.index("<h3>Live v1</h3>") < prompts.index("<h3>Candidate v2</h3>")
 
 
 # --- bulk actions ---------------------------------------------------------------------

@@ -33,6 +33,15 @@ class InvalidBearerToken(Exception):
     """The token is not one this server accepts; the message says why."""
 
 
+class InsufficientScope(Exception):
+    """A valid token that lacks a scope /mcp requires (`missing`): answered 403 with
+    the scopes to ask for (RFC 6750 §3.1)."""
+
+    def __init__(self, missing: list[str]) -> None:
+        super().__init__(f"The token lacks the scope {' '.join(missing)}: sign in again asking for it.")
+        self.missing = missing
+
+
 class IdentityProviderUnavailable(Exception):
     """The provider's keys could not be fetched: nobody is at fault but the network."""
 
@@ -100,16 +109,28 @@ def access_token_claims(token: str, *, audience: str, meant_for: str = "API") ->
         raise InvalidBearerToken(f"Invalid token: {exc}") from exc
 
 
+def granted_scopes(claims: dict[str, Any]) -> set[str]:
+    """The scopes an access token grants: RFC 9068's space-separated `scope`, or the
+    `scp` claim some providers use instead (a list or a string)."""
+    granted = claims.get("scope", claims.get("scp", ""))
+    if isinstance(granted, str):
+        return set(granted.split())
+    return {item for item in granted if isinstance(item, str)} if isinstance(granted, list) else set()
+
+
 def user_from_bearer_token(token: str, *, for_mcp: bool = False) -> User:
     """The active person a provider-issued access token stands for: a token for the
     API, or with `for_mcp` one for the MCP server (each refuses the other's).
 
-    Raises `InvalidBearerToken` (answer 401) or `IdentityProviderUnavailable` (503).
+    Raises `InvalidBearerToken` (answer 401), `InsufficientScope` (403: a token for
+    /mcp without one of `OIDC_MCP_SCOPES`) or `IdentityProviderUnavailable` (503).
     """
     if not (mcp_tokens_enabled() if for_mcp else bearer_tokens_enabled()):
         raise InvalidBearerToken("Access tokens from the identity provider are not accepted here.")
     if for_mcp:
         claims = access_token_claims(token, audience=settings.OIDC_MCP_AUDIENCE, meant_for="MCP server")
+        if missing := [scope for scope in settings.OIDC_MCP_SCOPES if scope not in granted_scopes(claims)]:
+            raise InsufficientScope(missing)
     else:
         claims = access_token_claims(token, audience=settings.OIDC_API_AUDIENCE)
     identity = (

@@ -146,8 +146,8 @@ def protected_resource_metadata(request: HttpRequest) -> HttpResponse:
         "resource": settings.OIDC_MCP_AUDIENCE,
         "authorization_servers": [settings.OIDC_OP_ISSUER],
         "bearer_methods_supported": ["header"],
-        # What a client must ask for: /mcp reads the person from the token's subject alone.
-        "scopes_supported": ["openid"],
+        # What a client must ask for, and what /mcp checks every token carries.
+        **({"scopes_supported": settings.OIDC_MCP_SCOPES} if settings.OIDC_MCP_SCOPES else {}),
         "resource_name": "AiHummer MCP server",
         "resource_documentation": request.build_absolute_uri("/v1/docs/"),
     }

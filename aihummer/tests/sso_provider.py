@@ -125,9 +125,10 @@ class OidcTestProvider:
             response = session.post(urljoin(response.url, form[1]), data=fields, allow_redirects=False, timeout=10)
         raise RuntimeError("The provider never redirected back.")
 
-    def access_token(self, login: str, *, resource: str) -> str:
+    def access_token(self, login: str, *, resource: str, scope: str = "mcp") -> str:
         """An access token for `resource`, by the authorization code flow (PKCE) of the
-        MCP client, as any OAuth client would get it."""
+        MCP client, as any OAuth client would get it, asking for `scope` (the /mcp
+        resource grants `mcp`; `openid` alone gives a token without it)."""
         verifier = secrets.token_urlsafe(48)
         challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
         query = {
@@ -138,7 +139,7 @@ class OidcTestProvider:
             "code_challenge": challenge,
             "code_challenge_method": "S256",
             "resource": resource,
-            "scope": "openid",
+            "scope": scope,
         }
         callback = self.sign_in(f"{self.issuer}/auth?{urlencode(query)}", login)
         response = requests.post(

@@ -158,7 +158,7 @@ def test_a_person_signs_in_from_the_401_and_proposes_as_themselves(stack: Stack,
     document = httpx2.get(metadata_url, timeout=10).json()
     assert document["resource"] == stack.mcp_url
     assert document["authorization_servers"] == [stack.provider.issuer]
-    assert document["scopes_supported"] == ["openid"]
+    assert document["scopes_supported"] == ["mcp"]
     assert httpx2.get(f"{stack.url}/.well-known/oauth-protected-resource", timeout=10).json() == document
 
     seen: dict[str, Any] = {}
@@ -175,9 +175,10 @@ def test_a_person_signs_in_from_the_401_and_proposes_as_themselves(stack: Stack,
 
     assert seen["authorization_url"].startswith(f"{stack.provider.issuer}/auth?")
     assert "resource=http%3A%2F%2F127.0.0.1" in seen["authorization_url"]
-    assert seen["authorization_url"].endswith("&scope=openid")  # the SDK asks what the metadata publishes
+    assert seen["authorization_url"].endswith("&scope=mcp")  # the SDK asks what the metadata publishes
     claims = jwt.decode(seen["storage"].tokens.access_token, options={"verify_signature": False})
     assert (claims["aud"], claims["sub"], claims["iss"]) == (stack.mcp_url, "ursula", stack.provider.issuer)
+    assert claims["scope"] == "mcp"
     assert ok(read)["agentId"] == "writer"
     body = ok(proposed)
     version = PromptVersion.objects.get(pk=body["versionId"])
@@ -190,7 +191,7 @@ def test_a_person_signs_in_from_the_401_and_proposes_as_themselves(stack: Stack,
 
 
 def test_a_token_for_another_audience_is_refused(stack: Stack) -> None:
-    api_token = stack.provider.access_token("ursula", resource=stack.provider.audience)
+    api_token = stack.provider.access_token("ursula", resource=stack.provider.audience, scope="openid api")
 
     refused = stack.post_initialize(api_token)
 
@@ -201,6 +202,23 @@ def test_a_token_for_another_audience_is_refused(stack: Stack) -> None:
     }
     assert 'error="invalid_token"' in refused.headers["www-authenticate"]
     assert stack.post_initialize(stack.provider.access_token("ursula", resource=stack.mcp_url)).status_code == 200
+
+
+def test_a_token_without_the_published_scope_is_refused_with_the_scope_to_ask_for(stack: Stack) -> None:
+    # The provider's token for /mcp, signed in asking `openid` only: valid, for the right
+    # audience, but without the `mcp` scope the metadata publishes.
+    token = stack.provider.access_token("ursula", resource=stack.mcp_url, scope="openid")
+    assert "scope" not in jwt.decode(token, options={"verify_signature": False})
+
+    refused = stack.post_initialize(token)
+
+    reason = "The token lacks the scope mcp: sign in again asking for it."
+    assert refused.status_code == 403
+    assert refused.json() == {"error": "insufficient_scope", "error_description": reason}
+    assert refused.headers["www-authenticate"] == (
+        f'Bearer realm="aihummer", error="insufficient_scope", error_description="{reason}", scope="mcp", '
+        f'resource_metadata="{stack.url}/.well-known/oauth-protected-resource/mcp"'
+    )
 
 
 def test_an_api_key_keeps_working_beside_oauth(stack: Stack, workspace: Workspace, alice: User) -> None:

@@ -140,6 +140,24 @@ def test_over_stdio_every_tool_answers_as_its_output_schema_says(raw_key: str) -
     }
 
 
+def test_over_stdio_a_review_link_is_absolute_under_the_public_url(raw_key: str) -> None:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["manage.py", "mcp"],
+        cwd=str(settings.BASE_DIR),
+        env=server_env(AIHUMMER_API_KEY=raw_key, AIHUMMER_PUBLIC_URL="https://aihummer.example.com/desk/"),
+    )
+    arguments = {"agentId": "writer", "systemPrompt": "Court.", "reason": "Bref"}
+
+    proposed = with_client(
+        Client(params, client_info=Implementation(name="link-test", version="1")),
+        lambda client: client.call_tool("update_agent_system_prompt", arguments),
+    ).structured_content
+
+    review = f"https://aihummer.example.com/desk/admin/agents/promptversion/{proposed['versionId']}/review/"
+    assert proposed["reviewUrl"] == review
+
+
 def test_over_http_every_tool_answers_as_its_output_schema_says_with_absolute_review_links(
     http_url: str, raw_key: str
 ) -> None:

@@ -96,11 +96,20 @@ def test_secrets_can_come_from_files(tmp_path: Path):
             lambda e: e.choice("AIHUMMER_ENV", ["development", "production"], "development"),
             "AIHUMMER_ENV must be one of development, production, not 'prod'",
         ),
+        ({"U": "aihummer.example.com"}, lambda e: e.url("U"), "U must be an absolute http.s. URL with a host"),
+        ({"U": "ftp://h.example"}, lambda e: e.url("U"), "U must be an absolute http.s. URL with a host"),
+        ({"U": "https://h.example/?x=1"}, lambda e: e.url("U"), "U must be a base URL: no query, fragment or user"),
+        ({"U": "https://[::1"}, lambda e: e.url("U"), "U must be an http.s. URL, not"),
     ],
 )
 def test_bad_values_are_refused_with_the_variable_named(environ, call, message):
     with pytest.raises(ImproperlyConfigured, match=message):
         call(Env(environ))
+
+
+def test_a_public_url_is_kept_without_its_trailing_slash():
+    assert Env({"U": " https://aihummer.example.com/desk/ "}).url("U") == "https://aihummer.example.com/desk"
+    assert Env({}).url("U") == ""
 
 
 def test_database_urls():

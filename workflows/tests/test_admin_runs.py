@@ -11,11 +11,12 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import escape
 
-from agents.models import PromptVersion
+from agents.models import AgentTurn, PromptVersion
 from aihummer.actors import Actor
 from aihummer.tests.factories import make_agent
 from workflows.models import StepRun, Workflow, WorkflowRun
 from workflows.services import workflow_create, workflow_run_start
+from workflows.store import step_claim, step_release
 
 pytestmark = pytest.mark.django_db
 
@@ -78,6 +79,29 @@ def test_the_run_page_tells_the_whole_story(client, bob, make_run) -> None:
     assert page.context["can_cancel"] is page.context["can_resume"] is False  # bob may run, but it is done
     assert html.count('data-step="never"') == 3  # timeline row, graph box, step panel
     assert 'data-finished="true"' in html
+
+
+def test_a_retrying_step_says_its_last_error_and_next_attempt_and_keeps_its_attempt(client, bob, make_run) -> None:
+    run = make_run(3, execute=False)
+    now = timezone.now()
+    claim = step_claim(run_id=run.pk, name="s0", now=now - timedelta(seconds=2), lease_until=now + timedelta(minutes=1))
+    retry_at = now + timedelta(minutes=5)
+    error = "Attempt 1 failed (Provider error (unavailable): 503); retrying in 300 s."
+    assert step_release(claim=claim, error=error, not_before=retry_at, now=now - timedelta(seconds=1))
+    client.force_login(bob)
+
+    html = client.get(run_url(run)).content.decode()
+
+    panel = html[html.index('id="step-s0"') : html.index('id="step-s1"')]
+    assert f'<dd class="aih-step-last-error">{escape(error)}</dd>' in panel
+    assert f"{timezone.localtime(retry_at):%H:%M:%S} UTC (in 4" in panel
+    assert f"next attempt at {timezone.localtime(retry_at):%H:%M:%S}" in panel  # in the summary line too
+    assert "attempt 1 — " + escape(error) in panel
+    row = html[html.index('class="aih-tl-row" data-step="s0"') :]
+    row = row[: row.index("</div>\n  </div>")]
+    assert row.count("aih-tl-attempt") == 1  # the failed attempt's bar stays on the axis
+    step = StepRun.objects.get(run=run, name="s0")
+    assert [(e["attempt"], e["error"]) for e in step.attempt_log] == [(1, error)]
 
 
 def test_the_live_fragment_is_the_changing_part_only(client, alice, make_run) -> None:
@@ -155,6 +179,14 @@ def test_an_editor_resumes_a_failed_run(client, alice, make_run, django_capture_
     assert [str(m) for m in response.context["messages"]] == [f"Run {run.pk} resumed."]
     step = StepRun.objects.get(run=run, name="s0")
     assert (step.status, step.attempts) == ("failed", 2)  # the same message fails again, on the same row
+    # the first failed attempt stays in the step's log (and on the timeline), with its turn
+    [first] = step.attempt_log
+    first_turn = AgentTurn.objects.filter(agent_key="lecteur").order_by("pk").first()
+    assert (first["attempt"], first["turn_id"], first["error"]) == (1, first_turn.pk, first_turn.error)
+    assert first["ended_at"] <= step.started_at.isoformat()
+    page = client.get(run_url(run)).content.decode()
+    row = page[page.index('class="aih-tl-row" data-step="s0"') :]
+    assert row[: row.index("</div>\n  </div>")].count("aih-tl-attempt") == 1
 
 
 def test_a_viewer_sees_no_buttons_and_may_not_post(client, vic, make_run) -> None:

@@ -88,9 +88,33 @@ def test_text_from_a_definition_is_escaped() -> None:
 T0 = datetime(2026, 11, 30, 20, 0, tzinfo=UTC)
 
 
-def step(name: str, status: str, start: float | None = None, end: float | None = None) -> SimpleNamespace:
-    at = lambda seconds: None if seconds is None else T0 + timedelta(seconds=seconds)  # noqa: E731
-    return SimpleNamespace(name=name, status=status, started_at=at(start), finished_at=at(end))
+def at(seconds: float | None) -> datetime | None:
+    return None if seconds is None else T0 + timedelta(seconds=seconds)
+
+
+def step(
+    name: str,
+    status: str,
+    start: float | None = None,
+    end: float | None = None,
+    *,
+    earlier: list[tuple[float, float, str]] = (),
+    retry: float | None = None,
+) -> SimpleNamespace:
+    log = [
+        {"attempt": number, "started_at": at(s).isoformat(), "ended_at": at(e).isoformat(), "error": error}
+        for number, (s, e, error) in enumerate(earlier, start=1)
+    ]
+    attempts = len(log) + (start is not None and status != "pending")
+    return SimpleNamespace(
+        name=name,
+        status=status,
+        started_at=at(start),
+        finished_at=at(end),
+        attempts=attempts,
+        attempt_log=log,
+        retry_at=at(retry),
+    )
 
 
 def test_a_sequential_run_draws_bars_one_after_the_other() -> None:
@@ -130,3 +154,26 @@ def test_a_run_with_no_started_step_has_no_axis() -> None:
 def test_short_runs_read_in_milliseconds() -> None:
     timeline = run_timeline([step("a", "failed", 0, 0.031)], now=T0)
     assert (timeline.bars[0].label, timeline.ticks[-1]) == ("31 ms", (100, "31 ms"))
+
+
+def test_a_retried_step_keeps_every_attempt_on_the_axis() -> None:
+    # Attempt 1 ran 0-1 s and failed; the step waits for its retry at 3 s: its bar is
+    # the failed attempt, which stays put (the step's started_at is that attempt's).
+    waiting = [step("a", "pending", 0, earlier=[(0, 1, "Attempt 1 failed (503)")], retry=3), step("b", "pending")]
+    timeline = run_timeline(waiting, now=T0 + timedelta(seconds=2))
+    a = timeline.bars[0]
+    assert (timeline.span_ms, a.started, a.label) == (1000, False, "retry at 20:00:03")
+    assert [(e.left, e.width, e.label) for e in a.earlier] == [(0, 100.0, "attempt 1: 1.0 s · Attempt 1 failed (503)")]
+
+    # Attempt 2 runs from 3 s: both attempts on one track, the first where it was.
+    running = [step("a", "running", 3, earlier=[(0, 1, "Attempt 1 failed (503)")]), step("b", "pending")]
+    timeline = run_timeline(running, now=T0 + timedelta(seconds=4))
+    a = timeline.bars[0]
+    assert timeline.span_ms == 4000
+    assert [(e.left, e.width) for e in a.earlier] == [(0, 25.0)]
+    assert (a.left, a.width, a.label) == (75.0, 25.0, "1.0 s so far")
+
+
+def test_a_retry_whose_time_has_come_says_it_is_retrying() -> None:
+    waiting = step("a", "pending", 0, earlier=[(0, 1, "")], retry=1)
+    assert run_timeline([waiting], now=T0 + timedelta(seconds=2)).bars[0].label == "retrying"

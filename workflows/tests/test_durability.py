@@ -195,6 +195,11 @@ def test_a_transient_failure_is_retried_with_backoff_then_succeeds(workspace, op
     turns = AgentTurn.objects.filter(agent_key="flaky").order_by("started_at")
     assert [t.status for t in turns] == ["failed", "succeeded"]
     assert turns[0].error.startswith("Provider error (unavailable)")
+    # The failed attempt is in the step's log, with its turn: the run page draws it.
+    [first] = step.attempt_log
+    assert (first["attempt"], first["turn_id"]) == (1, turns[0].pk)
+    assert first["error"].startswith("Attempt 1 failed (Provider error (unavailable)")
+    assert first["started_at"] < first["ended_at"] <= step.started_at.isoformat()
 
 
 @pytest.mark.django_db(transaction=True)
@@ -252,6 +257,7 @@ def test_the_sweep_gives_a_dead_workers_step_another_attempt(started, django_cap
     lecture = steps_of(started)["lecture"]
     assert (lecture.status, lecture.attempts, lecture.lease_expires_at) == ("pending", 1, None)
     assert lecture.error.startswith("The worker running attempt 1 stopped answering (its lease expired at ")
+    assert [(e["attempt"], e["error"], e["turn_id"]) for e in lecture.attempt_log] == [(1, lecture.error, None)]
     assert len(sent) == 1
     with django_capture_on_commit_callbacks() as sent:
         assert workflow_runs_revive()["steps_recovered"] == 0  # safe to run twice

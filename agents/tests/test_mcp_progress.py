@@ -1,0 +1,99 @@
+"""`run_agent_test` while its turn runs (issue 31), driven by the official MCP client:
+progress notifications to a client that sent a progress token, and a cancelled call
+that stops waiting while the turn, on a thread of its own, goes on to its end. The
+model is a local OpenAI-protocol server that answers only when the test lets it."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from agents.models import AgentTurn, Preset
+from aihummer.mcp import build_server
+from aihummer.models import User, Workspace
+from aihummer.tests.factories import make_agent, make_key, openai_preset
+from aihummer.tests.mcp_helpers import in_thread, ok, with_client
+from aihummer.tests.waiting import wait_until
+from workflows.tests.fake_openai import FakeOpenAI
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def answer_now() -> threading.Event:
+    return threading.Event()
+
+
+@pytest.fixture
+def held_model(workspace: Workspace, ada: User, answer_now: threading.Event) -> Iterator[Preset]:
+    """A model that answers once `answer_now` is set (a test's bound: 60 s)."""
+
+    def reply(body: dict) -> str:
+        answer_now.wait(60)
+        return "Voilà."
+
+    with FakeOpenAI(reply=reply) as server:
+        preset = openai_preset(workspace, server, by=ada)
+        make_agent(workspace, "writer", "Écris.", by=ada, preset=preset)
+        yield preset
+
+
+@pytest.fixture
+def raw_key(workspace: Workspace, alice: User) -> str:
+    return make_key(workspace, "progress-bot", "read,write", owner=alice)[1]
+
+
+def test_run_agent_test_reports_its_turn_to_a_client_that_asked(
+    held_model: Preset, answer_now: threading.Event, raw_key: str
+) -> None:
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
+        answer_now.set()  # the model answers once the client heard the turn started
+
+    async def work(client: Client) -> Any:
+        arguments = {"agentKey": "writer", "input": "Bonjour"}
+        return await client.call_tool("run_agent_test", arguments, progress_callback=on_progress)
+
+    body = ok(with_client(Client(build_server(api_key=raw_key)), work))
+
+    assert body["answer"] == "Voilà."
+    assert seen == [(0, 1, "Running one turn of writer"), (1, 1, "Turn succeeded")]
+
+
+def test_a_cancelled_call_stops_waiting_and_the_turn_goes_on(
+    held_model: Preset, answer_now: threading.Event, raw_key: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def work(client: Client) -> tuple[str, Any]:
+        started = anyio.Event()
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            started.set()
+
+        async with anyio.create_task_group() as group:
+            arguments = {"agentKey": "writer", "input": "Bonjour"}
+            group.start_soon(lambda: client.call_tool("run_agent_test", arguments, progress_callback=on_progress))
+            await started.wait()
+            group.cancel_scope.cancel()
+        # The model has not answered yet (a turn without tool calls is written when it
+        # ends): the session serves another call meanwhile.
+        after = await client.call_tool("list_agents", {})
+        turns = await in_thread(AgentTurn.objects.count)
+        return turns, after
+
+    with caplog.at_level(logging.INFO, logger="aihummer.mcp"):
+        turns_while_cancelled, after = with_client(Client(build_server(api_key=raw_key)), work)
+
+    assert turns_while_cancelled == 0
+    assert ok(after)["count"] == 1
+    assert "MCP run_agent_test: the client cancelled the call or went away; stopped waiting" in caplog.text
+    answer_now.set()
+    wait_until(lambda: AgentTurn.objects.filter(status="succeeded").exists())
+    assert AgentTurn.objects.get().answer == "Voilà."
