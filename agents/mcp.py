@@ -8,6 +8,7 @@ of Synapse) and issue 16.
 
 from __future__ import annotations
 
+import time
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -44,7 +45,7 @@ from agents.services import (
 )
 from aihummer.actors import Verb
 from aihummer.exceptions import ApplicationError, NotFound
-from aihummer.mcp import Caller, Out, ToolOutput, comma_list, run_beside, tool
+from aihummer.mcp import Caller, Out, Progress, ToolOutput, comma_list, run_beside, tool
 
 PENDING_MESSAGE = (
     "Proposal queued for human review (pending). It will NOT affect the live agent until an admin approves it."
@@ -582,13 +583,32 @@ def send_message(
             pattern=r"^[a-z0-9_-]{1,50}$",
         ),
     ] = "mcp",
+    peer: Annotated[
+        str | None,
+        Field(
+            description="The person this key speaks for, by your own id for them (1 to 60 of A-Z a-z 0-9 _ . : @ + -); "
+            "needs the key's vouch scope. Their conversation is then api_key:<the key's id>/<this id>. "
+            "Omitted: the key's own conversation.",
+        ),
+    ] = None,
 ) -> dict:
     """Send a message to an agent in your conversation with it (one per channel, or one
     across channels when its runtime policy says per-peer) and return its answer. The
     agent is sent the conversation's recent history under its runtime policy; the
-    message, the answer and the turn are recorded (see inspect_agent_debug)."""
+    message, the answer and the turn are recorded (see inspect_agent_debug). With a
+    progress token, progress notifications carry the answer so far as it is written
+    (progress: its length in characters)."""
     agent = agent_get_by_key(actor=caller.actor, workspace=caller.workspace, key=agentKey)
-    reply = conversation_send(agent=agent, actor=caller.actor, message=message, channel=channel)
+    streamed = AnswerSoFar(caller.progress)
+    reply = conversation_send(
+        agent=agent,
+        actor=caller.actor,
+        message=message,
+        channel=channel,
+        peer=peer,
+        on_event=streamed.on_event if caller.progress is not None else None,
+    )
+    streamed.flush()
     turn = reply.turn
     result = {
         "agentKey": agent.key,
@@ -605,6 +625,32 @@ def send_message(
             f"The turn failed: {turn.error}", extra={k: result[k] for k in ("conversationId", "turnId")}
         )
     return result
+
+
+ANSWER_PROGRESS_SECONDS = 0.2  # at most this often a notification of the answer so far
+
+
+class AnswerSoFar:
+    """A turn's text deltas to progress notifications of its answer so far (progress:
+    its length in characters), sent at most every ANSWER_PROGRESS_SECONDS and once
+    more at the end, for a client that asked for progress."""
+
+    def __init__(self, progress: Progress | None) -> None:
+        self.progress = progress
+        self.text: list[str] = []
+        self.sent_at = 0.0
+
+    def on_event(self, kind: str, data: dict) -> None:
+        if kind == "delta":
+            self.text.append(data["text"])
+            if time.monotonic() - self.sent_at >= ANSWER_PROGRESS_SECONDS:
+                self.flush()
+
+    def flush(self) -> None:
+        if self.progress is not None and self.text:
+            self.sent_at = time.monotonic()
+            so_far = "".join(self.text)
+            self.progress.report(len(so_far), None, so_far)  # a repeat of the last length is not sent
 
 
 # --- maintaining -------------------------------------------------------------------------------

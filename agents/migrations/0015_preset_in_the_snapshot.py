@@ -70,4 +70,13 @@ class Migration(migrations.Migration):
             )
             for model_name in ("agent", "historicalagent")
         ),
+        migrations.AlterField(
+            model_name="conversation",
+            name="peer",
+            field=models.CharField(
+                help_text="The verified peer: `user:<id>` (a person, or a key's owner), `api_key:<id>`, or "
+                "`api_key:<id>/<peer>` (a person that key vouches for, with its vouch scope).",
+                max_length=100,
+            ),
+        ),
     ]
