@@ -21,6 +21,7 @@ from agents.services import (
     prompt_version_propose,
 )
 from agents.snapshot import content_hash
+from agents.tests.helpers import stored_snapshot
 from agents.tiers import Reason, change_tier
 from aihummer.actors import Actor
 from aihummer.tests.factories import make_agent
@@ -221,16 +222,7 @@ def test_every_version_names_its_agents_preset_after_the_migration():
     executor.migrate([BEFORE])
     others = [node for node in executor.loader.graph.leaf_nodes() if node[0] != "agents"]
     old = executor.loader.project_state([BEFORE, *others]).apps
-    snapshot = {
-        "schema": 1,
-        "identity": {"name": "Camille", "role": "", "persona": "", "language": "", "goals": []},
-        "system_prompt": None,
-        "sections": [],
-        "onboarding": "",
-        "skills": [],
-        "runtime_policy": {},
-        "allowed_tool_names": [],
-    }
+    snapshot = stored_snapshot({})
     with transaction.atomic():
         workspace = old.get_model("aihummer", "Workspace").objects.create(slug="acme", name="Acme")
         preset = old.get_model("agents", "Preset").objects.create(
