@@ -19,7 +19,7 @@ from django.utils import timezone
 from pydantic import Field
 
 from agents import catalog
-from agents.models import Agent, AgentTurn, DebugLog, Preset, PromptVersion
+from agents.models import Agent, AgentTurn, ApprovalRequest, DebugLog, Preset, PromptVersion
 from agents.rendering import render_system_prompt
 from agents.runtime import agent_run_test, conversation_send
 from agents.runtime.debug import redact
@@ -28,6 +28,7 @@ from agents.selectors import (
     agent_get_by_key,
     agent_list,
     agent_open_proposals,
+    approval_requests_waited_for,
     debug_log_as_sent,
     debug_log_get,
     debug_log_ids,
@@ -146,6 +147,19 @@ class CallUsage(Usage):
     cached_prompt_tokens: int
 
 
+class WaitingFor(Out):
+    """The tool call a waiting turn (or run step) waits for a person to decide."""
+
+    approvalId: int
+    tool: str
+    reviewUrl: str = pydantic.Field(description="The admin page where a person decides it (hand it to one).")
+
+
+WAITING_FOR = pydantic.Field(
+    default=None, description="Only while a tool call waits for a person's approval: which, and where to decide it."
+)
+
+
 class LiveVersion(Out):
     versionId: int
     number: int
@@ -228,17 +242,21 @@ class RunAgentTestOutput(ToolOutput):
     versionNumber: int | None
     usage: Usage
     costUsd: float
+    waitingFor: WaitingFor | None = WAITING_FOR
 
 
 class SendMessageOutput(ToolOutput):
     agentKey: str
     conversationId: int
     messageCount: int
-    answer: str | None
+    answer: str | None = pydantic.Field(description="null while the turn waits (see waitingFor).")
     turnId: int
+    turnStatus: str = pydantic.Field(description="succeeded, or waiting for a person (waitingFor).")
     versionNumber: int | None
     model: str
     usage: Usage
+    waitingFor: WaitingFor | None = WAITING_FOR
+    message: str | None = pydantic.Field(default=None, description="Only while the turn waits: what happens next.")
 
 
 class UpdateAgentOutput(ToolOutput):
@@ -272,6 +290,21 @@ class DeletePresetOutput(ToolOutput):
 
 
 # --- formatting ---------------------------------------------------------------------------
+def waiting_for(caller: Caller, requests: list[ApprovalRequest]) -> dict | None:
+    """`waitingFor` of an answer: the oldest of the calls waiting for a person."""
+    if not requests:
+        return None
+    request = requests[0]
+    path = reverse("admin:agents_approvalrequest_review", args=[request.pk])
+    return {"approvalId": request.pk, "tool": request.tool_name, "reviewUrl": caller.link(path)}
+
+
+def turn_waiting_for(caller: Caller, turn: AgentTurn) -> dict | None:
+    if turn.status != AgentTurn.Status.WAITING:
+        return None  # no query for the others
+    return waiting_for(caller, approval_requests_waited_for(turn_id=turn.pk))
+
+
 def review_url(caller: Caller, version: PromptVersion) -> str | None:
     """The admin page where a person reviews a pending version (None once decided)."""
     if not version.is_pending:
@@ -564,6 +597,7 @@ def run_agent_test(
         "versionNumber": turn.version_number,
         "usage": _usage(turn.input_tokens, turn.output_tokens),
         "costUsd": float(turn.cost_usd),
+        "waitingFor": turn_waiting_for(caller, turn),
     }
     if turn.status != AgentTurn.Status.SUCCEEDED:
         raise ApplicationError(f"The turn failed: {turn.error}", extra={k: result[k] for k in ("debugId", "turnId")})
@@ -616,10 +650,18 @@ def send_message(
         "messageCount": reply.conversation.message_count,
         "answer": reply.answer.text if reply.answer else None,
         "turnId": turn.pk,
+        "turnStatus": turn.status,
         "versionNumber": turn.version_number,
         "model": turn.model,
         "usage": _usage(turn.input_tokens, turn.output_tokens),
+        "waitingFor": turn_waiting_for(caller, turn),
     }
+    if turn.status == AgentTurn.Status.WAITING:
+        result["message"] = (
+            "A tool call waits for a person's approval (waitingFor.reviewUrl). Once decided, the turn goes on "
+            "and its answer is added to this conversation."
+        )
+        return result
     if turn.status != AgentTurn.Status.SUCCEEDED:
         raise ApplicationError(
             f"The turn failed: {turn.error}", extra={k: result[k] for k in ("conversationId", "turnId")}

@@ -12,7 +12,9 @@ the admin, the API and MCP show the same text and no pydantic error escapes.
 from __future__ import annotations
 
 import ast
+import json
 import re
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from django.core.exceptions import ValidationError
@@ -20,7 +22,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 from pydantic import ValidationError as PydanticValidationError
 from pydantic_core import ErrorDetails, PydanticCustomError
 
-from agents.policy_upgrades import from_first_release, is_first_release
+from agents.policy_upgrades import from_allowed_agents, from_first_release, is_first_release, names_allowed_agents
 from aihummer.jsonsafe import require_storable
 
 AGENT_KEY_PATTERN = r"^[a-z0-9_-]{1,50}$"
@@ -169,24 +171,31 @@ class SessionPolicy(StrictModel):
 
 
 class ChildrenPolicy(StrictModel):
-    """Child agents: how deep, how many, how long, and how long finished ones stay listed."""
+    """Child agents: how deep, how many, how long, and how long finished ones stay listed.
+    A number replaces the global setting for this agent, lower or higher; null takes it."""
 
-    max_depth: int = Field(1, ge=0, le=4, description="How deep children may nest; 0 forbids children.")
-    max_concurrent: int = Field(2, ge=1, le=8, description="Children running at once.")
+    max_depth: int | None = Field(
+        None,
+        ge=0,
+        le=4,
+        description="How deep children may nest below the tree's root, never deeper than the delegating "
+        "agent's own limit; 0 forbids children. null: AIHUMMER_SUBAGENT_MAX_DEPTH.",
+    )
+    max_concurrent: int = Field(2, ge=1, le=8, description="Children running at once in one execution tree.")
     max_per_parent: int = Field(3, ge=0, le=5, description="Children one turn may start.")
-    timeout_seconds: int = Field(600, ge=1, le=172_800, description="Seconds a child may run, at most 48 hours.")
+    timeout_seconds: int | None = Field(
+        None,
+        ge=1,
+        le=172_800,
+        description="Seconds a child may run, at most 48 hours and never more than its parent has left. "
+        "null: AIHUMMER_SUBAGENT_TIMEOUT_SEC.",
+    )
     archive_after_minutes: int = Field(
         60,
         ge=0,
         le=43_200,
         description="Minutes after which this agent's finished child turns leave the default list of turns "
         "(never deleted).",
-    )
-    allowed_agents: Annotated[list[AgentKey], AfterValidator(_unique)] = Field(
-        default=[],
-        max_length=50,
-        json_schema_extra={"uniqueItems": True},
-        description=f"Agent keys that may be started as children; empty means any agent of the workspace. {OWN_FIELD}",
     )
 
 
@@ -216,10 +225,78 @@ class AppPolicy(StrictModel):
     )
 
 
+# A verified peer as conversations name it (`agents.runtime.conversations`), or a
+# Telegram user for the channel connector to come: no pattern admits a wildcard.
+PEER_ID_PATTERN = r"^((user|api_key|operator|run):[A-Za-z0-9_.:@+/-]{1,80}|telegram:[0-9]{1,20})$"
+TELEGRAM_ID_PATTERN = r"^telegram:[0-9]{1,20}$"
+TOOL_NAME_PATTERN = r"^[a-z][a-z0-9_]{0,63}$"
+PeerId = Annotated[str, StringConstraints(pattern=PEER_ID_PATTERN)]
+TelegramId = Annotated[str, StringConstraints(pattern=TELEGRAM_ID_PATTERN)]
+ToolName = Annotated[str, StringConstraints(pattern=TOOL_NAME_PATTERN)]
+
+
+def _distinct(*, limit: int, description: str, default: list | None = None) -> Any:
+    """A list field of distinct items, at most `limit` of them."""
+    return Field(
+        default=default,
+        max_length=limit,
+        json_schema_extra={"uniqueItems": True},
+        description=description,
+    )
+
+
 class InteractionPolicy(StrictModel):
-    """Explicit interaction rights, without wildcards or tenant-wide grants. The
-    document's fields (user_ids, spawn_agent_ids, session_visibility, …) are accepted
-    each with its enforcement; none is yet."""
+    """Explicit interaction rights: lists of named peers, agents and tools, never a
+    wildcard nor a grant to the whole workspace. A right only narrows what the agent's
+    tools already allow; it grants no tool."""
+
+    user_ids: Annotated[list[PeerId], AfterValidator(_unique)] | None = _distinct(
+        limit=500,
+        description="The verified peers who may talk to the agent, as conversations name them (user:<id>, "
+        "api_key:<id>, api_key:<id>/<vouched id>, telegram:<id>): a conversation message from anyone else is "
+        "refused. null: anyone who may run the agent.",
+    )
+    spawn_agent_ids: Annotated[list[AgentKey], AfterValidator(_unique)] | None = _distinct(
+        limit=50,
+        description="Keys of the agents it may start as children ([]: none). null: any agent of the workspace "
+        "its delegate tool reaches.",
+    )
+    session_agent_ids: Annotated[list[AgentKey], AfterValidator(_unique)] = _distinct(
+        limit=50,
+        default=[],
+        description="Agents whose conversations it may read when session_visibility is granted.",
+    )
+    session_visibility: Literal["self", "agent", "granted"] = Field(
+        "self",
+        description="Whose conversations its tools may read: self, the conversation its turn answers; agent, "
+        "every conversation of this agent; granted, those and the conversations of session_agent_ids.",
+    )
+    session_send: bool = Field(False, description="Whether it may post into another conversation.")
+    child_tool_deny: Annotated[list[ToolName], AfterValidator(_unique)] = _distinct(
+        limit=50,
+        default=[],
+        description="Tools its children (and theirs) are never offered, whatever their own tools.",
+    )
+    child_leaf_tool_deny: Annotated[list[ToolName], AfterValidator(_unique)] = _distinct(
+        limit=50,
+        default=[],
+        description="Tools its leaf children (those at the depth limit, which may not delegate) are never offered.",
+    )
+    elevated_telegram_user_ids: Annotated[list[TelegramId], AfterValidator(_unique)] = _distinct(
+        limit=100,
+        default=[],
+        description="Telegram users, a subset of user_ids, who may ask for an explicitly elevated code_exec "
+        "run (approvals still apply); kept for the channel connector that reads it.",
+    )
+
+    @model_validator(mode="after")
+    def _elevated_are_users(self) -> InteractionPolicy:
+        missing = [peer for peer in self.elevated_telegram_user_ids if peer not in (self.user_ids or [])]
+        if missing:
+            raise ValueError(
+                f"elevated_telegram_user_ids must be a subset of user_ids (not in it: {', '.join(missing)})"
+            )
+        return self
 
 
 class RuntimePolicy(StrictModel):
@@ -239,7 +316,7 @@ class RuntimePolicy(StrictModel):
     max_iterations: int = Field(16, ge=1, le=256, description="Model calls one turn's tool loop may make.")
     app: AppPolicy = Field(AppPolicy(), description="Options of the AiHummer application.")
     interaction: InteractionPolicy = Field(
-        InteractionPolicy(), description="Explicit interaction rights; none is accepted yet."
+        InteractionPolicy(), description="Explicit interaction rights: peers, children, conversations, tools."
     )
 
     @field_validator("version", mode="before")
@@ -287,7 +364,72 @@ def upgrade_stored_policy(data: object) -> object:
     """A stored policy in the current format: a version recorded in an earlier format
     keeps it in the database (history is never rewritten) and is upgraded when read, to
     run, restore or clone it. Anything else is returned as it is."""
-    return from_first_release(data) if is_first_release(data) else data
+    if is_first_release(data):
+        data = from_first_release(data)
+    if names_allowed_agents(data):
+        data = from_allowed_agents(data)
+    return data
+
+
+@dataclass(frozen=True)
+class PolicySetting:
+    """One field of a policy as the admin reads it: its path in the section, value,
+    default and what it does."""
+
+    name: str
+    value: object
+    default: object
+    description: str
+
+    @property
+    def is_default(self) -> bool:
+        return self.value == self.default
+
+    @property
+    def value_json(self) -> str:
+        return json.dumps(self.value, ensure_ascii=False)
+
+    @property
+    def default_json(self) -> str:
+        return json.dumps(self.default, ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class PolicySection:
+    key: str  # "" for the top-level fields
+    description: str
+    settings: list[PolicySetting]
+
+
+def runtime_policy_sections(data: object) -> list[PolicySection]:
+    """A stored policy as sections of settings, each with its value and default: the
+    top-level fields first, then one section per block (nested blocks flattened into
+    dotted names). A field the stored document lacks reads as its default."""
+    data = upgrade_stored_policy(data)
+    general = PolicySection("", "", [])
+    sections = [general]
+    for name, field in RuntimePolicy.model_fields.items():
+        default = field.default
+        value = data.get(name, default) if isinstance(data, dict) else default
+        if isinstance(default, BaseModel):
+            settings = _settings(type(default), default.model_dump(mode="json"), value)
+            sections.append(PolicySection(name, field.description or "", settings))
+        else:
+            general.settings.append(PolicySetting(name, value, default, field.description or ""))
+    return sections
+
+
+def _settings(model: type[BaseModel], defaults: dict, values: object, prefix: str = "") -> list[PolicySetting]:
+    values = values if isinstance(values, dict) else {}
+    settings = []
+    for name, field in model.model_fields.items():
+        default, value = defaults.get(name), values.get(name, defaults.get(name))
+        annotation = field.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            settings += _settings(annotation, default or {}, value, prefix=f"{prefix}{name}.")
+        else:
+            settings.append(PolicySetting(f"{prefix}{name}", value, default, field.description or ""))
+    return settings
 
 
 def runtime_policy_json_schema() -> dict:

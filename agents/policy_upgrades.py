@@ -9,6 +9,10 @@ The first release (before conversations) used names of its own invention; the pr
 document ("Politique d'exécution") names the fields as they are now. History is never
 rewritten: an old version keeps the names it was recorded with, and is upgraded when it
 is read (run, restored or cloned), by `agents.policy.upgrade_stored_policy`.
+
+Then (issue 29) `children.allowed_agents`, a name of ours, became the document's
+`interaction.spawn_agent_ids`, and the interaction block got the document's fields
+(`from_allowed_agents`). Steps run in order: a first-release policy goes through both.
 """
 
 from __future__ import annotations
@@ -124,6 +128,39 @@ def from_first_release(policy: dict) -> dict:
     new["app"].update({k: app[k] for k in ("reasoning_effort", "service_tier") if k in app})
     direct = app.get("direct_completion") if isinstance(app.get("direct_completion"), dict) else {}
     new["app"]["direct_completion"].update({k: direct[k] for k in ("max_tokens", "timeout_ms") if k in direct})
+    return new
+
+
+# The interaction block as `from_allowed_agents` produces it (see the docstring).
+INTERACTION_DEFAULTS = {
+    "user_ids": None,
+    "spawn_agent_ids": None,
+    "session_agent_ids": [],
+    "session_visibility": "self",
+    "session_send": False,
+    "child_tool_deny": [],
+    "child_leaf_tool_deny": [],
+    "elevated_telegram_user_ids": [],
+}
+
+
+def names_allowed_agents(policy: object) -> bool:
+    """Whether `policy` is a stored policy with `children.allowed_agents` (issue 28's format)."""
+    return isinstance(policy, dict) and "allowed_agents" in _block(policy, "children")
+
+
+def from_allowed_agents(policy: dict) -> dict:
+    """`policy` with `children.allowed_agents` moved to `interaction.spawn_agent_ids`
+    (its empty list meant any agent: null) and the interaction block's defaults filled
+    in. Its explicit `max_depth` and `timeout_seconds` stay numbers: they now replace
+    the globals, so an agent keeps the limits it had under their defaults (2 and 600 s)."""
+    new = copy.deepcopy(policy)
+    allowed = new["children"].pop("allowed_agents")
+    new["interaction"] = {
+        **copy.deepcopy(INTERACTION_DEFAULTS),
+        **_block(new, "interaction"),
+        "spawn_agent_ids": list(allowed) if isinstance(allowed, list) and allowed else None,
+    }
     return new
 
 

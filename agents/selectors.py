@@ -5,13 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Model, QuerySet
+from django.db import connection
+from django.db.models import Exists, Model, OuterRef, Q, QuerySet
+from django.utils.translation import gettext_lazy
 
 from agents.judge import band
 from agents.models import (
     Agent,
     AgentTurn,
     ApprovalPolicy,
+    ApprovalRequest,
     CaseResult,
     Conversation,
     ConversationMessage,
@@ -155,6 +158,71 @@ def debug_log_page(*, turn: AgentTurn, number: int | str | None) -> Page:
             tools = _latest_stored(logs, log.sequence, "tools_offered", [])
         log.sent_system_prompt, log.sent_tools = system_prompt, tools
     return page
+
+
+# --- where a turn came from (the turns list's origin filter, the turn page's links) -------
+TURN_ORIGINS = [
+    ("evidence", gettext_lazy("Evidence runs")),
+    ("try_it", gettext_lazy("Try it (dry runs)")),
+    ("workflow", gettext_lazy("Workflow steps")),
+    ("conversation", gettext_lazy("Conversations")),
+    ("direct", gettext_lazy("Direct (API, MCP, CLI)")),
+]
+
+
+def _step_runs() -> QuerySet:
+    # Workflows' step rows, reached through their relation to turns: agents never
+    # import workflows (models import downward).
+    return AgentTurn._meta.get_field("step_runs").related_model.objects
+
+
+def agent_turns_from(queryset: QuerySet, origin: str) -> QuerySet:
+    """The turns of `queryset` that came from `origin` (one of TURN_ORIGINS); a
+    delegated turn counts with its parent. A workflow step's earlier, failed attempts
+    are found by the turn page (through the step's attempt log), not by this filter."""
+
+    def came_from(ref: str) -> dict[str, Exists]:
+        return {
+            "evidence": Exists(CaseResult.objects.filter(turn_id=OuterRef(ref))),
+            "conversation": Exists(ConversationMessage.objects.filter(turn_id=OuterRef(ref))),
+            "workflow": Exists(_step_runs().filter(turn_id=OuterRef(ref))),
+        }
+
+    own, parents = came_from("pk"), came_from("parent_id")
+    kinds = {kind: Q(own[kind]) | Q(parents[kind]) for kind in own}
+    kinds["try_it"] = Q(dry_run=True) & ~kinds["evidence"]
+    kinds["direct"] = Q(dry_run=False) & ~kinds["workflow"] & ~kinds["conversation"]
+    return queryset.filter(kinds[origin]) if origin in kinds else queryset
+
+
+@dataclass(frozen=True)
+class TurnOrigin:
+    """Where one turn came from, with what its page links to."""
+
+    kind: str
+    step: Model | None = None  # a workflow step (run_id, name)
+    conversation_id: int | None = None
+    evidence_version_id: int | None = None
+
+
+def agent_turn_origin(*, turn: AgentTurn) -> TurnOrigin:
+    """The origin of `turn` (or of its parent, for a delegated turn), in at most four
+    queries."""
+    ids = [turn.pk, *([turn.parent_id] if turn.parent_id else [])]
+    steps = _step_runs().only("run_id", "name")
+    step = steps.filter(turn_id__in=ids).first()
+    if step is None and connection.features.supports_json_field_contains:
+        # An earlier attempt's turn: the step's row points at its newest turn only.
+        step = steps.filter(attempt_log__contains=[{"turn_id": turn.pk}]).first()
+    if step is not None:
+        return TurnOrigin("workflow", step=step)
+    message = ConversationMessage.objects.filter(turn_id__in=ids).values_list("conversation_id", flat=True).first()
+    if message is not None:
+        return TurnOrigin("conversation", conversation_id=message)
+    version = CaseResult.objects.filter(turn_id__in=ids).values_list("run__version_id", flat=True).first()
+    if version is not None:
+        return TurnOrigin("evidence", evidence_version_id=version)
+    return TurnOrigin("try_it" if turn.dry_run else "direct")
 
 
 def _latest_stored(logs: QuerySet, before: int, field: str, blank: object) -> object:
@@ -319,6 +387,16 @@ def debug_log_ids(*, turn: AgentTurn) -> list[int]:
     sandbox turn only for who may see it): its logs are sandbox rows too, so
     `all_objects`, where `turn.debug_logs` would hide them."""
     return list(DebugLog.all_objects.filter(turn=turn).order_by("sequence").values_list("pk", flat=True))
+
+
+def approval_requests_waited_for(*, turn_id: int | None = None, run_id: object = None) -> list[ApprovalRequest]:
+    """The calls a waiting turn (or a waiting run's steps) wait for a person to decide,
+    oldest first: pending requests. The caller resolved the turn or run (a sandbox one
+    only for who may see it), hence `all_objects`."""
+    requests = ApprovalRequest.all_objects.pending().order_by("created_at", "pk")
+    if turn_id is not None:
+        return list(requests.filter(turn_id=turn_id))
+    return list(requests.filter(run_id=run_id))
 
 
 def debug_log_as_sent(log: DebugLog) -> tuple[str, list, list]:

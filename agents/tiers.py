@@ -5,9 +5,9 @@
   or a setting that grants nothing (pruning, session, memory notes);
 - `identity`: the identity fields, and the system prompt that overrides them all;
 - `power`: a tool added, a limit raised (iterations, children, budgets), children
-  allowed to be any or more agents, interaction rights changed, another preset (another
-  model, provider or credential answers); a new agent's first version (it is given
-  everything at once).
+  allowed to be any or more agents (`interaction.spawn_agent_ids`), any other
+  interaction right changed, another preset (another model, provider or credential
+  answers); a new agent's first version (it is given everything at once).
 
 The strictest tier a change touches applies; each diff line that put a tier there is
 kept as its reason, so the review page can say why.
@@ -17,13 +17,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.conf import settings
+
 from agents.diff import snapshot_diff
 
 WORDING, IDENTITY, POWER = "wording", "identity", "power"
 TIERS = (WORDING, IDENTITY, POWER)  # mildest first
 
 # Policy values whose rise widens what a turn may do or spend. `None` means "the
-# model's own maximum" where the field allows it: the widest value.
+# model's own maximum" where the field allows it (the widest value), but where it is
+# the global setting (`NULL_IS_GLOBAL`).
 RAISING_WIDENS = frozenset(
     {
         "max_iterations",
@@ -81,13 +84,27 @@ def change_tier(before: dict | None, after: dict) -> tuple[str, list[Reason]]:
 
 def _policy_reason(path: str, old: object, new: object) -> Reason:
     shown = f"runtime_policy.{path}: {_shown(old)} → {_shown(new)}"
+    if path == "interaction.spawn_agent_ids":
+        return Reason(POWER if _widens_agents(old, new) else WORDING, shown)
     if path.startswith("interaction."):
         return Reason(POWER, f"{shown} (interaction rights)")
-    if path == "children.allowed_agents":
-        return Reason(POWER if _widens_agents(old, new) else WORDING, shown)
     if path in RAISING_WIDENS:
+        old, new = _global_for_null(path, old), _global_for_null(path, new)
         return Reason(POWER, f"{shown} (raised)") if _raised(old, new) else Reason(WORDING, f"{shown} (lowered)")
     return Reason(WORDING, shown)
+
+
+# Where null is the global setting (`agents.runtime.tree`), compared at its value now.
+NULL_IS_GLOBAL = {
+    "children.max_depth": "AIHUMMER_SUBAGENT_MAX_DEPTH",
+    "children.timeout_seconds": "AIHUMMER_SUBAGENT_TIMEOUT_SEC",
+}
+
+
+def _global_for_null(path: str, value: object) -> object:
+    if value is None and path in NULL_IS_GLOBAL:
+        return getattr(settings, NULL_IS_GLOBAL[path])
+    return value
 
 
 def _raised(old: object, new: object) -> bool:
@@ -97,18 +114,17 @@ def _raised(old: object, new: object) -> bool:
 
 
 def _widens_agents(old: object, new: object) -> bool:
-    """Empty means any agent of the workspace: the widest list of all."""
-    old, new = list(old or []), list(new or [])
-    if not new:
-        return bool(old)
-    return bool(old) and bool(set(new) - set(old))
+    """null means any agent of the workspace, the widest of all; [] none."""
+    if new is None:
+        return old is not None
+    return old is not None and bool(set(new) - set(old))
 
 
 def _shown(value: object) -> str:
     if value is None:
         return "null"
     if isinstance(value, list):
-        return "[" + ", ".join(map(str, value)) + "]" if value else "[] (any)"
+        return "[" + ", ".join(map(str, value)) + "]"
     return str(value)
 
 

@@ -28,7 +28,7 @@ from django.utils.safestring import SafeString
 from django.utils.timesince import timesince
 from django.views.decorators.http import require_POST
 
-from agents.models import PromptVersion
+from agents.models import Agent, PromptVersion
 from agents.templatetags.desk_format import duration_ms, money
 from aihummer import service_checks
 from aihummer.actors import Verb
@@ -70,13 +70,28 @@ def status_badge(status: str) -> SafeString:
     )
 
 
-def definition_graph(definition: object, statuses: dict[str, str] | None = None) -> SafeString | None:
-    """The step graph of a stored definition (agents are not looked up: a picture, not a
-    validation), or None for one that does not compile."""
+def definition_graph(
+    definition: object, statuses: dict[str, str] | None = None, agent_urls: dict[str, str] | None = None
+) -> SafeString | None:
+    """The step graph of a stored definition (its agents are not validated: a picture),
+    boxes linked to the agents in `agent_urls`, or None for one that does not compile."""
     try:
-        return graph_svg(compile_definition(definition), statuses)
+        return graph_svg(compile_definition(definition), statuses, agent_urls)
     except DefinitionError:
         return None
+
+
+def agent_urls(workspace_id: int, *definitions: object) -> dict[str, str]:
+    """The admin page of each agent the definitions name, by key: one query."""
+    keys = {
+        step.get("agent_name")
+        for definition in definitions
+        if isinstance(definition, dict) and isinstance(definition.get("steps"), list)
+        for step in definition["steps"]
+        if isinstance(step, dict) and isinstance(step.get("agent_name"), str)
+    }
+    agents = Agent.objects.filter(workspace_id=workspace_id, key__in=keys).values_list("key", "pk")
+    return {key: reverse("admin:agents_agent_change", args=[pk]) for key, pk in agents}
 
 
 def format_duration(delta: timedelta | None) -> str:
@@ -179,7 +194,7 @@ class WorkflowAdmin(WorkspaceScopedAdmin):
         if obj is not None:
             # After a failed save the form has written the draft onto `obj`: draw the stored one.
             saved = obj.definition if draft is None else Workflow.all_objects.get(pk=obj.pk).definition
-            context["graph"] = definition_graph(saved)
+            context["graph"] = definition_graph(saved, agent_urls=agent_urls(obj.workspace_id, saved))
             context["can_start"] = self.actor(request).can(Verb.RUN, obj.workspace) and obj.is_active
         return super().render_change_form(request, context, add, change, form_url, obj)
 
@@ -219,13 +234,20 @@ class WorkflowAdmin(WorkspaceScopedAdmin):
                 messages.success(request, f"Run {run.pk} of {workflow.key} v{run.workflow_version} started.")
                 return redirect("admin:workflows_workflowrun_change", run.pk)
         context = self._context(
-            request, workflow, f"Start a run of {workflow.key}", form=form, graph=definition_graph(workflow.definition)
+            request,
+            workflow,
+            f"Start a run of {workflow.key}",
+            form=form,
+            graph=definition_graph(
+                workflow.definition, agent_urls=agent_urls(workflow.workspace_id, workflow.definition)
+            ),
         )
         return TemplateResponse(request, "admin/workflows/workflow/start.html", context)
 
     def versions_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         workflow = self._workflow(request, object_id)
-        records = workflow.history.select_related("history_user").order_by("history_date", "history_id")
+        records = list(workflow.history.select_related("history_user").order_by("history_date", "history_id"))
+        urls = agent_urls(workflow.workspace_id, *(record.definition for record in records))
         versions: list = []
         for record in records:
             # One entry per definition version: its first record says who made it and when.
@@ -238,7 +260,7 @@ class WorkflowAdmin(WorkspaceScopedAdmin):
                     "number": record.version,
                     "previous": previous.version if previous else None,
                     "diff": definition_diff(previous.definition, record.definition) if previous else None,
-                    "graph": definition_graph(record.definition),
+                    "graph": definition_graph(record.definition, agent_urls=urls),
                     "definition_text": json.dumps(record.definition, indent=2, ensure_ascii=False),
                 }
             )
@@ -459,7 +481,16 @@ class WorkflowRunAdmin(WorkspaceScopedAdmin):
             "run": run,
             "run_badge": status_badge(run.status),
             "steps": steps,
-            "graph": definition_graph(run.definition, {step.name: step.status for step in steps}),
+            "graph": definition_graph(
+                run.definition,
+                {step.name: step.status for step in steps},
+                # The agents the steps ran (their ids are on the rows: no query).
+                {
+                    step.agent_key: reverse("admin:agents_agent_change", args=[step.agent_id])
+                    for step in steps
+                    if step.agent_id
+                },
+            ),
             "timeline": run_timeline(steps, now=now),
             "now": now,
             "duration": format_duration((run.finished_at or now) - run.started_at if run.started_at else None),

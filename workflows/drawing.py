@@ -57,10 +57,13 @@ def graph_layout(plan: Plan) -> dict[str, tuple[int, int]]:
     return placed
 
 
-def graph_svg(plan: Plan, statuses: Mapping[str, str] | None = None) -> SafeString:
+def graph_svg(
+    plan: Plan, statuses: Mapping[str, str] | None = None, agent_urls: Mapping[str, str] | None = None
+) -> SafeString:
     """The plan's steps as boxes (name, agent, `when` condition) with an arrow from each
     dependency; a conditional step has a dashed outline and dashed arrows in. With
-    `statuses`, each box is coloured by its step's status."""
+    `statuses`, each box is coloured by its step's status; with `agent_urls` (by agent
+    key), each box links to its agent's page."""
     layout = graph_layout(plan)
     columns = 1 + max(col for col, _ in layout.values())
     rows = 1 + max(row for _, row in layout.values())
@@ -95,7 +98,12 @@ def graph_svg(plan: Plan, statuses: Mapping[str, str] | None = None) -> SafeStri
                     format_html(' stroke-dasharray="{}"', DASH) if step.when is not None else "",
                 )
             )
-    nodes = [_node(step, *origin(step.name), (statuses or {}).get(step.name)) for step in plan.steps]
+    nodes = [
+        _linked(
+            _node(step, *origin(step.name), (statuses or {}).get(step.name)), (agent_urls or {}).get(step.agent_name)
+        )
+        for step in plan.steps
+    ]
     return format_html(
         '<svg class="aih-graph" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" '
         'role="img" aria-label="{label}"><defs><marker id="aih-arrow" viewBox="0 0 10 10" refX="9" refY="5" '
@@ -107,6 +115,10 @@ def graph_svg(plan: Plan, statuses: Mapping[str, str] | None = None) -> SafeStri
         edges=_join(edges),
         nodes=_join(nodes),
     )
+
+
+def _linked(node: SafeString, url: str | None) -> SafeString:
+    return format_html('<a href="{}" class="aih-node-link">{}</a>', url, node) if url else node
 
 
 def _node(step: object, x: int, y: int, status: str | None) -> SafeString:

@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 
 from django.contrib import admin, messages
+from django.contrib.admin import RelatedOnlyFieldListFilter
 from django.db import models
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
@@ -10,6 +11,8 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.decorators import method_decorator
 from django.utils.html import format_html, format_html_join
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.debug import sensitive_post_parameters
 
 from agents.admin.desk import AgentDeskMixin
@@ -29,8 +32,15 @@ from agents.models import (
     PromptVersion,
     Skill,
 )
+from agents.policy import runtime_policy_sections
 from agents.rendering import render_prefix
-from agents.selectors import agent_pending_proposal_count, debug_log_page
+from agents.selectors import (
+    TURN_ORIGINS,
+    agent_pending_proposal_count,
+    agent_turn_origin,
+    agent_turns_from,
+    debug_log_page,
+)
 from agents.services import (
     agent_delete,
     agent_dependents,
@@ -44,11 +54,6 @@ from agents.templatetags.desk_format import money
 from aihummer import service_checks
 from aihummer.actors import Actor, Verb
 from aihummer.admin_site import SERVICE_ERRORS, ListedFilter, WorkspaceScopedAdmin, service_error_message
-
-
-def pretty_json(value: object) -> str:
-    return format_html("<pre style='white-space:pre-wrap'>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False))
-
 
 # --- credentials ----------------------------------------------------------------------
 
@@ -273,9 +278,14 @@ class AgentAdmin(AgentDeskMixin, WorkspaceScopedAdmin):
     def goals_list(self, obj: Agent) -> str:
         return "; ".join(obj.goals) or "—"
 
-    @admin.display(description="runtime policy")
+    @admin.display(description=gettext_lazy("runtime policy"))
     def runtime_policy_json(self, obj: Agent) -> str:
-        return pretty_json(obj.runtime_policy)
+        # Its sections as a readable form, defaults marked; the JSON one click away.
+        context = {
+            "sections": runtime_policy_sections(obj.runtime_policy),
+            "policy_json": json.dumps(obj.runtime_policy, indent=2, ensure_ascii=False),
+        }
+        return render_to_string("admin/agents/agent/_runtime_policy.html", context)
 
     @admin.display(description="rendered system prompt (first turn)")
     def rendered_prompt(self, obj: Agent) -> str:
@@ -293,15 +303,37 @@ class AgentAdmin(AgentDeskMixin, WorkspaceScopedAdmin):
 
 
 # --- turns and their debug logs (read-only) -------------------------------------------
+class TurnOriginFilter(admin.SimpleListFilter):
+    """Where turns came from: evidence, try-it, a workflow step, a conversation, or a
+    direct call."""
+
+    title = gettext_lazy("origin")
+    parameter_name = "origin"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+        return TURN_ORIGINS
+
+    def queryset(self, request: HttpRequest, queryset: models.QuerySet) -> models.QuerySet:
+        return agent_turns_from(queryset, self.value()) if self.value() else queryset
+
+
 @admin.register(AgentTurn)
 class AgentTurnAdmin(WorkspaceScopedAdmin):
     list_display = ["__str__", "agent_key", "version_number", "status", "dry_run", "model", "cost", "started_at"]
-    list_filter = ["workspace", "status", "dry_run", ListedFilter]
+    list_filter = [
+        "workspace",
+        ("agent", RelatedOnlyFieldListFilter),
+        TurnOriginFilter,
+        "status",
+        "dry_run",
+        ListedFilter,
+    ]
     list_select_related = ["workspace"]
     search_fields = ["agent_key", "message", "answer", "actor_source"]
     readonly_fields = [
         "workspace",
         "agent_link",
+        "origin",
         "version_number",
         "parent",
         "depth",
@@ -324,7 +356,21 @@ class AgentTurnAdmin(WorkspaceScopedAdmin):
         "calls",
     ]
     fieldsets = [
-        (None, {"fields": ["workspace", "agent_link", "version_number", "parent", "depth", "actor_source", "dry_run"]}),
+        (
+            None,
+            {
+                "fields": [
+                    "workspace",
+                    "agent_link",
+                    "origin",
+                    "version_number",
+                    "parent",
+                    "depth",
+                    "actor_source",
+                    "dry_run",
+                ]
+            },
+        ),
         ("Outcome", {"fields": ["status", "message_text", "answer_text", "error"]}),
         (
             "Usage",
@@ -365,6 +411,22 @@ class AgentTurnAdmin(WorkspaceScopedAdmin):
             return f"{obj.agent_key} (deleted)"
         url = reverse("admin:agents_agent_change", args=[obj.agent_id])
         return format_html('<a href="{}">{}</a>', url, obj.agent_key)
+
+    @admin.display(description=gettext_lazy("origin"))
+    def origin(self, obj: AgentTurn) -> str:
+        origin = agent_turn_origin(turn=obj)
+        if origin.step is not None:
+            step = origin.step
+            url = reverse("admin:workflows_workflowrun_change", args=[step.run_id]) + f"#step-{step.name}"
+            label = _("workflow run %(run)s, step %(step)s") % {"run": str(step.run_id)[:8], "step": step.name}
+            return format_html('<a href="{}" id="aih-turn-step">{}</a>', url, label)
+        if origin.conversation_id is not None:
+            url = reverse("admin:agents_conversation_change", args=[origin.conversation_id])
+            return format_html('<a href="{}" id="aih-turn-conversation">{}</a>', url, _("conversation"))
+        if origin.evidence_version_id is not None:
+            url = reverse("admin:agents_promptversion_review", args=[origin.evidence_version_id])
+            return format_html('<a href="{}#aih-evidence" id="aih-turn-evidence">{}</a>', url, _("evidence run"))
+        return dict(TURN_ORIGINS)[origin.kind]
 
     @admin.display(description="message")
     def message_text(self, obj: AgentTurn) -> str:

@@ -11,6 +11,8 @@ under `runtime_policy.context`.
   gives>`, in that key's own namespace (a Telegram gateway's user 42 is not a Slack
   gateway's), so no vouched id can pass for a person, another key or another gateway's
   user. Anyone else naming a peer other than their own is refused (`PEER_REFUSED`).
+  An agent whose `runtime_policy.interaction.user_ids` is a list talks only to the
+  peers it names: anyone else's message is refused before anything is written.
 - **Which history**: the messages of the current context (after the last idle reset:
   `session.idle_reset_minutes` of silence opens a new one, the older messages stay
   stored), the newest `context.max_history_messages` of them, read newest first with a
@@ -83,7 +85,13 @@ def conversation_check(*, agent: Agent, actor: Actor, message: str, channel: str
     message = require_text(message, field="message", max_chars=MAX_MESSAGE_CHARS)
     if not isinstance(channel, str) or not CHANNEL_PATTERN.match(channel):
         raise ValidationError({"channel": "Give a channel: 1 to 50 characters among a-z, 0-9, _ and -."})
-    conversation_verified_peer(actor, peer)
+    verified = conversation_verified_peer(actor, peer)
+    listed = parse_runtime_policy(agent.runtime_policy).interaction.user_ids
+    if listed is not None and verified not in listed:
+        raise PermissionDenied(
+            f"'{verified}' may not talk to agent '{agent.key}': its runtime_policy.interaction.user_ids does not "
+            "list this peer."
+        )
     return message
 
 
@@ -115,7 +123,8 @@ def conversation_send(
     `on_event` is told of the turn as it runs (`agents.runtime.streams`).
 
     Raises ValidationError (channel, message), PermissionDenied (the actor may not run
-    the agent, or names a peer it may not vouch for) before anything is written."""
+    the agent, names a peer it may not vouch for, or the agent's
+    `interaction.user_ids` does not list the peer) before anything is written."""
     message = conversation_check(agent=agent, actor=actor, message=message, channel=channel, peer=peer)
     verified = conversation_verified_peer(actor, peer)
     policy = parse_runtime_policy(agent.runtime_policy)

@@ -31,7 +31,10 @@ from agents.models import Agent, AgentTurn, Preset, PromptVersion
 from agents.policy import DirectCompletionPolicy, RuntimePolicy, parse_runtime_policy
 from agents.redaction import DeltaRedactor, Redactor, redact_response, workspace_ciphertexts
 from agents.rendering import RenderedPrompt, render_system_prompt
-from agents.runtime import effects  # noqa: F401 - registers mail_send and http_request
+from agents.runtime import (
+    effects,  # noqa: F401 - registers mail_send and http_request
+    tree,
+)
 from agents.runtime.approvals import TurnWaiting, approval_tools, ends_on_reject, hold, pause, record, resume_messages
 from agents.runtime.context import NO_HISTORY, History, prepare_messages
 from agents.runtime.debug import DebugLogWriter
@@ -107,7 +110,7 @@ def agent_turn_prepare(
         dry_run=dry_run,
         parent=None,
         depth=0,
-        depth_limit=settings.AIHUMMER_SUBAGENT_MAX_DEPTH,
+        depth_limit=tree.TREE_MAX_DEPTH,
         deadline=time.monotonic() + min(settings.AIHUMMER_TURN_TIMEOUT_SEC, timeout_seconds or float("inf")),
         history=history,
     )
@@ -181,9 +184,10 @@ class PreparedTurn:
     actor: Actor
     dry_run: bool
     depth: int
-    depth_limit: int
+    depth_limit: int  # the parent's limit (`agents.runtime.tree.depth_limit`'s `above`)
     deadline: float
     history: History = NO_HISTORY
+    denied: frozenset[str] = frozenset()  # tools its ancestors took from it (`agents.runtime.tree`)
     # A turn resumed after a person decided a held call (`agent_turn_resume`): its
     # messages so far and how many of them its debug logs hold.
     resume: list[Message] | None = None
@@ -209,6 +213,7 @@ def _prepare(
     depth_limit: int,
     deadline: float,
     history: History = NO_HISTORY,
+    denied: frozenset[str] = frozenset(),
 ) -> PreparedTurn | None:
     agent = read()
     if agent is None:
@@ -240,7 +245,7 @@ def _prepare(
         prefix_hash=setup.rendered.prefix_hash if setup.rendered else "",
     )
     return PreparedTurn(
-        turn, agent, version, setup, redactor, message, actor, dry_run, depth, depth_limit, deadline, history
+        turn, agent, version, setup, redactor, message, actor, dry_run, depth, depth_limit, deadline, history, denied
     )
 
 
@@ -290,7 +295,7 @@ def agent_turn_resume(
         dry_run=False,
         parent=None,  # the row below is the turn's own: this one is not saved
         depth=turn.depth,
-        depth_limit=settings.AIHUMMER_SUBAGENT_MAX_DEPTH,
+        depth_limit=tree.TREE_MAX_DEPTH,
         deadline=time.monotonic() + settings.AIHUMMER_TURN_TIMEOUT_SEC,
     )
     if prepared is None:
@@ -367,7 +372,7 @@ def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
     # A direct completion (`app.direct_completion.mode = always`): one call, no tool,
     # within the direct completion's output and time bounds.
     direct = policy.app.direct_completion if policy.app.direct_completion.mode == "always" else None
-    tools = [] if direct else available_tools(version.snapshot["allowed_tool_names"])
+    tools = [] if direct else available_tools(version.snapshot["allowed_tool_names"], deny=prepared.denied)
     specs = tuple(tool.spec() for tool in tools)
     max_output_tokens, call_timeout = preset.max_output_tokens, float(preset.timeout_seconds)
     if direct:
@@ -382,7 +387,8 @@ def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
         depth=prepared.depth,
         deadline=deadline,
         dry_run=dry_run,
-        depth_limit=min(prepared.depth_limit, policy.children.max_depth),
+        depth_limit=tree.depth_limit(policy.children, above=prepared.depth_limit),
+        denied=prepared.denied,
         delegate=delegate_to,
         guarded=approval_tools(agent),
     )
@@ -597,17 +603,19 @@ def _tool_result(call: ToolCall, text: str, outcome: str) -> tuple[Message, dict
 
 
 def delegate_to(context: TurnContext, *, agent_key: str, message: str) -> str:
-    """Run a child agent in-process within `runtime_policy.children` and the global
-    limits; its answer (or why it failed) is the tool's result."""
-    children = context.policy.children
+    """Run a child agent in-process within the turn's `runtime_policy.children` and
+    `interaction.spawn_agent_ids` (`agents.runtime.tree`); its answer (or why it failed)
+    is the tool's result."""
+    children, interaction = context.policy.children, context.policy.interaction
     child_depth = context.depth + 1
     if child_depth > context.depth_limit:
+        raise ToolError(tree.depth_refusal(depth=context.depth, limit=context.depth_limit))
+    if interaction.spawn_agent_ids is not None and agent_key not in interaction.spawn_agent_ids:
+        allowed = ", ".join(interaction.spawn_agent_ids) or "none"
         raise ToolError(
-            f"Delegation refused: depth {child_depth} exceeds the limit of {context.depth_limit} "
-            "(runtime_policy.children.max_depth and AIHUMMER_SUBAGENT_MAX_DEPTH)."
+            f"Delegation refused: '{agent_key}' is not in runtime_policy.interaction.spawn_agent_ids "
+            f"(allowed: {allowed})."
         )
-    if children.allowed_agents and agent_key not in children.allowed_agents:
-        raise ToolError(f"Delegation refused: '{agent_key}' is not in runtime_policy.children.allowed_agents.")
     # all_objects: a sandbox parent delegates to sandbox agents; a real one never does.
     children_of_workspace = (
         turn_agents()
@@ -622,8 +630,8 @@ def delegate_to(context: TurnContext, *, agent_key: str, message: str) -> str:
                 "(runtime_policy.children.max_per_parent)."
             )
         context.delegations += 1
-    timeout = min(children.timeout_seconds, settings.AIHUMMER_SUBAGENT_TIMEOUT_SEC)
-    deadline = min(context.deadline, time.monotonic() + timeout)
+    # Never more than the parent has left.
+    deadline = min(context.deadline, time.monotonic() + tree.child_timeout(children))
     child_turn = _run_turn(
         agents=children_of_workspace,
         version=None,
@@ -635,6 +643,7 @@ def delegate_to(context: TurnContext, *, agent_key: str, message: str) -> str:
         depth=child_depth,
         depth_limit=context.depth_limit,
         deadline=deadline,
+        denied=tree.child_denied(interaction, inherited=context.denied, leaf=child_depth >= context.depth_limit),
     )
     if child_turn is None:
         with context.lock:

@@ -46,6 +46,7 @@ class TurnContext:
     deadline: float
     dry_run: bool
     depth_limit: int = 0
+    denied: frozenset[str] = frozenset()  # tools an ancestor took from this turn (`agents.runtime.tree`)
     # Runs a child agent for the `delegate` tool; set by the turn loop, so tools never
     # import the loop: (context, *, agent_key, message) -> the child's answer.
     delegate: Callable[..., str] | None = None
@@ -88,8 +89,10 @@ def register(tool: type[Tool]) -> type[Tool]:
     return tool
 
 
-def available_tools(allowed_tool_names: list[str]) -> list[type[Tool]]:
-    return [REGISTRY[name] for name in allowed_tool_names if name in REGISTRY]
+def available_tools(allowed_tool_names: list[str], *, deny: frozenset[str] = frozenset()) -> list[type[Tool]]:
+    """The registered tools of `allowed_tool_names`, but those `deny` names (a child's
+    `runtime_policy.interaction.child_tool_deny` from an ancestor)."""
+    return [REGISTRY[name] for name in allowed_tool_names if name in REGISTRY and name not in deny]
 
 
 class _Arguments(BaseModel):

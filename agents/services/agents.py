@@ -8,6 +8,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from agents.models import Agent, Preset, PromptVersion
+from agents.policy import upgrade_stored_policy
 from agents.services.approvals import approval_policy_get, publish_skips_review
 from agents.services.notifications import notify
 from agents.services.versions import agent_lock, snapshot_preset, version_go_live, version_record
@@ -119,7 +120,7 @@ def agent_dependents(agent: Agent, *, actor: Actor | None = None) -> list[str]:
     rows = [
         (f"agent '{other.key}' delegates to it", other.is_sandbox)
         for other in delegators.only("key", "is_sandbox", "runtime_policy")
-        if agent.key in ((other.runtime_policy or {}).get("children") or {}).get("allowed_agents", [])
+        if agent.key in (_spawn_agent_ids(other.runtime_policy) or [])
     ]
     dependents = name_dependents(rows, actor=actor, workspace=agent.workspace, noun="agent")
     # Named by label: workflows build on agents, never the reverse.
@@ -132,6 +133,13 @@ def agent_dependents(agent: Agent, *, actor: Actor | None = None) -> list[str]:
             label = f"workflow '{workflow.key}' runs it in step {', '.join(map(str, names))}"
             rows.append((label, workflow.is_sandbox))
     return dependents + name_dependents(rows, actor=actor, workspace=agent.workspace, noun="workflow")
+
+
+def _spawn_agent_ids(policy: object) -> list | None:
+    """The agent keys a stored policy's `interaction.spawn_agent_ids` names (None: any)."""
+    policy = upgrade_stored_policy(policy)
+    interaction = policy.get("interaction") if isinstance(policy, dict) else None
+    return interaction.get("spawn_agent_ids") if isinstance(interaction, dict) else None
 
 
 def agent_delete(*, agent: Agent, actor: Actor, force: bool = False, expected_live: int | None = None) -> list[str]:

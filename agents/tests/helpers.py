@@ -119,9 +119,21 @@ BOUNDS = [
     ("app.direct_completion.mode", "always", "never", "must be one of: auto, always"),
     ("pruning.placeholder", "x" * 200, "x" * 201, "must have at most 200 characters (got 201)"),
     (
-        "children.allowed_agents",
+        "interaction.spawn_agent_ids",
         [f"agent-{n}" for n in range(50)],
         [f"agent-{n}" for n in range(51)],
+        "must have at most 50 items (got 51)",
+    ),
+    (
+        "interaction.user_ids",
+        [f"user:{n}" for n in range(500)],
+        [f"user:{n}" for n in range(501)],
+        "must have at most 500 items (got 501)",
+    ),
+    (
+        "interaction.child_tool_deny",
+        [f"tool_{n}" for n in range(50)],
+        [f"tool_{n}" for n in range(51)],
         "must have at most 50 items (got 51)",
     ),
 ]

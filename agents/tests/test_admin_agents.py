@@ -466,7 +466,7 @@ def test_an_agent_in_use_cannot_be_deleted_in_the_admin(client, workspace, ada, 
         actor=as_ada,
         key="editor",
         name="Editor",
-        snapshot={"identity": {"name": "Hugo"}, "runtime_policy": {"children": {"allowed_agents": ["writer"]}}},
+        snapshot={"identity": {"name": "Hugo"}, "runtime_policy": {"interaction": {"spawn_agent_ids": ["writer"]}}},
     )
     client.force_login(ada)
     before = counts()

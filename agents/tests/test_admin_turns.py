@@ -17,8 +17,9 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import escape
 
-from agents.models import Agent, AgentTurn, Preset
-from agents.runtime import agent_turn_run
+from agents.models import Agent, AgentTurn, ConversationMessage, Preset
+from agents.runtime import agent_run_test, agent_turn_run
+from agents.runtime.conversations import conversation_send
 from agents.runtime.tools import QUEUED
 from agents.services import agent_create
 from aihummer.actors import Actor
@@ -286,3 +287,34 @@ def test_archived_child_turns_leave_the_changelist_until_all_are_asked_for(
     assert change_url(parent) in listed
     assert change_url(child) not in listed
     assert change_url(child) in everything
+
+
+def listed_turns(client: Client, **query: str) -> set[int]:
+    response = client.get(reverse("admin:agents_agentturn_changelist"), query)
+    return {turn.pk for turn in response.context["cl"].result_list}
+
+
+def test_the_turns_list_filters_by_origin_and_by_agent(
+    client: Client, bob: User, alice: User, ada: User, writer: Agent, turn: AgentTurn, paid_echo: Preset
+) -> None:
+    as_alice = Actor.for_user(alice)
+    tried = agent_run_test(agent=writer, message="essai", actor=as_alice)
+    conversation_send(agent=writer, actor=as_alice, message="bonjour", channel="api")
+    talked = AgentTurn.objects.exclude(pk__in=[turn.pk, tried.pk]).get()
+    other = agent_create(
+        workspace=writer.workspace, actor=Actor.for_user(ada), key="other", name="Other", preset=paid_echo
+    )
+    elsewhere = agent_turn_run(agent=other, message="ailleurs", actor=as_alice)
+    client.force_login(bob)
+
+    assert listed_turns(client, origin="direct") == {turn.pk, elsewhere.pk}
+    assert listed_turns(client, origin="try_it") == {tried.pk}
+    assert listed_turns(client, origin="conversation") == {talked.pk}
+    assert listed_turns(client, origin="evidence") == listed_turns(client, origin="workflow") == set()
+    assert listed_turns(client, agent__id__exact=str(other.pk)) == {elsewhere.pk}
+    assert listed_turns(client, agent__id__exact=str(writer.pk), origin="direct") == {turn.pk}
+    html = client.get(change_url(talked)).content.decode()
+    message = ConversationMessage.objects.filter(turn_id=talked.pk).first()  # the question and its answer
+    conversation = reverse("admin:agents_conversation_change", args=[message.conversation_id])
+    assert f'<a href="{conversation}" id="aih-turn-conversation">conversation</a>' in html
+    assert "Try it (dry runs)" in client.get(change_url(tried)).content.decode()

@@ -416,7 +416,7 @@ def test_an_agent_others_delegate_to_is_kept_unless_forced(workspace, as_ada, wr
         actor=as_ada,
         key="editor",
         name="Editor",
-        snapshot={"identity": {"name": "Hugo"}, "runtime_policy": {"children": {"allowed_agents": ["writer"]}}},
+        snapshot={"identity": {"name": "Hugo"}, "runtime_policy": {"interaction": {"spawn_agent_ids": ["writer"]}}},
     )
     before = counts()
 
@@ -436,7 +436,7 @@ def test_sandbox_delegators_count_as_dependents(workspace, alice, writer, echo):
     sandbox_agent(
         workspace,
         Actor.for_user(alice),
-        snapshot={"identity": {"name": "Hugo"}, "runtime_policy": {"children": {"allowed_agents": ["writer"]}}},
+        snapshot={"identity": {"name": "Hugo"}, "runtime_policy": {"interaction": {"spawn_agent_ids": ["writer"]}}},
     )
 
     assert agent_dependents(writer) == ["agent 'sb_writer' delegates to it (sandbox)"]
@@ -448,7 +448,7 @@ def test_forcing_deletes_the_agent_with_its_versions_and_returns_its_dependents(
         actor=as_ada,
         key="editor",
         name="Editor",
-        snapshot={"identity": {"name": "Hugo"}, "runtime_policy": {"children": {"allowed_agents": ["writer"]}}},
+        snapshot={"identity": {"name": "Hugo"}, "runtime_policy": {"interaction": {"spawn_agent_ids": ["writer"]}}},
     )
 
     pk = writer.pk  # delete() clears the instance's pk

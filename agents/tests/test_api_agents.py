@@ -242,7 +242,7 @@ def test_an_agent_others_delegate_to_is_deleted_only_with_force(api_agent, works
         actor=Actor.for_user(ada),
         key="chef",
         name="Chef",
-        snapshot={"identity": {"name": "Chef"}, "runtime_policy": {"children": {"allowed_agents": ["redacteur"]}}},
+        snapshot={"identity": {"name": "Chef"}, "runtime_policy": {"interaction": {"spawn_agent_ids": ["redacteur"]}}},
     )
 
     refused = ada_api.delete(AGENT)

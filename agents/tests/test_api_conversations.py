@@ -16,7 +16,7 @@ from agents.models import Agent, AgentTurn, Conversation, ConversationMessage, P
 from agents.runtime.conversations import PEER_REFUSED
 from agents.services import agent_create
 from aihummer.actors import Actor
-from aihummer.models import User, Workspace
+from aihummer.models import ApiKey, User, Workspace
 
 PROFILE = {"identity": {"name": "Camille", "role": "Writer"}}
 
@@ -343,3 +343,28 @@ def test_a_key_without_the_vouch_scope_cannot_vouch_and_nothing_is_written(
     assert (bad_id.status_code, list(bad_id.json()["error"]["fields"])) == (422, ["peer"])
     assert Conversation.all_objects.count() == 0
     assert openai_server.bodies == []
+
+
+def test_only_the_peers_in_user_ids_may_talk_to_the_agent(
+    workspace, ada, alice, bob, local_preset, alice_api, api_as, make_key, openai_server
+):
+    gateway = make_key("read,write,vouch")
+    gateway_id = ApiKey.objects.latest("pk").pk
+    make_agent(
+        workspace, ada, "private", {"interaction": {"user_ids": [f"user:{alice.pk}", f"api_key:{gateway_id}/tg-42"]}}
+    )
+
+    allowed = alice_api.post(send_url("private"), {"message": "hello"})
+    vouched = api_as(gateway).post(send_url("private"), {"message": "hello", "peer": "tg-42"})
+    before = (Conversation.all_objects.count(), len(openai_server.bodies))
+    refused = api_as(make_key("read,write", owner=bob)).post(send_url("private"), {"message": "hello"})
+    other_vouched = api_as(gateway).post(send_url("private"), {"message": "hello", "peer": "tg-43"})
+
+    assert (allowed.status_code, vouched.status_code) == (200, 200)
+    assert (refused.status_code, other_vouched.status_code) == (403, 403)
+    assert refused.json()["error"]["message"] == (
+        f"'user:{bob.pk}' may not talk to agent 'private': its runtime_policy.interaction.user_ids does not list "
+        "this peer."
+    )
+    assert other_vouched.json()["error"]["message"].startswith(f"'api_key:{gateway_id}/tg-43' may not talk")
+    assert (Conversation.all_objects.count(), len(openai_server.bodies)) == before == (2, 2)

@@ -152,10 +152,11 @@ def test_the_runtime_policy_is_published_with_the_documents_bounds(client, db):
 
     assert policy["additionalProperties"] is False
     assert policy["properties"]["children"]["properties"]["max_depth"] | {"description": ""} == {
-        "default": 1,
+        "default": None,
         "description": "",
         "maximum": 4,
         "minimum": 0,
+        "nullable": True,
         "title": "Max Depth",
         "type": "integer",
     }

@@ -188,7 +188,7 @@ def test_a_turn_ends_within_its_limit(httpserver, settings, retries_on, slow_chi
 
 
 def test_a_child_turn_ends_within_its_parents_time(httpserver, settings, retries_on, slow_child, alice):
-    settings.AIHUMMER_TURN_TIMEOUT_SEC = 1  # the child's own limit (children.timeout_seconds) is 600 s
+    settings.AIHUMMER_TURN_TIMEOUT_SEC = 1  # the child's own limit is the global 600 s (timeout_seconds is null)
     seen: list[Request] = []
     httpserver.expect_request(VENDORS["openai"][1]).respond_with_handler(sleeping(SLOWER_THAN_LIMIT, seen))
 

@@ -9,7 +9,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from agents.models import AgentTestCase, EvidenceRun
+from agents.models import AgentTestCase, CaseResult, EvidenceRun
 from agents.runtime.evidence import evidence_run_execute
 from agents.services import agent_create, agent_test_case_create, prompt_version_propose
 from aihummer.actors import Actor
@@ -152,6 +152,20 @@ def test_approve_has_the_regression_beside_it(client, bob, proposal):
     assert " ".join(warning.group(1).split()) == "1 regression: budget passes on live and fails on v2."
 
 
+def test_evidence_turns_are_filtered_by_origin_and_link_to_the_review(client, bob, proposal):
+    client.force_login(bob)
+    turns = set(CaseResult.objects.filter(run__version=proposal).values_list("turn_id", flat=True))
+
+    listed = client.get(reverse("admin:agents_agentturn_changelist"), {"origin": "evidence"}).context["cl"]
+    tried = client.get(reverse("admin:agents_agentturn_changelist"), {"origin": "try_it"}).context["cl"]
+
+    assert {turn.pk for turn in listed.result_list} == turns and len(turns) == 4  # 2 cases, live and candidate
+    assert not set(tried.result_list)  # evidence runs dry, but is not try-it
+    page = client.get(reverse("admin:agents_agentturn_change", args=[min(turns)])).content.decode()
+    review = reverse("admin:agents_promptversion_review", args=[proposal.pk])
+    assert f'<a href="{review}#aih-evidence" id="aih-turn-evidence">evidence run</a>' in page
+
+
 def test_approve_has_no_warning_without_a_regression(client, bob, agent, alice):
     version = prompt_version_propose(
         agent=agent, changes={"sections": [{"key": "ton", "body": "Sois claire."}]}, actor=Actor.for_user(alice)
@@ -179,6 +193,29 @@ def test_the_agent_page_counts_its_test_cases_and_says_proposals_wait(client, ad
     assert f'href="{queue}?agent__id__exact={agent.pk}"' in banner
     listed = client.get(f"{queue}?agent__id__exact={agent.pk}").content.decode()
     assert f"camille v{proposal.number}" in listed and "autre v" not in listed
+
+
+def test_the_agent_page_shows_the_runtime_policy_as_sections_with_the_json_a_click_away(client, ada, workspace):
+    policy = {"children": {"max_concurrent": 4}}
+    agent = agent_create(
+        workspace=workspace,
+        actor=Actor.for_user(ada),
+        key="policee",
+        name="Policée",
+        snapshot={**SNAPSHOT, "runtime_policy": policy},
+    )
+    client.force_login(ada)
+
+    page = client.get(reverse("admin:agents_agent_change", args=[agent.pk])).content.decode()
+
+    form = page[page.index('id="aih-policy"') :]
+    assert form.count('class="aih-policy-section"') == 8  # general and the seven blocks
+    assert '<tr class="aih-policy-changed" data-setting="children.max_concurrent">' in form
+    assert '<tr class="aih-policy-default" data-setting="children.max_per_parent">' in form
+    changed = re.search(r'data-setting="children.max_concurrent">(.*?)</tr>', form, re.S).group(1)
+    assert "<strong><code>4</code></strong>" in changed and "<td><code>2</code></td>" in changed
+    json_block = re.search(r'<details id="aih-policy-json"><summary>As JSON</summary><pre[^>]*>(.*?)</pre>', form, re.S)
+    assert "&quot;max_concurrent&quot;: 4" in json_block.group(1)
 
 
 def test_an_agent_page_without_pending_proposals_has_no_banner(client, ada, agent):

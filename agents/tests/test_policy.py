@@ -11,6 +11,7 @@ from agents.policy import (
     parse_runtime_policy,
     resolve_runtime_policy,
     runtime_policy_json_schema,
+    runtime_policy_sections,
     upgrade_stored_policy,
     validate_runtime_policy,
 )
@@ -53,9 +54,27 @@ DOCUMENT_FIELDS = [
     "app.direct_completion.mode",
     "app.direct_completion.max_tokens",
     "app.direct_completion.timeout_ms",
+    "interaction.user_ids",
+    "interaction.session_agent_ids",
+    "interaction.spawn_agent_ids",
+    "interaction.session_visibility",
+    "interaction.session_send",
+    "interaction.child_tool_deny",
+    "interaction.child_leaf_tool_deny",
+    "interaction.elevated_telegram_user_ids",
 ]
 # Ours, kept because they contradict nothing in the document (their descriptions say so).
-OWN_FIELDS = ["memory_flush.enabled", "children.allowed_agents"]
+OWN_FIELDS = ["memory_flush.enabled"]
+INTERACTION_DEFAULTS = {
+    "user_ids": None,
+    "spawn_agent_ids": None,
+    "session_agent_ids": [],
+    "session_visibility": "self",
+    "session_send": False,
+    "child_tool_deny": [],
+    "child_leaf_tool_deny": [],
+    "elevated_telegram_user_ids": [],
+}
 
 
 def test_an_empty_policy_is_the_documented_defaults():
@@ -87,12 +106,11 @@ def test_an_empty_policy_is_the_documented_defaults():
             "index_max_entries": None,
         },
         "children": {
-            "max_depth": 1,
+            "max_depth": None,
             "max_concurrent": 2,
             "max_per_parent": 3,
-            "timeout_seconds": 600,
+            "timeout_seconds": None,
             "archive_after_minutes": 60,
-            "allowed_agents": [],
         },
         "max_iterations": 16,
         "app": {
@@ -100,7 +118,7 @@ def test_an_empty_policy_is_the_documented_defaults():
             "service_tier": None,
             "direct_completion": {"mode": "auto", "max_tokens": 1_024, "timeout_ms": 15_000},
         },
-        "interaction": {},
+        "interaction": INTERACTION_DEFAULTS,
     }
 
 
@@ -117,10 +135,10 @@ def test_every_field_of_the_document_and_no_other_is_there_by_its_name():
 
 def test_the_default_policy_is_a_fresh_copy_each_time():
     first = default_runtime_policy()
-    first["children"]["allowed_agents"].append("writer")
+    first["interaction"]["child_tool_deny"].append("delegate")
 
     assert default_runtime_policy() == validate_runtime_policy({})
-    assert default_runtime_policy()["children"]["allowed_agents"] == []
+    assert default_runtime_policy()["interaction"]["child_tool_deny"] == []
 
 
 @pytest.mark.parametrize(("path", "edge", "past", "message"), BOUNDS)
@@ -198,8 +216,9 @@ def test_every_problem_is_reported_at_once():
         ({"context": {"max_tokens": "8000"}}, "$.context.max_tokens: must be an integer"),
         ({"session": {"idle_reset_minutes": 1.5}}, "$.session.idle_reset_minutes: must be an integer"),
         ({"children": "none"}, "$.children: must be a JSON object"),
-        ({"children": {"allowed_agents": "writer"}}, "$.children.allowed_agents: must be a JSON array"),
-        ({"children": {"allowed_agents": [7]}}, "$.children.allowed_agents[0]: must be a string"),
+        ({"interaction": {"spawn_agent_ids": "writer"}}, "$.interaction.spawn_agent_ids: must be a JSON array"),
+        ({"interaction": {"spawn_agent_ids": [7]}}, "$.interaction.spawn_agent_ids[0]: must be a string"),
+        ({"children": {"max_depth": "2"}}, "$.children.max_depth: must be an integer"),
         ({"version": 2}, "$.version: must be 1"),
         ({"version": True}, "$.version: must be 1"),
         (
@@ -250,25 +269,91 @@ def test_the_soft_trim_never_starts_after_the_hard_clear():
     ]
 
 
-@pytest.mark.parametrize(
-    "field", ["user_ids", "session_agent_ids", "spawn_agent_ids", "session_visibility", "session_send"]
-)
-def test_interaction_rights_are_refused_until_they_are_enforced(field):
+@pytest.mark.parametrize("field", ["allowed_users", "allowed_channels", "reply_mode"])
+def test_the_first_releases_interaction_fields_stay_unknown(field):
     assert refusal({"interaction": {field: []}}) == [f"$.interaction.{field}: unknown field"]
 
 
-def test_allowed_agents_must_be_distinct_agent_keys():
-    accepted = validate_runtime_policy({"children": {"allowed_agents": ["writer", "fact_checker-2"]}})
+def test_children_allowed_agents_is_now_interaction_spawn_agent_ids():
+    assert refusal({"children": {"allowed_agents": ["writer"]}}) == ["$.children.allowed_agents: unknown field"]
 
-    assert accepted["children"]["allowed_agents"] == ["writer", "fact_checker-2"]
-    assert refusal({"children": {"allowed_agents": ["writer", "Writer", "a" * 51, "ok\n"]}}) == [
-        "$.children.allowed_agents[1]: must match ^[a-z0-9_-]{1,50}$",
-        "$.children.allowed_agents[2]: must match ^[a-z0-9_-]{1,50}$",
-        "$.children.allowed_agents[3]: must match ^[a-z0-9_-]{1,50}$",
+
+@pytest.mark.parametrize("field", ["spawn_agent_ids", "session_agent_ids"])
+def test_agent_lists_must_be_distinct_agent_keys(field):
+    accepted = validate_runtime_policy({"interaction": {field: ["writer", "fact_checker-2"]}})
+
+    assert accepted["interaction"][field] == ["writer", "fact_checker-2"]
+    assert refusal({"interaction": {field: ["writer", "Writer", "a" * 51, "ok\n", "*"]}}) == [
+        f"$.interaction.{field}[{n}]: must match ^[a-z0-9_-]{{1,50}}$" for n in range(1, 5)
     ]
-    assert refusal({"children": {"allowed_agents": ["writer", "editor", "writer"]}}) == [
-        "$.children.allowed_agents: must not repeat 'writer'"
+    assert refusal({"interaction": {field: ["writer", "editor", "writer"]}}) == [
+        f"$.interaction.{field}: must not repeat 'writer'"
     ]
+
+
+def test_user_ids_name_verified_peers_and_no_wildcard():
+    peers = ["user:3", "api_key:7", "api_key:7/tg-42", "telegram:123456"]
+    accepted = validate_runtime_policy({"interaction": {"user_ids": peers}})
+
+    assert accepted["interaction"]["user_ids"] == peers
+    problems = refusal({"interaction": {"user_ids": ["*", "user:*", "user:", "everyone", "user:1 user:2"]}})
+    assert len(problems) == 5
+    assert all(p.startswith("$.interaction.user_ids[") and ": must match ^(" in p for p in problems)
+    assert refusal({"interaction": {"user_ids": ["user:3", "user:3"]}}) == [
+        "$.interaction.user_ids: must not repeat 'user:3'"
+    ]
+
+
+def test_tool_deny_lists_name_tools():
+    accepted = validate_runtime_policy(
+        {"interaction": {"child_tool_deny": ["mail_send"], "child_leaf_tool_deny": ["delegate", "http_request"]}}
+    )
+
+    assert accepted["interaction"]["child_leaf_tool_deny"] == ["delegate", "http_request"]
+    assert refusal({"interaction": {"child_tool_deny": ["Mail", "*"]}}) == [
+        "$.interaction.child_tool_deny[0]: must match ^[a-z][a-z0-9_]{0,63}$",
+        "$.interaction.child_tool_deny[1]: must match ^[a-z][a-z0-9_]{0,63}$",
+    ]
+
+
+def test_session_visibility_is_self_agent_or_granted():
+    for choice in ("self", "agent", "granted"):
+        assert (
+            validate_runtime_policy({"interaction": {"session_visibility": choice}})["interaction"][
+                "session_visibility"
+            ]
+            == choice
+        )
+    assert refusal({"interaction": {"session_visibility": "tenant"}}) == [
+        "$.interaction.session_visibility: must be one of: self, agent, granted"
+    ]
+    assert refusal({"interaction": {"session_send": "yes"}}) == ["$.interaction.session_send: must be a boolean"]
+
+
+def test_elevated_telegram_users_must_be_among_user_ids():
+    listed = {"user_ids": ["telegram:8", "user:3"], "elevated_telegram_user_ids": ["telegram:8"]}
+
+    assert validate_runtime_policy({"interaction": listed})["interaction"]["elevated_telegram_user_ids"] == [
+        "telegram:8"
+    ]
+    assert refusal({"interaction": {**listed, "elevated_telegram_user_ids": ["telegram:8", "telegram:9"]}}) == [
+        "$.interaction: elevated_telegram_user_ids must be a subset of user_ids (not in it: telegram:9)"
+    ]
+    assert refusal({"interaction": {"elevated_telegram_user_ids": ["telegram:9"]}}) == [
+        "$.interaction: elevated_telegram_user_ids must be a subset of user_ids (not in it: telegram:9)"
+    ]
+    assert refusal({"interaction": {"user_ids": ["user:3"], "elevated_telegram_user_ids": ["user:3"]}}) == [
+        "$.interaction.elevated_telegram_user_ids[0]: must match ^telegram:[0-9]{1,20}$"
+    ]
+
+
+def test_children_limits_may_be_null_to_take_the_global_settings():
+    policy = validate_runtime_policy({"children": {"max_depth": None, "timeout_seconds": None}})
+
+    assert (policy["children"]["max_depth"], policy["children"]["timeout_seconds"]) == (None, None)
+    assert validate_runtime_policy({"children": {"max_depth": 4, "timeout_seconds": 172_800}})["children"] == (
+        default_runtime_policy()["children"] | {"max_depth": 4, "timeout_seconds": 172_800}
+    )
 
 
 def test_a_partial_policy_keeps_its_values_and_fills_in_the_rest():
@@ -281,7 +366,9 @@ def test_a_partial_policy_keeps_its_values_and_fills_in_the_rest():
 
 
 def test_a_normalised_policy_validates_to_itself():
-    policy = validate_runtime_policy({"children": {"allowed_agents": ["writer"]}, "context": {"history_share": 0.3}})
+    policy = validate_runtime_policy(
+        {"interaction": {"spawn_agent_ids": ["writer"]}, "context": {"history_share": 0.3}}
+    )
 
     assert validate_runtime_policy(json.loads(json.dumps(policy))) == policy
 
@@ -331,11 +418,13 @@ def test_a_bad_new_policy_is_refused_even_with_a_previous_one():
 
 
 def test_a_stored_policy_parses_into_a_typed_object():
-    policy = parse_runtime_policy(validate_runtime_policy({"children": {"max_depth": 2, "allowed_agents": ["writer"]}}))
+    policy = parse_runtime_policy(
+        validate_runtime_policy({"children": {"max_depth": 2}, "interaction": {"spawn_agent_ids": ["writer"]}})
+    )
 
     assert isinstance(policy, RuntimePolicy)
     assert policy.children.max_depth == 2
-    assert policy.children.allowed_agents == ["writer"]
+    assert policy.interaction.spawn_agent_ids == ["writer"]
     assert policy.app.direct_completion.timeout_ms == 15_000
 
 
@@ -366,12 +455,10 @@ def test_the_json_schema_has_a_default_and_a_description_for_every_field():
     assert [(title, name) for title, name, spec in fields if not spec.get("description")] == []
     assert schema["properties"]["children"]["default"] == default_runtime_policy()["children"]
     assert schema["$defs"]["ChildrenPolicy"]["properties"]["max_depth"] | {"description": ""} == {
-        "default": 1,
+        "anyOf": [{"maximum": 4, "minimum": 0, "type": "integer"}, {"type": "null"}],
+        "default": None,
         "description": "",
-        "maximum": 4,
-        "minimum": 0,
         "title": "Max Depth",
-        "type": "integer",
     }
     assert schema["$defs"]["SessionPolicy"]["properties"]["scope"]["enum"] == ["per-peer", "per-channel-peer"]
 
@@ -398,7 +485,10 @@ def test_the_schema_command_prints_the_schema(capsys):
 
 
 def test_the_first_releases_defaults_become_the_documents_defaults():
-    assert upgrade_stored_policy(first_release()) == default_runtime_policy()
+    # Its stored limits stay numbers: they replace the globals now, as they were under their defaults.
+    assert upgrade_stored_policy(first_release()) == default_runtime_policy() | {
+        "children": default_runtime_policy()["children"] | {"max_depth": 1, "timeout_seconds": 600}
+    }
 
 
 def test_values_chosen_in_the_first_release_keep_their_meaning():
@@ -430,17 +520,36 @@ def test_values_chosen_in_the_first_release_keep_their_meaning():
     }
     assert upgraded["session"]["idle_reset_minutes"] == 30
     assert upgraded["children"]["max_depth"] == 3
-    assert upgraded["children"]["allowed_agents"] == ["writer"]
+    assert "allowed_agents" not in upgraded["children"]
+    assert upgraded["interaction"]["spawn_agent_ids"] == ["writer"]
     assert upgraded["max_iterations"] == 40
     assert upgraded["app"]["reasoning_effort"] == "low"
     assert upgraded["app"]["direct_completion"] == {"mode": "auto", "max_tokens": 512, "timeout_ms": 900}
-    assert upgraded["interaction"] == {}
+    assert upgraded["interaction"] == INTERACTION_DEFAULTS | {"spawn_agent_ids": ["writer"]}
 
 
 def test_disabled_pruning_becomes_ratios_that_trim_only_a_full_request():
     upgraded = upgrade_stored_policy(first_release(pruning={"enabled": False}))
 
     assert (upgraded["pruning"]["soft_trim_ratio"], upgraded["pruning"]["hard_clear_ratio"]) == (1.0, 1.0)
+
+
+def issue_28_policy(**children: object) -> dict:
+    """A policy as issue 28 stored it: children.allowed_agents, an empty interaction block."""
+    policy = default_runtime_policy() | {"interaction": {}}
+    policy["children"] = policy["children"] | {"max_depth": 1, "timeout_seconds": 600, "allowed_agents": []}
+    policy["children"].update(children)
+    return policy
+
+
+@pytest.mark.parametrize(("allowed", "spawn"), [(["writer", "critic"], ["writer", "critic"]), ([], None)])
+def test_issue_28s_allowed_agents_are_read_as_spawn_agent_ids(allowed, spawn):
+    upgraded = upgrade_stored_policy(issue_28_policy(allowed_agents=allowed, max_depth=3))
+
+    assert validate_runtime_policy(upgraded) == upgraded
+    assert upgraded["children"] == default_runtime_policy()["children"] | {"max_depth": 3, "timeout_seconds": 600}
+    assert upgraded["interaction"] == INTERACTION_DEFAULTS | {"spawn_agent_ids": spawn}
+    assert parse_runtime_policy(issue_28_policy(allowed_agents=allowed)).interaction.spawn_agent_ids == spawn
 
 
 def test_a_policy_in_the_documents_names_is_not_upgraded():
@@ -454,3 +563,38 @@ def test_an_old_versions_policy_parses_for_the_runtime():
     policy = parse_runtime_policy(first_release(session={"idle_minutes": 15}))
 
     assert policy.session.idle_reset_minutes == 15
+
+
+def test_the_policy_reads_as_sections_with_values_and_defaults() -> None:
+    policy = default_runtime_policy()
+    policy["children"]["max_concurrent"] = 4
+    policy["app"]["direct_completion"]["mode"] = "always"
+    del policy["max_iterations"]  # a field the stored document lacks reads as its default
+
+    sections = {section.key: section for section in runtime_policy_sections(policy)}
+
+    assert list(sections) == [
+        "",
+        "context",
+        "pruning",
+        "memory_flush",
+        "session",
+        "children",
+        "app",
+        "interaction",
+    ]
+    general = {s.name: (s.value, s.is_default) for s in sections[""].settings}
+    assert general == {"version": (1, True), "max_iterations": (16, True)}
+    concurrent = next(s for s in sections["children"].settings if s.name == "max_concurrent")
+    assert (concurrent.value, concurrent.default, concurrent.is_default) == (4, 2, False)
+    depth = next(s for s in sections["children"].settings if s.name == "max_depth")
+    assert (depth.value_json, depth.is_default) == ("null", True)  # null: the global setting
+    app = {s.name: s for s in sections["app"].settings}
+    assert (app["direct_completion.mode"].value_json, app["direct_completion.mode"].default_json) == (
+        '"always"',
+        '"auto"',
+    )
+    assert app["reasoning_effort"].value_json == "null" and app["reasoning_effort"].is_default
+    assert sections["children"].description == "Child agents: depth, number, time, listing."
+    changed = [s.name for section in sections.values() for s in section.settings if not s.is_default]
+    assert changed == ["max_concurrent", "direct_completion.mode"]

@@ -88,10 +88,16 @@ def test_tiers_come_from_the_structured_diff(agent):
         "wording",
         [_reason("wording", "runtime_policy.max_iterations: 16 → 4 (lowered)")],
     )
-    narrowed = _policy("children.allowed_agents", ["critic"])
+    narrowed = _policy("interaction.spawn_agent_ids", ["critic"])
     assert tier(runtime_policy=narrowed)[0] == "wording"  # any agent → one agent
     widened = change_tier({**live, "runtime_policy": narrowed}, live)
-    assert widened == ("power", [_reason("power", "runtime_policy.children.allowed_agents: [critic] → [] (any)")])
+    assert widened == ("power", [_reason("power", "runtime_policy.interaction.spawn_agent_ids: [critic] → null")])
+    none = change_tier(
+        {**live, "runtime_policy": narrowed}, {**live, "runtime_policy": _policy("interaction.spawn_agent_ids", [])}
+    )
+    assert none == ("wording", [_reason("wording", "runtime_policy.interaction.spawn_agent_ids: [critic] → []")])
+    more = _policy("interaction.spawn_agent_ids", ["critic", "writer"])
+    assert change_tier({**live, "runtime_policy": narrowed}, {**live, "runtime_policy": more})[0] == "power"
 
 
 def _policy(path: str, value: object) -> dict:

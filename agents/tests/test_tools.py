@@ -51,14 +51,21 @@ def helper(workspace: Workspace, ada: User, echo_preset: Preset) -> Agent:
     return make_agent(workspace, "helper", by=ada, identity={"name": "Helper"}, sections=[])
 
 
-def make_boss(workspace: Workspace, ada: User, **children: object) -> Agent:
+def make_boss(workspace: Workspace, ada: User, interaction: dict | None = None, **children: object) -> Agent:
     return make_agent(
         workspace,
         "boss",
         by=ada,
         identity={"name": "Boss"},
         allowed_tool_names=["delegate"],
-        runtime_policy={"children": {"max_depth": 1, **children}},
+        runtime_policy={"children": {"max_depth": 1, **children}, "interaction": interaction or {}},
+    )
+
+
+def depth_refusal(limit: int) -> str:
+    return (
+        f"Delegation refused: depth {limit} is this agent's limit, and a child would run at depth {limit + 1} "
+        "(runtime_policy.children.max_depth; AIHUMMER_SUBAGENT_MAX_DEPTH where it is null)."
     )
 
 
@@ -421,14 +428,11 @@ def test_a_child_delegating_beyond_the_depth_limit_is_refused(
     child = AgentTurn.objects.get(parent=turn)
     assert child.status == AgentTurn.Status.SUCCEEDED
     assert tool_calls(child)[0]["outcome"] == "refused"
-    assert tool_calls(child)[0]["result"] == (
-        "Delegation refused: depth 2 exceeds the limit of 1 "
-        "(runtime_policy.children.max_depth and AIHUMMER_SUBAGENT_MAX_DEPTH)."
-    )
+    assert tool_calls(child)[0]["result"] == depth_refusal(1)
     assert AgentTurn.objects.count() == 2
 
 
-def test_the_global_depth_setting_overrides_the_policy(
+def test_the_policys_depth_replaces_a_lower_global_setting(
     workspace: Workspace, ada: User, alice: User, helper: Agent, settings: Settings
 ) -> None:
     settings.AIHUMMER_SUBAGENT_MAX_DEPTH = 0
@@ -436,11 +440,46 @@ def test_the_global_depth_setting_overrides_the_policy(
 
     turn = agent_turn_run(agent=boss, message=delegate_line("helper", "hi"), actor=Actor.for_user(alice))
 
-    assert tool_calls(turn)[0]["result"] == (
-        "Delegation refused: depth 1 exceeds the limit of 0 "
-        "(runtime_policy.children.max_depth and AIHUMMER_SUBAGENT_MAX_DEPTH)."
-    )
+    assert tool_calls(turn)[0]["outcome"] == "ran"
+    assert AgentTurn.objects.get(parent=turn).status == AgentTurn.Status.SUCCEEDED
+
+
+def test_a_null_depth_takes_the_global_setting(
+    workspace: Workspace, ada: User, alice: User, helper: Agent, settings: Settings
+) -> None:
+    settings.AIHUMMER_SUBAGENT_MAX_DEPTH = 0
+    boss = make_boss(workspace, ada, max_depth=None)
+
+    turn = agent_turn_run(agent=boss, message=delegate_line("helper", "hi"), actor=Actor.for_user(alice))
+
+    assert tool_calls(turn)[0]["result"] == depth_refusal(0)
     assert AgentTurn.objects.count() == 1
+
+
+def test_a_chain_of_agents_at_depth_four_runs_past_a_global_of_two(
+    workspace: Workspace, ada: User, alice: User, echo_preset: Preset, settings: Settings
+) -> None:
+    settings.AIHUMMER_SUBAGENT_MAX_DEPTH = 2
+    for n in range(5):
+        make_agent(
+            workspace,
+            f"a{n}",
+            by=ada,
+            allowed_tool_names=["delegate"],
+            runtime_policy={"children": {"max_depth": 4}},
+        )
+    message = delegate_line("a5", "too deep")  # what a4 is asked to send on
+    for n in range(4, 0, -1):
+        message = delegate_line(f"a{n}", message)
+
+    root = agent_turn_run(agent=Agent.objects.get(key="a0"), message=message, actor=Actor.for_user(alice))
+
+    turns = list(AgentTurn.objects.order_by("depth"))
+    assert [(t.agent_key, t.depth, t.status) for t in turns] == [
+        (f"a{n}", n, AgentTurn.Status.SUCCEEDED) for n in range(5)
+    ]
+    assert root.parent is None
+    assert tool_calls(turns[4])[0]["result"] == depth_refusal(4)
 
 
 def test_a_policy_depth_of_zero_forbids_children(workspace: Workspace, ada: User, alice: User, helper: Agent) -> None:
@@ -449,29 +488,84 @@ def test_a_policy_depth_of_zero_forbids_children(workspace: Workspace, ada: User
     turn = agent_turn_run(agent=boss, message=delegate_line("helper", "hi"), actor=Actor.for_user(alice))
 
     assert tool_calls(turn)[0]["outcome"] == "refused"
-    assert tool_calls(turn)[0]["result"].startswith("Delegation refused: depth 1 exceeds the limit of 0 ")
+    assert tool_calls(turn)[0]["result"] == depth_refusal(0)
     assert AgentTurn.objects.count() == 1
 
 
-def test_a_child_not_in_allowed_agents_is_refused(workspace: Workspace, ada: User, alice: User, helper: Agent) -> None:
-    boss = make_boss(workspace, ada, allowed_agents=["critic"])
+@pytest.mark.parametrize(("listed", "shown"), [(["critic"], "critic"), ([], "none")])
+def test_a_child_not_in_spawn_agent_ids_is_refused(
+    workspace: Workspace, ada: User, alice: User, helper: Agent, listed: list, shown: str
+) -> None:
+    boss = make_boss(workspace, ada, interaction={"spawn_agent_ids": listed})
 
     turn = agent_turn_run(agent=boss, message=delegate_line("helper", "hi"), actor=Actor.for_user(alice))
 
     assert tool_calls(turn)[0]["outcome"] == "refused"
     assert tool_calls(turn)[0]["result"] == (
-        "Delegation refused: 'helper' is not in runtime_policy.children.allowed_agents."
+        f"Delegation refused: 'helper' is not in runtime_policy.interaction.spawn_agent_ids (allowed: {shown})."
     )
     assert AgentTurn.objects.count() == 1
 
 
-def test_a_child_in_allowed_agents_runs(workspace: Workspace, ada: User, alice: User, helper: Agent) -> None:
-    boss = make_boss(workspace, ada, allowed_agents=["helper"])
+def test_a_child_in_spawn_agent_ids_runs(workspace: Workspace, ada: User, alice: User, helper: Agent) -> None:
+    boss = make_boss(workspace, ada, interaction={"spawn_agent_ids": ["critic", "helper"]})
 
     turn = agent_turn_run(agent=boss, message=delegate_line("helper", "hi"), actor=Actor.for_user(alice))
 
     assert tool_calls(turn)[0]["outcome"] == "ran"
     assert AgentTurn.objects.get(parent=turn).status == AgentTurn.Status.SUCCEEDED
+
+
+PERSONA_ARGS = '{"persona": "Terse.", "reason": "Shorter"}'
+
+
+def offered_names(turn: AgentTurn) -> list[str]:
+    return [tool["name"] for tool in DebugLog.all_objects.filter(turn=turn).order_by("sequence")[0].tools_offered]
+
+
+def test_child_tool_deny_takes_a_tool_from_children_and_grandchildren(
+    workspace: Workspace, ada: User, alice: User, echo_preset: Preset
+) -> None:
+    boss = make_boss(workspace, ada, interaction={"child_tool_deny": ["propose_persona_edit"]}, max_depth=2)
+    for key in ("mid", "leaf"):
+        make_agent(workspace, key, by=ada, allowed_tool_names=["delegate", "propose_persona_edit"])
+    persona = f"@call propose_persona_edit {PERSONA_ARGS}"
+    message = delegate_line("mid", f"{persona}\n{delegate_line('leaf', persona)}")
+
+    turn = agent_turn_run(agent=boss, message=message, actor=Actor.for_user(alice))
+
+    mid = AgentTurn.objects.get(parent=turn)
+    leaf = AgentTurn.objects.get(parent=mid)
+    assert (offered_names(mid), offered_names(leaf)) == (["delegate"], ["delegate"])
+    assert tool_calls(mid)[0]["result"] == "Unknown tool 'propose_persona_edit': use only the tools you were given."
+    assert tool_calls(leaf)[0]["outcome"] == "refused"
+    assert PromptVersion.objects.filter(status=PromptVersion.Status.PENDING).count() == 0
+
+
+def test_child_leaf_tool_deny_takes_a_tool_only_from_children_that_may_not_delegate(
+    workspace: Workspace, ada: User, alice: User, echo_preset: Preset
+) -> None:
+    make_agent(workspace, "helper", by=ada, allowed_tool_names=["delegate", "propose_persona_edit"])
+    message = delegate_line("helper", f"@call propose_persona_edit {PERSONA_ARGS}")
+    interaction = {"child_leaf_tool_deny": ["propose_persona_edit"]}
+
+    shallow = make_boss(workspace, ada, interaction=interaction, max_depth=1)
+    deep = make_agent(
+        workspace,
+        "deep",
+        by=ada,
+        allowed_tool_names=["delegate"],
+        runtime_policy={"children": {"max_depth": 2}, "interaction": interaction},
+    )
+
+    leaf = AgentTurn.objects.get(parent=agent_turn_run(agent=shallow, message=message, actor=Actor.for_user(alice)))
+    inner = AgentTurn.objects.get(parent=agent_turn_run(agent=deep, message=message, actor=Actor.for_user(alice)))
+
+    assert offered_names(leaf) == ["delegate"]
+    assert tool_calls(leaf)[0]["outcome"] == "refused"
+    assert offered_names(inner) == ["delegate", "propose_persona_edit"]
+    assert tool_calls(inner)[0]["outcome"] == "ran"
+    assert PromptVersion.objects.filter(status=PromptVersion.Status.PENDING).count() == 1
 
 
 def test_a_disabled_child_is_refused(workspace: Workspace, ada: User, alice: User, helper: Agent) -> None:

@@ -79,6 +79,16 @@ def test_the_run_page_tells_the_whole_story(client, bob, make_run) -> None:
     assert page.context["can_cancel"] is page.context["can_resume"] is False  # bob may run, but it is done
     assert html.count('data-step="never"') == 3  # timeline row, graph box, step panel
     assert 'data-finished="true"' in html
+    # links both ways: graph boxes to their agents, the run to its workflow version,
+    # a step's turn back to the run and the step
+    lecteur = reverse("admin:agents_agent_change", args=[steps["s0"].agent_id])
+    assert html.count(f'<a href="{lecteur}" class="aih-node-link">') == 3  # s0, s1, s2
+    versions = reverse("admin:workflows_workflow_versions", args=[run.workflow_id])
+    assert f'href="{versions}#v{run.workflow_version}" id="aih-run-version"' in html
+    turn_page = client.get(reverse("admin:agents_agentturn_change", args=[steps["s1"].turn_id])).content.decode()
+    assert f'<a href="{run_url(run)}#step-s1" id="aih-turn-step">' in turn_page
+    turns = client.get(reverse("admin:agents_agentturn_changelist"), {"origin": "workflow"}).context["cl"]
+    assert {t.pk for t in turns.result_list} == {step.turn_id for step in steps.values() if step.turn_id}
 
 
 def test_a_retrying_step_says_its_last_error_and_next_attempt_and_keeps_its_attempt(client, bob, make_run) -> None:
@@ -184,6 +194,9 @@ def test_an_editor_resumes_a_failed_run(client, alice, make_run, django_capture_
     first_turn = AgentTurn.objects.filter(agent_key="lecteur").order_by("pk").first()
     assert (first["attempt"], first["turn_id"], first["error"]) == (1, first_turn.pk, first_turn.error)
     assert first["ended_at"] <= step.started_at.isoformat()
+    # the first attempt's turn still links back to its step (through the log)
+    turn_page = client.get(reverse("admin:agents_agentturn_change", args=[first_turn.pk])).content.decode()
+    assert f'<a href="{run_url(run)}#step-s0" id="aih-turn-step">' in turn_page
     page = client.get(run_url(run)).content.decode()
     row = page[page.index('class="aih-tl-row" data-step="s0"') :]
     assert row[: row.index("</div>\n  </div>")].count("aih-tl-attempt") == 1

@@ -71,14 +71,16 @@ def test_a_json_syntax_error_says_where(client, ada, pipeline) -> None:
 
 
 def test_the_workflow_page_draws_the_graph_and_offers_a_run(
-    client, ada, alice, vic, pipeline, django_assert_num_queries
+    client, ada, alice, vic, pipeline, reader, critic, django_assert_num_queries
 ) -> None:
     client.force_login(ada)
     client.get(change_url(pipeline))  # the admin caches the model's content type once per process
-    # session, user, may use the admin, roles, the workflow, review count
-    with django_assert_num_queries(6):
+    # session, user, may use the admin, roles, the workflow, its agents (the boxes' links), review count
+    with django_assert_num_queries(7):
         page = client.get(change_url(pipeline)).content.decode()
     assert page.count('<g class="aih-node"') == 2
+    for agent in (reader, critic):  # each box links to its agent
+        assert f'<a href="{reverse("admin:agents_agent_change", args=[agent.pk])}" class="aih-node-link">' in page
     assert 'data-from="lecture" data-to="critique"' in page
     assert 'id="aih-start-link"' in page
     assert escape('"agent_name": "critique"') in page  # the definition, indented for editing
@@ -99,8 +101,8 @@ def test_versions_show_what_each_change_did(client, vic, pipeline, operator, dja
     third["steps"].append({"name": "relecture", "agent_name": "lecteur", "depends_on": [], "when": "$.inputs.r"})
     pipeline = workflow_update(workflow=pipeline, actor=operator, definition=third)
     client.force_login(vic)
-    # session, user, may use the admin, roles, the workflow, its history
-    with django_assert_num_queries(6):
+    # session, user, may use the admin, roles, the workflow, its history, the agents it names (one query)
+    with django_assert_num_queries(7):
         response = client.get(change_url(pipeline, "versions"))
     versions = response.context["versions"]
     assert [v["number"] for v in versions] == [3, 2, 1]
@@ -114,6 +116,11 @@ def test_versions_show_what_each_change_did(client, vic, pipeline, operator, dja
     assert '<span class="aih-tag added">added</span><code>relecture</code>' in html
     assert "<ins>" in html and "<del>" in html
     assert html.count('class="aih-graph"') == 3
+    # each version links to its runs, and a run back to its version
+    runs = reverse("admin:workflows_workflowrun_changelist")
+    assert f'href="{runs}?workflow__id__exact={pipeline.pk}&amp;workflow_version=2"' in html
+    listed = client.get(runs, {"workflow__id__exact": str(pipeline.pk), "workflow_version": "2"})
+    assert (listed.status_code, listed.context["cl"].result_count) == (200, 0)  # a filter the list accepts
 
 
 def test_an_editor_starts_a_run_with_a_message_and_inputs(client, alice, pipeline) -> None:
