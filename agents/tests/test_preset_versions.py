@@ -212,8 +212,8 @@ def test_rest_patch_proposes_the_preset(api_agent, fast, alice_api, ada_api):
 
 
 # --- the migration ------------------------------------------------------------------------
-BEFORE = ("agents", "0015_spawn_agent_ids_and_interaction_rights")
-PRESET_MIGRATION = ("agents", "0016_preset_in_the_snapshot")
+BEFORE = ("agents", "0016_desk_french_names")
+PRESET_MIGRATION = ("agents", "0017_preset_in_the_snapshot")
 
 
 @pytest.mark.django_db(transaction=True)

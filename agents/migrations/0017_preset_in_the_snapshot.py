@@ -49,7 +49,7 @@ def backward(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("agents", "0015_spawn_agent_ids_and_interaction_rights")]
+    dependencies = [("agents", "0016_desk_french_names")]
 
     operations = [
         migrations.RunPython(forward, backward, elidable=False),
