@@ -344,12 +344,16 @@ TOTALS = ("model_calls", "input_tokens", "output_tokens", "cached_input_tokens",
 
 def _setup(agent: Agent, version: PromptVersion, context: dict | None, *, first_turn: bool = True) -> _Setup:
     """Preset, policy, rendered prompt, provider and key; `failure` says why no model
-    call can be made. No query: `turn_agents()` read all of it."""
-    preset = agent.preset if agent.preset_id else getattr(agent, "default_preset", None)
+    call can be made. No query (`turn_agents()` read all of it), but for a version that
+    names another preset than the live one."""
+    preset = _version_preset(agent, version)
     setup = _Setup(preset=preset)
     if preset is None:
+        key = version.snapshot["preset"]
         setup.failure = (
-            f"Agent '{agent.key}' has no preset and workspace '{agent.workspace.slug}' has no default preset."
+            f"Version {version.number} of agent '{agent.key}' names preset '{key}', which no longer exists."
+            if key is not None
+            else f"Agent '{agent.key}' has no preset and workspace '{agent.workspace.slug}' has no default preset."
         )
         return setup
     snapshot = version.snapshot
@@ -365,6 +369,17 @@ def _setup(agent: Agent, version: PromptVersion, context: dict | None, *, first_
     except ProviderError as exc:
         setup.failure, setup.failure_kind = f"Provider error ({exc.kind}): {exc.message}", exc.kind
     return setup
+
+
+def _version_preset(agent: Agent, version: PromptVersion) -> Preset | None:
+    """The preset `version` names: the agent's own binding (it projects the live
+    version's), or for another version (a candidate tried, or its evidence) the preset
+    its snapshot names, read now; null names the workspace's default."""
+    key = version.snapshot["preset"]
+    bound = agent.preset if agent.preset_id else None
+    if key is None or (bound is not None and bound.key == key):
+        return bound if key is not None else getattr(agent, "default_preset", None)
+    return Preset.all_objects.select_related("credential").filter(workspace_id=agent.workspace_id, key=key).first()
 
 
 def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
