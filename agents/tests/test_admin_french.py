@@ -44,7 +44,7 @@ def test_the_queue_speaks_the_browser_language(client, bob, proposal):
     assert ">en attente</span>" in page and "Approuver les propositions sélectionnées" in page
     assert "Espace de travail" in page and "Ancienneté" in page
     assert "Review queue" not in page
-    assert "Tours d’agent" in page and "Exécutions de workflows" in page  # the side menu's models
+    assert "Tours d\u2019agent" in page and "Exécutions de workflows" in page  # the side menu's models
     assert ">aucun cas</span>" in page
 
     assert "<title>Review queue | AiHummer</title>" in english and "1 change, +" in english

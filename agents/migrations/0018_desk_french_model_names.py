@@ -6,7 +6,7 @@ from django.db import migrations
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('agents', '0016_desk_french_names'),
+        ('agents', '0017_preset_in_the_snapshot'),
     ]
 
     operations = [
