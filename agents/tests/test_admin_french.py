@@ -76,3 +76,17 @@ def test_the_review_page_speaks_the_browser_language(client, bob, proposal):
     for english_word in ("Proposed by", "Review needed", "Decide", "Rendered system prompt"):
         assert english_word not in page
     assert "Proposed by" in english and 'value="Approve"' in english and "0 of 1 approval" in english
+
+
+def test_the_agent_page_speaks_the_browser_language(client, ada, proposal):
+    client.force_login(ada)
+    url = reverse("admin:agents_agent_change", args=[proposal.agent_id])
+
+    page = client.get(url, headers=FRENCH).content.decode()
+
+    assert "Proposer une modification" in page and "1 proposition attend sa relecture." in page
+    assert "Ce qui est dit \u00e0 l\u2019agent (version en service, en lecture seule)" in page
+    assert "Pr\u00e9r\u00e9glage" in page and "Outils autoris\u00e9s" in page and "Cas de test (0)" in page
+    assert "Prompt syst\u00e8me rendu (premier tour)" in page
+    for english_word in ("What the agent is told", "Live version", "Allowed tool names"):
+        assert english_word not in page
