@@ -14,6 +14,7 @@ from agents.models import (
     Agent,
     AgentTurn,
     ApprovalPolicy,
+    ApprovalRequest,
     CaseResult,
     Conversation,
     ConversationMessage,
@@ -386,6 +387,16 @@ def debug_log_ids(*, turn: AgentTurn) -> list[int]:
     sandbox turn only for who may see it): its logs are sandbox rows too, so
     `all_objects`, where `turn.debug_logs` would hide them."""
     return list(DebugLog.all_objects.filter(turn=turn).order_by("sequence").values_list("pk", flat=True))
+
+
+def approval_requests_waited_for(*, turn_id: int | None = None, run_id: object = None) -> list[ApprovalRequest]:
+    """The calls a waiting turn (or a waiting run's steps) wait for a person to decide,
+    oldest first: pending requests. The caller resolved the turn or run (a sandbox one
+    only for who may see it), hence `all_objects`."""
+    requests = ApprovalRequest.all_objects.pending().order_by("created_at", "pk")
+    if turn_id is not None:
+        return list(requests.filter(turn_id=turn_id))
+    return list(requests.filter(run_id=run_id))
 
 
 def debug_log_as_sent(log: DebugLog) -> tuple[str, list, list]:
