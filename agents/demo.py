@@ -28,6 +28,25 @@ HOUSE_STYLE = {
     ),
 }
 
+# The reader the demo workflows start with (workflows.demo), in the profile format of
+# `agent_create` (no shared skill: it only summarises).
+READER = {
+    "key": "lecteur",
+    "name": "Lecteur",
+    "description": "Lit un texte et en donne un résumé fidèle.",
+    "snapshot": {
+        "identity": {
+            "name": "Léa",
+            "role": "Lectrice attentive",
+            "persona": "Fidèle au texte, elle distingue ce qui est dit de ce qui est suggéré.",
+            "language": "fr",
+            "goals": ["Résumer sans trahir"],
+        },
+        "sections": [{"key": "resume", "title": "Résumé", "body": "Cinq phrases au plus, dans l'ordre du texte."}],
+    },
+}
+
+
 DEMO_AGENTS = [
     {
         "key": "redacteur",
@@ -213,6 +232,8 @@ def seed_agents(context: DemoContext) -> None:
             description=spec["description"],
             snapshot=demo_snapshot(spec, skill),
         )
+    if not Agent.all_objects.filter(workspace=workspace, key=READER["key"]).exists():
+        agent_create(workspace=workspace, actor=operator, **READER)
     context.lines.append(f"  {Agent.objects.filter(workspace=workspace).count()} agents, default preset 'echo'.")
 
 

@@ -12,7 +12,9 @@ the admin, the API and MCP show the same text and no pydantic error escapes.
 from __future__ import annotations
 
 import ast
+import json
 import re
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from django.core.exceptions import ValidationError
@@ -374,6 +376,67 @@ def upgrade_stored_policy(data: object) -> object:
     if names_allowed_agents(data):
         data = from_allowed_agents(data)
     return data
+
+
+@dataclass(frozen=True)
+class PolicySetting:
+    """One field of a policy as the admin reads it: its path in the section, value,
+    default and what it does."""
+
+    name: str
+    value: object
+    default: object
+    description: str
+
+    @property
+    def is_default(self) -> bool:
+        return self.value == self.default
+
+    @property
+    def value_json(self) -> str:
+        return json.dumps(self.value, ensure_ascii=False)
+
+    @property
+    def default_json(self) -> str:
+        return json.dumps(self.default, ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class PolicySection:
+    key: str  # "" for the top-level fields
+    description: str
+    settings: list[PolicySetting]
+
+
+def runtime_policy_sections(data: object) -> list[PolicySection]:
+    """A stored policy as sections of settings, each with its value and default: the
+    top-level fields first, then one section per block (nested blocks flattened into
+    dotted names). A field the stored document lacks reads as its default."""
+    data = upgrade_stored_policy(data)
+    general = PolicySection("", "", [])
+    sections = [general]
+    for name, field in RuntimePolicy.model_fields.items():
+        default = field.default
+        value = data.get(name, default) if isinstance(data, dict) else default
+        if isinstance(default, BaseModel):
+            settings = _settings(type(default), default.model_dump(mode="json"), value)
+            sections.append(PolicySection(name, field.description or "", settings))
+        else:
+            general.settings.append(PolicySetting(name, value, default, field.description or ""))
+    return sections
+
+
+def _settings(model: type[BaseModel], defaults: dict, values: object, prefix: str = "") -> list[PolicySetting]:
+    values = values if isinstance(values, dict) else {}
+    settings = []
+    for name, field in model.model_fields.items():
+        default, value = defaults.get(name), values.get(name, defaults.get(name))
+        annotation = field.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            settings += _settings(annotation, default or {}, value, prefix=f"{prefix}{name}.")
+        else:
+            settings.append(PolicySetting(f"{prefix}{name}", value, default, field.description or ""))
+    return settings
 
 
 def runtime_policy_json_schema() -> dict:

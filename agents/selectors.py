@@ -7,13 +7,14 @@ from dataclasses import dataclass, field
 from django.core.paginator import Page, Paginator
 from django.db import connection
 from django.db.models import Exists, Model, OuterRef, Q, QuerySet
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext, gettext_lazy
 
 from agents.judge import band
 from agents.models import (
     Agent,
     AgentTurn,
     ApprovalPolicy,
+    ApprovalRequest,
     CaseResult,
     Conversation,
     ConversationMessage,
@@ -265,6 +266,17 @@ class EvidenceView:
             return ""
         return band(self.run.judgement.get("overall"))
 
+    @property
+    def judge_band_label(self) -> str:
+        """The band in the reader's language (`judge_band` stays the value CSS and programs read)."""
+        labels = {
+            "exemplary": gettext("exemplary"),
+            "good": gettext("good"),
+            "improvable": gettext("improvable"),
+            "critical": gettext("critical"),
+        }
+        return labels.get(self.judge_band, self.judge_band)
+
 
 def evidence_for_review(*, version: PromptVersion) -> EvidenceView:
     """The newest evidence run of `version` with its results, in two queries."""
@@ -386,6 +398,16 @@ def debug_log_ids(*, turn: AgentTurn) -> list[int]:
     sandbox turn only for who may see it): its logs are sandbox rows too, so
     `all_objects`, where `turn.debug_logs` would hide them."""
     return list(DebugLog.all_objects.filter(turn=turn).order_by("sequence").values_list("pk", flat=True))
+
+
+def approval_requests_waited_for(*, turn_id: int | None = None, run_id: object = None) -> list[ApprovalRequest]:
+    """The calls a waiting turn (or a waiting run's steps) wait for a person to decide,
+    oldest first: pending requests. The caller resolved the turn or run (a sandbox one
+    only for who may see it), hence `all_objects`."""
+    requests = ApprovalRequest.all_objects.pending().order_by("created_at", "pk")
+    if turn_id is not None:
+        return list(requests.filter(turn_id=turn_id))
+    return list(requests.filter(run_id=run_id))
 
 
 def debug_log_as_sent(log: DebugLog) -> tuple[str, list, list]:

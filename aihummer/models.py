@@ -12,6 +12,7 @@ from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
 KEY_VALIDATOR = RegexValidator(r"^[a-z0-9_-]+$", "Use lowercase letters, digits, '_' and '-' only.")
@@ -30,7 +31,17 @@ class TimeStampedModel(models.Model):
 class User(AbstractUser):
     """A person: a local account or one created on first OIDC login."""
 
+    language = models.CharField(
+        _("desk language"),
+        max_length=8,
+        blank=True,
+        choices=settings.LANGUAGES,
+        help_text=_("The language the desk speaks to this person; blank follows their browser."),
+    )
+
     class Meta(AbstractUser.Meta):
+        verbose_name = _("user")
+        verbose_name_plural = _("users")
         swappable = "AUTH_USER_MODEL"
 
 
@@ -60,6 +71,8 @@ class Workspace(TimeStampedModel):
     history = HistoricalRecords()
 
     class Meta:
+        verbose_name = _("workspace")
+        verbose_name_plural = _("workspaces")
         ordering = ["slug"]
 
     def __str__(self) -> str:
@@ -98,6 +111,8 @@ class Membership(TimeStampedModel):
     history = HistoricalRecords()
 
     class Meta:
+        verbose_name = _("membership")
+        verbose_name_plural = _("memberships")
         ordering = ["workspace__slug", "user__username"]
         constraints = [
             models.UniqueConstraint(fields=["user", "workspace"], name="aihummer_membership_unique_user"),
@@ -131,6 +146,8 @@ class Invitation(TimeStampedModel):
     history = HistoricalRecords()
 
     class Meta:
+        verbose_name = _("invitation")
+        verbose_name_plural = _("invitations")
         ordering = ["workspace__slug", "identifier"]
         constraints = [
             models.UniqueConstraint(fields=["workspace", "identifier"], name="aihummer_invitation_unique_identifier"),
@@ -156,8 +173,8 @@ class OidcIdentity(TimeStampedModel):
     last_login_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        verbose_name = "OpenID identity"
-        verbose_name_plural = "OpenID identities"
+        verbose_name = _("OpenID identity")
+        verbose_name_plural = _("OpenID identities")
         constraints = [
             models.UniqueConstraint(fields=["issuer", "subject"], name="aihummer_oidcidentity_unique_subject"),
             models.UniqueConstraint(fields=["user", "issuer"], name="aihummer_oidcidentity_unique_user_issuer"),
@@ -207,8 +224,9 @@ class ApiKey(TimeStampedModel):
     history = HistoricalRecords(excluded_fields=["last_used_at", "secret_digest"])
 
     class Meta:
+        verbose_name = _("API key")
+        verbose_name_plural = _("API keys")
         ordering = ["workspace__slug", "name"]
-        verbose_name = "API key"
         constraints = [
             models.UniqueConstraint(fields=["workspace", "name"], name="aihummer_apikey_unique_name"),
             models.CheckConstraint(
@@ -254,9 +272,9 @@ class ApiAuditEntry(models.Model):
     status_code = models.PositiveSmallIntegerField()
 
     class Meta:
+        verbose_name = _("API audit entry")
+        verbose_name_plural = _("API audit entries")
         ordering = ["-created_at"]
-        verbose_name = "API audit entry"
-        verbose_name_plural = "API audit entries"
 
     def __str__(self) -> str:
         return f"{self.method} {self.path} → {self.status_code} ({self.actor_source}, {self.request_id})"

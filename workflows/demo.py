@@ -3,28 +3,11 @@ answer) and a fan-in (two parallel steps, then one that reads both). Idempotent.
 
 from __future__ import annotations
 
-from agents.demo import seed_agent_test_cases
+from agents.demo import READER
 from agents.models import Agent
-from agents.services import agent_create
 from aihummer.demo import DemoContext
 from workflows.models import Workflow
 from workflows.services import workflow_create
-
-READER = {
-    "key": "lecteur",
-    "name": "Lecteur",
-    "description": "Lit un texte et en donne un résumé fidèle.",
-    "snapshot": {
-        "identity": {
-            "name": "Léa",
-            "role": "Lectrice attentive",
-            "persona": "Fidèle au texte, elle distingue ce qui est dit de ce qui est suggéré.",
-            "language": "fr",
-            "goals": ["Résumer sans trahir"],
-        },
-        "sections": [{"key": "resume", "title": "Résumé", "body": "Cinq phrases au plus, dans l'ordre du texte."}],
-    },
-}
 
 PIPELINE = {
     "version": 1,
@@ -65,10 +48,9 @@ DEMO_WORKFLOWS = [
 
 def seed_workflows(context: DemoContext) -> None:
     workspace, operator = context.workspace, context.operator
-    reader = Agent.all_objects.filter(workspace=workspace, key=READER["key"]).first()
-    if reader is None:
-        reader = agent_create(workspace=workspace, actor=operator, **READER)
-    seed_agent_test_cases(reader, actor=operator)
+    # The workflows' first step reads with the demo's `lecteur` (seeded with the agents).
+    if not Agent.objects.filter(workspace=workspace, key=READER["key"]).exists():
+        raise LookupError(f"The demo agent '{READER['key']}' is missing: the agents' seeder runs first.")
     for key, name, definition in DEMO_WORKFLOWS:
         if Workflow.all_objects.filter(workspace=workspace, key=key).exists():
             continue

@@ -395,7 +395,12 @@ def workflow_runs_revive(*, now: datetime | None = None) -> dict[str, int]:
     # Before the recoveries below: a step they put back is sent by them, not twice.
     counts["steps_redispatched"] = _redispatch_stalled(now)
     expired = (
-        StepRun.objects.filter(status=StepStatus.RUNNING, lease_expires_at__lt=now, run__status=RunStatus.RUNNING)
+        # A waiting run's other branches run on (a parallel step paused alone): theirs too.
+        StepRun.objects.filter(
+            status=StepStatus.RUNNING,
+            lease_expires_at__lt=now,
+            run__status__in=[RunStatus.RUNNING, RunStatus.WAITING],
+        )
         .select_related("run")
         .order_by("lease_expires_at")[:REVIVE_BATCH]
     )

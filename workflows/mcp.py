@@ -18,8 +18,9 @@ import pydantic
 from django.core.exceptions import ValidationError
 from pydantic import Field
 
-from agents.mcp import KEY_PATTERN, NOTHING_GIVEN, Force, IncludeSandbox
+from agents.mcp import KEY_PATTERN, NOTHING_GIVEN, WAITING_FOR, Force, IncludeSandbox, WaitingFor, waiting_for
 from agents.models import DebugLog
+from agents.selectors import approval_requests_waited_for
 from aihummer.exceptions import ApplicationError, NotFound
 from aihummer.jsonsafe import json_loads
 from aihummer.mcp import Caller, Out, ToolOutput, tool
@@ -92,6 +93,7 @@ class StepItem(Out):
     cost: float
     durationSeconds: float | None
     debugIds: list[int]
+    waitingFor: WaitingFor | None = WAITING_FOR
 
 
 class RunOutput(Out):
@@ -130,6 +132,7 @@ class RunWorkflowOutput(ToolOutput):
     message: str | None = pydantic.Field(
         default=None, description="Only while the run goes on after the wait: how to follow it."
     )
+    waitingFor: WaitingFor | None = WAITING_FOR
 
 
 class InspectWorkflowRunOutput(ToolOutput):
@@ -147,6 +150,7 @@ class InspectWorkflowRunOutput(ToolOutput):
     durationSeconds: float | None
     startedAt: datetime | None
     completedAt: datetime | None
+    waitingFor: WaitingFor | None = WAITING_FOR
     steps: list[StepItem]
 
 
@@ -301,8 +305,15 @@ def run_workflow(
         "answer": run.answer,
         "usage": _usage(run),
         "errorMessage": run.error or None,
+        "waitingFor": None,
     }
-    if not run.is_finished:
+    if run.status == RunStatus.WAITING:
+        body["waitingFor"] = waiting_for(caller, approval_requests_waited_for(run_id=run.pk))
+        body["message"] = (
+            "Waiting for a person to decide a tool call (waitingFor.reviewUrl); the run goes on once decided: "
+            "poll inspect_workflow_run with this run id."
+        )
+    elif not run.is_finished:
         body["message"] = f"Still {run.status} after {waitSeconds} s: poll inspect_workflow_run with this run id."
     if run.status in (RunStatus.FAILED, RunStatus.CANCELLED):
         # A run that did not complete is the tool's failure, with the whole story.
@@ -346,6 +357,11 @@ def inspect_workflow_run(
     for turn_id, pk in DebugLog.all_objects.filter(turn_id__in=turn_ids).order_by("pk").values_list("turn_id", "pk"):
         debug_ids.setdefault(turn_id, []).append(pk)
     current = next((s.position for s in steps if s.status not in (*StepRun.DONE, StepRun.Status.FAILED)), len(steps))
+    # One query for the calls the run's waiting steps wait for, oldest first.
+    pending = approval_requests_waited_for(run_id=run.pk) if run.status == RunStatus.WAITING else []
+    by_step: dict[str, list] = {}
+    for request in pending:
+        by_step.setdefault(request.step_name, []).append(request)
     return {
         "workflowRunId": str(run.pk),
         "workflowKey": run.workflow_key,
@@ -361,6 +377,7 @@ def inspect_workflow_run(
         "durationSeconds": _seconds(run.duration_ms),
         "startedAt": run.started_at,
         "completedAt": run.finished_at,
+        "waitingFor": waiting_for(caller, pending),
         "steps": [
             {
                 "index": step.position,
@@ -376,6 +393,7 @@ def inspect_workflow_run(
                 "cost": float(step.cost_usd),
                 "durationSeconds": _seconds(step.duration_ms),
                 "debugIds": debug_ids.get(step.turn_id, []),
+                "waitingFor": waiting_for(caller, by_step.get(step.name, [])),
             }
             for step in steps
         ],

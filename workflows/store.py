@@ -26,7 +26,7 @@ from functools import reduce
 from uuid import UUID
 
 from django.db import connection, transaction
-from django.db.models import F, Q
+from django.db.models import Exists, F, Q
 
 from aihummer.db import prepared_cursor
 from workflows.models import RunStatus, StepRun, StepStatus, WorkflowRun
@@ -358,8 +358,9 @@ def step_take_back(*, step_id: int, run_id: UUID, waited_since: datetime, now: d
     """A waiting step whose call was decided, running again for its resumed turn: with
     no lease (the approval request's lease covers the resumed turn, and the step sweep
     leaves lease-less steps alone), and its run running, its wall-clock limit pushed by
-    the time it waited. Also takes back a step a dead resuming worker left running.
-    None when the step is neither (cancelled or finished meanwhile)."""
+    the time it waited (unless another of its steps still waits: the run waits on).
+    Also takes back a step a dead resuming worker left running. None when the step is
+    neither (cancelled or finished meanwhile)."""
     with transaction.atomic():
         moved = StepRun.objects.filter(
             pk=step_id, status__in=[StepStatus.WAITING, StepStatus.RUNNING], lease_expires_at__isnull=True
@@ -367,7 +368,10 @@ def step_take_back(*, step_id: int, run_id: UUID, waited_since: datetime, now: d
         if not moved:
             return None
         waited = now - waited_since
-        WorkflowRun.all_objects.filter(pk=run_id, status=RunStatus.WAITING).update(
+        # The run waits while any of its steps does (parallel steps each pause on a call
+        # of their own): it runs again with the last of them.
+        others_wait = StepRun.objects.filter(run_id=run_id, status=StepStatus.WAITING).exclude(pk=step_id)
+        WorkflowRun.all_objects.filter(pk=run_id, status=RunStatus.WAITING).exclude(Exists(others_wait)).update(
             status=RunStatus.RUNNING, deadline_at=F("deadline_at") + waited
         )
         return StepRun.objects.select_related("run").get(pk=step_id)

@@ -17,7 +17,7 @@ from django.views.decorators.debug import sensitive_post_parameters
 
 from agents.admin.desk import AgentDeskMixin
 from agents.admin.evidence import AgentTestCaseInline
-from agents.admin.forms import AgentForm, CredentialForm, DeleteForm, PresetForm, SkillForm
+from agents.admin.forms import AGENT_FORM_FIELDS, AgentForm, CredentialForm, DeleteForm, PresetForm, SkillForm
 from agents.models import (
     Agent,
     AgentSection,
@@ -32,6 +32,7 @@ from agents.models import (
     PromptVersion,
     Skill,
 )
+from agents.policy import runtime_policy_sections
 from agents.rendering import render_prefix
 from agents.selectors import (
     TURN_ORIGINS,
@@ -41,7 +42,6 @@ from agents.selectors import (
     debug_log_page,
 )
 from agents.services import (
-    AGENT_FIELDS,
     agent_delete,
     agent_dependents,
     credential_delete,
@@ -54,11 +54,6 @@ from agents.templatetags.desk_format import money
 from aihummer import service_checks
 from aihummer.actors import Actor, Verb
 from aihummer.admin_site import SERVICE_ERRORS, ListedFilter, WorkspaceScopedAdmin, service_error_message
-
-
-def pretty_json(value: object) -> str:
-    return format_html("<pre style='white-space:pre-wrap'>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False))
-
 
 # --- credentials ----------------------------------------------------------------------
 
@@ -240,12 +235,21 @@ class AgentAdmin(AgentDeskMixin, WorkspaceScopedAdmin):
             perms_needed.discard(model._meta.verbose_name)
         return deleted, model_count, perms_needed, protected
 
+    def save_model(self, request: HttpRequest, obj: Agent, form: AgentForm, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        if form.proposal is not None:
+            messages.info(
+                request,
+                f"The preset change is version {form.proposal.number} ({form.proposal.status}): "
+                + ("it waits for review in the queue." if form.proposal.is_pending else "it is live."),
+            )
+
     def get_fieldsets(self, request: HttpRequest, obj: Agent | None = None) -> list:
         if obj is None:
-            return [(None, {"fields": ["workspace", "key", *AGENT_FIELDS]})]
+            return [(None, {"fields": ["workspace", "key", *AGENT_FORM_FIELDS]})]
         return [
             # expected_live: the hidden live version number the page showed (no lost update).
-            (None, {"fields": ["workspace", "key", *AGENT_FIELDS, "expected_live"]}),
+            (None, {"fields": ["workspace", "key", *AGENT_FORM_FIELDS, "expected_live"]}),
             ("What the agent is told (live version, read-only)", {"fields": self.profile_fields}),
         ]
 
@@ -274,9 +278,14 @@ class AgentAdmin(AgentDeskMixin, WorkspaceScopedAdmin):
     def goals_list(self, obj: Agent) -> str:
         return "; ".join(obj.goals) or "—"
 
-    @admin.display(description="runtime policy")
+    @admin.display(description=gettext_lazy("runtime policy"))
     def runtime_policy_json(self, obj: Agent) -> str:
-        return pretty_json(obj.runtime_policy)
+        # Its sections as a readable form, defaults marked; the JSON one click away.
+        context = {
+            "sections": runtime_policy_sections(obj.runtime_policy),
+            "policy_json": json.dumps(obj.runtime_policy, indent=2, ensure_ascii=False),
+        }
+        return render_to_string("admin/agents/agent/_runtime_policy.html", context)
 
     @admin.display(description="rendered system prompt (first turn)")
     def rendered_prompt(self, obj: Agent) -> str:

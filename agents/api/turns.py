@@ -9,8 +9,8 @@ from rest_framework.response import Response
 
 from agents.api.approvals import review_url
 from agents.api.base import ID_REGEX
-from agents.models import AgentTurn, ApprovalRequest, DebugLog
-from agents.selectors import debug_log_ids, workspace_row_get, workspace_rows
+from agents.models import AgentTurn, DebugLog
+from agents.selectors import approval_requests_waited_for, debug_log_ids, workspace_row_get, workspace_rows
 from aihummer.api import AdminViewSet, JsonObjectField
 
 
@@ -54,9 +54,10 @@ class TurnSerializer(serializers.Serializer):
     def get_waiting_for(self, turn: AgentTurn) -> dict | None:
         if turn.status != AgentTurn.Status.WAITING:
             return None  # no query for the others
-        request = ApprovalRequest.all_objects.filter(turn=turn, status=ApprovalRequest.Status.PENDING).first()
-        if request is None:
+        waited_for = approval_requests_waited_for(turn_id=turn.pk)
+        if not waited_for:
             return None
+        request = waited_for[0]
         return {"approval_id": request.pk, "tool": request.tool_name, "review_url": review_url(request)}
 
     @extend_schema_field({"type": "array", "items": {"type": "integer"}})

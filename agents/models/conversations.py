@@ -9,6 +9,7 @@ from django.db.models import DurationField, ExpressionWrapper, F, Q, Value, Wind
 from django.db.models.fields.json import KeyTextTransform, KeyTransform
 from django.db.models.functions import Cast, Coalesce, Now, RowNumber
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from agents.models.profiles import Agent
 from agents.models.turns import AgentTurn
@@ -54,7 +55,9 @@ class Conversation(SandboxedModel, TimeStampedModel):
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="conversations")
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="conversations")
     peer = models.CharField(
-        max_length=100, help_text="The verified peer: `user:<id>` (a person, or a key's owner) or `api_key:<id>`."
+        max_length=100,
+        help_text="The verified peer: `user:<id>` (a person, or a key's owner), `api_key:<id>`, or "
+        "`api_key:<id>/<peer>` (a person that key vouches for, with its vouch scope).",
     )
     channel = models.CharField(
         max_length=50, blank=True, help_text="api, mcp, admin or the client's name for it; blank: every channel."
@@ -74,6 +77,8 @@ class Conversation(SandboxedModel, TimeStampedModel):
     all_objects = models.Manager.from_queryset(ConversationQuerySet)()
 
     class Meta:
+        verbose_name = _("conversation")
+        verbose_name_plural = _("conversations")
         ordering = ["-pk"]
         constraints = [
             models.UniqueConstraint(
@@ -124,6 +129,8 @@ class ConversationMessage(SandboxedModel):
     all_objects = models.Manager.from_queryset(SandboxQuerySet)()
 
     class Meta:
+        verbose_name = _("conversation message")
+        verbose_name_plural = _("conversation messages")
         ordering = ["conversation", "sequence"]
         constraints = [
             models.UniqueConstraint(
@@ -171,6 +178,8 @@ class ConversationNote(SandboxedModel):
     all_objects = models.Manager.from_queryset(SandboxQuerySet)()
 
     class Meta:
+        verbose_name = _("conversation note")
+        verbose_name_plural = _("conversation notes")
         ordering = ["conversation", "pk"]
         indexes = [models.Index(fields=["conversation", "kind", "-last_sequence"], name="agents_note_latest")]
         constraints = [

@@ -195,6 +195,29 @@ def test_the_agent_page_counts_its_test_cases_and_says_proposals_wait(client, ad
     assert f"camille v{proposal.number}" in listed and "autre v" not in listed
 
 
+def test_the_agent_page_shows_the_runtime_policy_as_sections_with_the_json_a_click_away(client, ada, workspace):
+    policy = {"children": {"max_concurrent": 4}}
+    agent = agent_create(
+        workspace=workspace,
+        actor=Actor.for_user(ada),
+        key="policee",
+        name="Policée",
+        snapshot={**SNAPSHOT, "runtime_policy": policy},
+    )
+    client.force_login(ada)
+
+    page = client.get(reverse("admin:agents_agent_change", args=[agent.pk])).content.decode()
+
+    form = page[page.index('id="aih-policy"') :]
+    assert form.count('class="aih-policy-section"') == 8  # general and the seven blocks
+    assert '<tr class="aih-policy-changed" data-setting="children.max_concurrent">' in form
+    assert '<tr class="aih-policy-default" data-setting="children.max_per_parent">' in form
+    changed = re.search(r'data-setting="children.max_concurrent">(.*?)</tr>', form, re.S).group(1)
+    assert "<strong><code>4</code></strong>" in changed and "<td><code>2</code></td>" in changed
+    json_block = re.search(r'<details id="aih-policy-json"><summary>As JSON</summary><pre[^>]*>(.*?)</pre>', form, re.S)
+    assert "&quot;max_concurrent&quot;: 4" in json_block.group(1)
+
+
 def test_an_agent_page_without_pending_proposals_has_no_banner(client, ada, agent):
     client.force_login(ada)
 

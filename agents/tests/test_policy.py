@@ -11,6 +11,7 @@ from agents.policy import (
     parse_runtime_policy,
     resolve_runtime_policy,
     runtime_policy_json_schema,
+    runtime_policy_sections,
     upgrade_stored_policy,
     validate_runtime_policy,
 )
@@ -562,3 +563,38 @@ def test_an_old_versions_policy_parses_for_the_runtime():
     policy = parse_runtime_policy(first_release(session={"idle_minutes": 15}))
 
     assert policy.session.idle_reset_minutes == 15
+
+
+def test_the_policy_reads_as_sections_with_values_and_defaults() -> None:
+    policy = default_runtime_policy()
+    policy["children"]["max_concurrent"] = 4
+    policy["app"]["direct_completion"]["mode"] = "always"
+    del policy["max_iterations"]  # a field the stored document lacks reads as its default
+
+    sections = {section.key: section for section in runtime_policy_sections(policy)}
+
+    assert list(sections) == [
+        "",
+        "context",
+        "pruning",
+        "memory_flush",
+        "session",
+        "children",
+        "app",
+        "interaction",
+    ]
+    general = {s.name: (s.value, s.is_default) for s in sections[""].settings}
+    assert general == {"version": (1, True), "max_iterations": (16, True)}
+    concurrent = next(s for s in sections["children"].settings if s.name == "max_concurrent")
+    assert (concurrent.value, concurrent.default, concurrent.is_default) == (4, 2, False)
+    depth = next(s for s in sections["children"].settings if s.name == "max_depth")
+    assert (depth.value_json, depth.is_default) == ("null", True)  # null: the global setting
+    app = {s.name: s for s in sections["app"].settings}
+    assert (app["direct_completion.mode"].value_json, app["direct_completion.mode"].default_json) == (
+        '"always"',
+        '"auto"',
+    )
+    assert app["reasoning_effort"].value_json == "null" and app["reasoning_effort"].is_default
+    assert sections["children"].description == "Child agents: depth, number, time, listing."
+    changed = [s.name for section in sections.values() for s in section.settings if not s.is_default]
+    assert changed == ["max_concurrent", "direct_completion.mode"]

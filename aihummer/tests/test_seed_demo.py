@@ -71,3 +71,14 @@ def test_the_logins_are_not_buried_under_the_demos_review_emails(transactional_d
     assert lines[0].startswith("Demo workspace 'demo' is ready.")
     assert not [line for line in lines if line.startswith(("Subject:", "From:", "Message-ID:"))]
     assert lines[-1] == "  (4 review e-mails of the demo's own proposals were not sent.)"
+
+
+def test_seed_demo_counts_the_four_agents_it_made(db, settings, tmp_path):
+    settings.BASE_DIR = tmp_path
+    out = StringIO()
+
+    call_command("seed_demo", stdout=out)
+
+    keys = sorted(Agent.objects.filter(workspace__slug="demo").values_list("key", flat=True))
+    assert keys == ["critique", "lecteur", "redacteur", "support"]
+    assert "  4 agents, default preset 'echo'." in out.getvalue().splitlines()

@@ -128,3 +128,28 @@ def test_the_run_list_filters_waiting_runs(workspace, ada, alice, echo_preset) -
         workflow_run_start(workflow=workflow, actor=Actor.for_user(alice), message="No mail today.")
 
     assert list(WorkflowRun.objects.filter(status="waiting")) == [waiting]
+
+
+def test_a_run_waits_while_any_of_its_parallel_steps_waits(workspace, ada, alice, bob, echo_preset) -> None:
+    with SmtpServer(user="agent@acme.test", password=PASSWORD) as smtp:
+        make_mailer(workspace, by=ada, smtp_port=smtp.port, password=PASSWORD)
+        steps = [{"name": name, "agent_name": "mailer", "depends_on": []} for name in ("mail_a", "mail_b")]
+        workflow = workflow_create(
+            workspace=workspace,
+            actor=Actor.for_user(ada),
+            key="two",
+            name="Two mails",
+            definition={"version": 1, "steps": steps},
+        )
+        run = workflow_run_start(workflow=workflow, actor=Actor.for_user(alice), message=mail_message())
+        first, second = ApprovalRequest.objects.filter(run_id=run.pk).order_by("step_name")
+        assert WorkflowRun.objects.get(pk=run.pk).status == "waiting"
+
+        approval_request_approve(request=first, actor=Actor.for_user(bob), arguments_hash=first.arguments_hash)
+        after_one = WorkflowRun.objects.get(pk=run.pk).status
+        statuses = dict(StepRun.objects.filter(run=run).values_list("name", "status"))
+        approval_request_approve(request=second, actor=Actor.for_user(bob), arguments_hash=second.arguments_hash)
+
+    assert (after_one, statuses) == ("waiting", {"mail_a": "completed", "mail_b": "waiting"})
+    assert WorkflowRun.objects.get(pk=run.pk).status == "completed"
+    assert len(smtp.messages) == 2

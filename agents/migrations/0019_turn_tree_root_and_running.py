@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('agents', '0015_spawn_agent_ids_and_interaction_rights'),
+        ('agents', '0018_desk_french_model_names'),
         ('aihummer', '0007_api_key_vouch_scope'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
