@@ -14,7 +14,7 @@ from django.utils.translation import gettext_lazy as _
 
 from agents.models.profiles import Agent
 from agents.models.versions import PromptVersion
-from agents.policy import ChildrenPolicy
+from agents.policy import TREE_MAX_CONCURRENT, ChildrenPolicy
 from aihummer.models import Workspace
 from sandbox.models import SandboxedModel, SandboxQuerySet, VisibleManager
 
@@ -83,8 +83,27 @@ class AgentTurn(SandboxedModel):
         PromptVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="turns", verbose_name=_("version")
     )
     version_number = models.PositiveIntegerField(null=True, blank=True, verbose_name=_("version number"))
-    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children")
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children", verbose_name=_("parent")
+    )
+
+    root = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="descendants",
+        help_text=_("The root turn of this turn's execution tree; null on a root."),
+    )
     depth = models.PositiveSmallIntegerField(default=0, verbose_name=_("depth"))
+    tree_running = models.PositiveSmallIntegerField(
+        default=0,
+        help_text=_(
+            "On a root turn: the children of its execution tree running now, whatever process runs "
+            "them; a child takes a place with a conditional UPDATE (agents.runtime.tree.Place)."
+        ),
+        verbose_name=_("tree running"),
+    )
     actor_source = models.CharField(max_length=200, verbose_name=_("actor source"))
     started_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -128,6 +147,10 @@ class AgentTurn(SandboxedModel):
             models.CheckConstraint(
                 condition=Q(status__in=["running", "waiting", "succeeded", "failed"]),
                 name="agents_agentturn_status_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(tree_running__gte=0, tree_running__lte=TREE_MAX_CONCURRENT),
+                name="agents_agentturn_tree_running_range",
             ),
         ]
 

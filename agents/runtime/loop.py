@@ -6,7 +6,8 @@ across a provider call. A turn is the unit of work of a workflow step, so its ow
 statements are counted (`bench/agent_turns.py`): a plain turn reads its agent with
 everything it needs in one query, then writes its row, with its outcome, and its one
 debug log in one statement (`agents.runtime.prepared`), in the transaction of the
-caller's result; a tool-calling turn adds one insert per model call. Totals are summed
+caller's result or with that result in the same statement (`compose`); a tool-calling
+turn adds one insert per model call. Totals are summed
 in memory (child turns, in threads, write their own rows) and written with the outcome.
 """
 
@@ -17,6 +18,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import nullcontext
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -55,6 +57,7 @@ from agents.runtime.tools import REGISTRY, ToolError, TurnContext, available_too
 from agents.services import preset_api_key
 from aihummer import metrics
 from aihummer.actors import Actor, Verb
+from aihummer.db import Tail
 
 logger = logging.getLogger(__name__)
 
@@ -128,11 +131,25 @@ def agent_turn_prepare(
     return prepared
 
 
-def agent_turn_complete(prepared: PreparedTurn, *, then: Callable[[AgentTurn], None] | None = None) -> AgentTurn:
+# A caller's result written in the turn's own statement: given the finished turn, a
+# tail for that statement (`aihummer.db.Tail`) and what to do with its row, or None.
+Compose = Callable[[AgentTurn], tuple[Tail, Callable[[tuple | None], None]] | None]
+
+
+def agent_turn_complete(
+    prepared: PreparedTurn, *, then: Callable[[AgentTurn], None] | None = None, compose: Compose | None = None
+) -> AgentTurn:
     """Run a prepared turn to its end and record it: the turn row, its last debug log
     and, when given, `then(turn)` (a step's result) in one transaction. The turn's
-    time started when it was prepared."""
-    return _complete(prepared, then=then)
+    time started when it was prepared.
+
+    `compose(turn)` may instead give the result as a tail of the statement writing the
+    turn and its log (a plain turn's, on PostgreSQL: `DebugLogWriter.composable`): then
+    the three are one statement (its own commit in autocommit), and
+    `done(row)` gets the tail's row after it; `then` is not called. When it gives None,
+    or the turn cannot take a tail (a tool-calling turn has its row already, a waiting
+    turn records its request), it is `then` in the transaction as above."""
+    return _complete(prepared, then=then, compose=compose)
 
 
 def agent_run_test(*, agent: Agent, message: str, actor: Actor, version: PromptVersion | None = None) -> AgentTurn:
@@ -196,7 +213,7 @@ class PreparedTurn:
     depth_limit: int  # the parent's limit (`agents.runtime.tree.depth_limit`'s `above`)
     deadline: float
     history: History = NO_HISTORY
-    denied: frozenset[str] = frozenset()  # tools its ancestors took from it (`agents.runtime.tree`)
+    branch: tree.Branch = tree.ROOT  # where it sits in its execution tree
     # A turn resumed after a person decided a held call (`agent_turn_resume`): its
     # messages so far and how many of them its debug logs hold.
     resume: list[Message] | None = None
@@ -225,7 +242,7 @@ def _prepare(
     depth_limit: int,
     deadline: float,
     history: History = NO_HISTORY,
-    denied: frozenset[str] = frozenset(),
+    branch: tree.Branch = tree.ROOT,
 ) -> PreparedTurn | None:
     agent = read()
     if agent is None:
@@ -246,6 +263,7 @@ def _prepare(
         version=version,
         version_number=version.number,
         parent=parent,
+        root_id=branch.root_id,
         depth=depth,
         actor_source=actor.source,
         started_by=actor.person,
@@ -269,12 +287,14 @@ def _prepare(
         depth_limit,
         deadline,
         history,
-        denied,
+        branch,
         render_context=context,
     )
 
 
-def _complete(prepared: PreparedTurn, *, then: Callable[[AgentTurn], None] | None = None) -> AgentTurn:
+def _complete(
+    prepared: PreparedTurn, *, then: Callable[[AgentTurn], None] | None = None, compose: Compose | None = None
+) -> AgentTurn:
     turn, agent, redactor = prepared.turn, prepared.agent, prepared.redactor
     log = DebugLogWriter(turn=turn, secrets=redactor.secrets)
     status, answer, error, kind = AgentTurn.Status.FAILED, "", "", AgentTurn.ErrorKind.NONE
@@ -291,6 +311,12 @@ def _complete(prepared: PreparedTurn, *, then: Callable[[AgentTurn], None] | Non
         error, kind = f"Internal error ({type(exc).__name__}); it was logged.", AgentTurn.ErrorKind.INTERNAL
     turn.status, turn.finished_at, turn.error_kind = status, None if waiting else timezone.now(), kind
     turn.answer, turn.error = redactor.text(answer), redactor.text(error)
+    composed = compose(turn) if compose is not None and waiting is None and log.composable else None
+    if composed is not None:  # the turn, its last call's log and the caller's result: one statement
+        tail, done = composed
+        done(log.flush(tail))
+        metrics.observe_turn(turn)
+        return turn
     with transaction.atomic():  # the turn, its last call's log and the caller's result: one commit
         if turn.pk is not None:  # a tool-calling turn's row, written before its tools ran
             turn.save(update_fields=[*TOTALS, "status", "answer", "error", "error_kind", "finished_at"])
@@ -399,7 +425,7 @@ def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
     # A direct completion (`app.direct_completion.mode = always`): one call, no tool,
     # within the direct completion's output and time bounds.
     direct = policy.app.direct_completion if policy.app.direct_completion.mode == "always" else None
-    tools = [] if direct else available_tools(version.snapshot["allowed_tool_names"], deny=prepared.denied)
+    tools = [] if direct else available_tools(version.snapshot["allowed_tool_names"], deny=prepared.branch.denied)
     specs = tuple(tool.spec() for tool in tools)
     max_output_tokens, call_timeout = preset.max_output_tokens, float(preset.timeout_seconds)
     if direct:
@@ -415,7 +441,7 @@ def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
         deadline=deadline,
         dry_run=dry_run,
         depth_limit=tree.depth_limit(policy.children, above=prepared.depth_limit),
-        denied=prepared.denied,
+        branch=prepared.branch,
         delegate=delegate_to,
         guarded=approval_tools(agent),
     )
@@ -571,21 +597,27 @@ def _add_totals(turn: AgentTurn, usage: Usage, cost: Decimal) -> None:
 
 # --- tools ----------------------------------------------------------------------------
 def _run_tools(context: TurnContext, calls: tuple[ToolCall, ...], offered: set[str]) -> list[tuple[Message, dict]]:
-    """Run each requested call (delegations in a bounded pool); every outcome, even
-    a refusal, goes back to the model as a tool result, never as an exception."""
+    """Run each requested call (delegations first, several in a pool of
+    `children.max_per_parent` threads, each child waiting for a place in its tree:
+    `agents.runtime.tree`); every outcome, even a refusal, goes back to the model as a
+    tool result, never as an exception. A child lends its own place while its children run."""
     delegations = [call for call in calls if call.name == "delegate" and call.name in offered and not context.dry_run]
     outcomes: dict[str, tuple[Message, dict]] = {}
-    if len(delegations) > 1:
-        workers = min(context.policy.children.max_concurrent, len(delegations))
-        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"turn{context.turn.pk}")
-        futures = {call.id: pool.submit(_in_own_connection, _run_tool, context, call, offered) for call in delegations}
-        for call in delegations:
-            try:
-                outcomes[call.id] = futures[call.id].result(timeout=max(context.deadline - time.monotonic(), 0.001))
-            except FutureTimeout:
-                outcomes[call.id] = _tool_result(call, "The delegated agent did not answer in time.", "timeout")
-        # Late children finish on their own (bounded by their deadline); the parent goes on.
-        pool.shutdown(wait=False, cancel_futures=True)
+    place = context.branch.place
+    with place.lent(context.deadline) if place and delegations else nullcontext():
+        if len(delegations) == 1:
+            outcomes[delegations[0].id] = _run_tool(context, delegations[0], offered)
+        elif delegations:
+            workers = max(1, min(context.policy.children.max_per_parent, len(delegations)))
+            pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"turn{context.turn.pk}")
+            futures = {c.id: pool.submit(_in_own_connection, _run_tool, context, c, offered) for c in delegations}
+            for call in delegations:
+                try:
+                    outcomes[call.id] = futures[call.id].result(timeout=max(context.deadline - time.monotonic(), 0.001))
+                except FutureTimeout:
+                    outcomes[call.id] = _tool_result(call, "The delegated agent did not answer in time.", "timeout")
+            # Late children finish on their own (bounded by their deadline); the parent goes on.
+            pool.shutdown(wait=False, cancel_futures=True)
     return [outcomes.get(call.id) or _run_tool(context, call, offered) for call in calls]
 
 
@@ -660,19 +692,33 @@ def delegate_to(context: TurnContext, *, agent_key: str, message: str) -> str:
         context.delegations += 1
     # Never more than the parent has left.
     deadline = min(context.deadline, time.monotonic() + tree.child_timeout(children))
-    child_turn = _run_turn(
-        agents=children_of_workspace,
-        version=None,
-        message=message,
-        actor=context.actor,
-        context=None,
-        dry_run=context.dry_run,
-        parent=context.turn,
-        depth=child_depth,
-        depth_limit=context.depth_limit,
-        deadline=deadline,
-        denied=tree.child_denied(interaction, inherited=context.denied, leaf=child_depth >= context.depth_limit),
+    root_id, cap = context.turn.root_id or context.turn.pk, tree.tree_cap(context.branch, children)
+    branch = tree.Branch(
+        root_id=root_id,
+        cap=cap,
+        denied=tree.child_denied(interaction, inherited=context.branch.denied, leaf=child_depth >= context.depth_limit),
+        place=tree.Place(root_id, cap),
     )
+    if not branch.place.take(deadline):
+        with context.lock:
+            context.delegations -= 1  # nothing ran: the slot is not used
+        raise ToolError(tree.concurrency_refusal(cap))
+    try:
+        child_turn = _run_turn(
+            agents=children_of_workspace,
+            version=None,
+            message=message,
+            actor=context.actor,
+            context=None,
+            dry_run=context.dry_run,
+            parent=context.turn,
+            depth=child_depth,
+            depth_limit=context.depth_limit,
+            deadline=deadline,
+            branch=branch,
+        )
+    finally:
+        branch.place.give_back()
     if child_turn is None:
         with context.lock:
             context.delegations -= 1  # nothing ran: the slot is not used
