@@ -114,7 +114,6 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
         "source",
         "short_reason",
         "age",
-        "stale",
         "review_needed",
         "size",
         "evidence",
@@ -159,10 +158,21 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
         return self.allowed(request, Verb.DECIDE)
 
     # columns
+    def get_list_display(self, request: HttpRequest) -> list[str]:
+        # One workspace to read: its name in every row says nothing (and costs width).
+        workspace_ids = self.actor(request).workspace_ids(Verb.READ)
+        columns = list(super().get_list_display(request))
+        return (
+            [c for c in columns if c != "workspace"]
+            if workspace_ids is not None and len(workspace_ids) == 1
+            else columns
+        )
+
     @admin.display(description="proposal", ordering="agent__key")
     def review_link(self, obj: PromptVersion) -> str:
+        # The stale flag rides with the proposal's name: a column of its own was mostly empty.
         url = reverse("admin:agents_promptversion_review", args=[obj.pk])
-        return format_html('<a href="{}">{} v{}</a>', url, obj.agent.key, obj.number)
+        return format_html('<a href="{}">{} v{}</a>{}', url, obj.agent.key, obj.number, self.stale(obj))
 
     @admin.display(description="reason")
     def short_reason(self, obj: PromptVersion) -> str:
@@ -177,7 +187,7 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
         if not obj.is_stale:
             return ""
         return format_html(
-            '<span class="aih-badge aih-stale-flag" style="background:#b7791f" title="{}">stale</span>',
+            ' <span class="aih-badge aih-stale-flag" style="background:#b7791f" title="{}">stale</span>',
             "The live version moved since this was proposed; approving reverts the later versions.",
         )
 
@@ -207,7 +217,10 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
         return evidence_badge(obj)
 
     def changelist_view(self, request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
-        response = super().changelist_view(request, {"title": "Review queue", **(extra_context or {})})
+        # A work page: its ten columns get the width the navigation sidebar would take
+        # (the header's "Review queue" and the breadcrumbs lead elsewhere).
+        context = {"title": "Review queue", "is_nav_sidebar_enabled": False, **(extra_context or {})}
+        response = super().changelist_view(request, context)
         changelist = getattr(response, "context_data", {}).get("cl")
         if changelist is not None and self._is_the_pending_count(request, changelist):
             # The header badge counts the same rows: reuse the page's count (one COUNT, not two).
