@@ -7,7 +7,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/aihummer
 TEST_REDIS_URL ?= redis://127.0.0.1:6379
 PYTEST_WORKERS ?= 2
 
-.PHONY: run test lint services format
+.PHONY: run test lint services format messages
 
 $(VENV)/.run-deps: requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -19,12 +19,19 @@ $(VENV)/.test-deps: requirements.txt requirements-dev.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	touch $@ $(VENV)/.run-deps
 
-run: $(VENV)/.run-deps
+# The desk's French: locale/*/LC_MESSAGES/django.po compiled to the .mo Django reads
+# (the .mo files are committed too, so a deploy needs no gettext; this keeps them fresh).
+messages: $(VENV)/.run-deps
+	bin/ensure-gettext
+	$(BIN)/python manage.py compilemessages --ignore .venv --ignore node_modules --verbosity 0
+
+run: $(VENV)/.run-deps messages
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py seed_demo
 	$(BIN)/python manage.py runserver 127.0.0.1:8000
 
 services:
+	bin/ensure-gettext
 	bin/ensure-browser
 	bin/ensure-oidc-provider
 	bin/ensure-mcp-tools
@@ -36,7 +43,7 @@ lint: $(VENV)/.test-deps
 	$(BIN)/python bin/import_cycles.py --all
 	DATABASE_URL=sqlite:///:memory: $(BIN)/python manage.py makemigrations --check --dry-run
 
-test: $(VENV)/.test-deps services lint
+test: $(VENV)/.test-deps services lint messages
 	DATABASE_URL=$(TEST_DATABASE_URL) AIHUMMER_TEST_REDIS_URL=$(TEST_REDIS_URL) CELERY_BROKER_URL= \
 		$(BIN)/pytest -n $(PYTEST_WORKERS)
 

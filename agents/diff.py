@@ -1,7 +1,7 @@
 """Readable differences between two snapshots, for reviewers who should not read JSON.
 
 Pure functions: `snapshot_diff` says what changed per identity field, section, skill,
-tool and policy key; `word_diff` marks changed words in a text.
+tool, policy key and the preset; `word_diff` marks changed words in a text.
 
 A word diff of two long texts is quadratic (2 000 words: 1 s; 10 000: 19 s), so texts
 are compared line by line first, and words only inside the lines that changed, trimmed
@@ -68,6 +68,8 @@ class SnapshotDiff:
     tools_added: list[str] = field(default_factory=list)
     tools_removed: list[str] = field(default_factory=list)
     policy: list[tuple[str, object, object]] = field(default_factory=list)
+    # The preset's key before and after (None: the workspace's default), when it changed.
+    preset: tuple[str | None, str | None] | None = None
 
     def __bool__(self) -> bool:
         return bool(
@@ -79,6 +81,7 @@ class SnapshotDiff:
             or self.tools_added
             or self.tools_removed
             or self.policy
+            or self.preset
         )
 
     @property
@@ -97,6 +100,7 @@ class SnapshotDiff:
             + len(self.tools_added)
             + len(self.tools_removed)
             + len(self.policy)
+            + bool(self.preset)
         )
 
 
@@ -120,6 +124,8 @@ def snapshot_diff(before: dict, after: dict) -> SnapshotDiff:
     diff.tools_added = [t for t in after["allowed_tool_names"] if t not in before["allowed_tool_names"]]
     diff.tools_removed = [t for t in before["allowed_tool_names"] if t not in after["allowed_tool_names"]]
     diff.policy = dict_changes(before["runtime_policy"], after["runtime_policy"])
+    if before["preset"] != after["preset"]:
+        diff.preset = (before["preset"], after["preset"])
     return diff
 
 

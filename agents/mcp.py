@@ -8,6 +8,7 @@ of Synapse) and issue 16.
 
 from __future__ import annotations
 
+import time
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -45,7 +46,7 @@ from agents.services import (
 )
 from aihummer.actors import Verb
 from aihummer.exceptions import ApplicationError, NotFound
-from aihummer.mcp import Caller, Out, ToolOutput, comma_list, run_beside, tool
+from aihummer.mcp import Caller, Out, Progress, ToolOutput, comma_list, run_beside, tool
 
 PENDING_MESSAGE = (
     "Proposal queued for human review (pending). It will NOT affect the live agent until an admin approves it."
@@ -616,13 +617,32 @@ def send_message(
             pattern=r"^[a-z0-9_-]{1,50}$",
         ),
     ] = "mcp",
+    peer: Annotated[
+        str | None,
+        Field(
+            description="The person this key speaks for, by your own id for them (1 to 60 of A-Z a-z 0-9 _ . : @ + -); "
+            "needs the key's vouch scope. Their conversation is then api_key:<the key's id>/<this id>. "
+            "Omitted: the key's own conversation.",
+        ),
+    ] = None,
 ) -> dict:
     """Send a message to an agent in your conversation with it (one per channel, or one
     across channels when its runtime policy says per-peer) and return its answer. The
     agent is sent the conversation's recent history under its runtime policy; the
-    message, the answer and the turn are recorded (see inspect_agent_debug)."""
+    message, the answer and the turn are recorded (see inspect_agent_debug). With a
+    progress token, progress notifications carry the answer so far as it is written
+    (progress: its length in characters)."""
     agent = agent_get_by_key(actor=caller.actor, workspace=caller.workspace, key=agentKey)
-    reply = conversation_send(agent=agent, actor=caller.actor, message=message, channel=channel)
+    streamed = AnswerSoFar(caller.progress)
+    reply = conversation_send(
+        agent=agent,
+        actor=caller.actor,
+        message=message,
+        channel=channel,
+        peer=peer,
+        on_event=streamed.on_event if caller.progress is not None else None,
+    )
+    streamed.flush()
     turn = reply.turn
     result = {
         "agentKey": agent.key,
@@ -649,6 +669,32 @@ def send_message(
     return result
 
 
+ANSWER_PROGRESS_SECONDS = 0.2  # at most this often a notification of the answer so far
+
+
+class AnswerSoFar:
+    """A turn's text deltas to progress notifications of its answer so far (progress:
+    its length in characters), sent at most every ANSWER_PROGRESS_SECONDS and once
+    more at the end, for a client that asked for progress."""
+
+    def __init__(self, progress: Progress | None) -> None:
+        self.progress = progress
+        self.text: list[str] = []
+        self.sent_at = 0.0
+
+    def on_event(self, kind: str, data: dict) -> None:
+        if kind == "delta":
+            self.text.append(data["text"])
+            if time.monotonic() - self.sent_at >= ANSWER_PROGRESS_SECONDS:
+                self.flush()
+
+    def flush(self) -> None:
+        if self.progress is not None and self.text:
+            self.sent_at = time.monotonic()
+            so_far = "".join(self.text)
+            self.progress.report(len(so_far), None, so_far)  # a repeat of the last length is not sent
+
+
 # --- maintaining -------------------------------------------------------------------------------
 @tool(
     title="Update an agent",
@@ -661,7 +707,11 @@ def update_agent(
     name: Annotated[str | None, Field(description="New display name.", min_length=1, max_length=200)] = None,
     description: Annotated[str | None, Field(description="New description.")] = None,
     modelPresetKey: Annotated[
-        str | None, Field(description="Key of the preset to run on; empty string: the workspace's default preset.")
+        str | None,
+        Field(
+            description="Key of the preset to run on; empty string: the workspace's default preset. "
+            "Goes through review (another model is a power change)."
+        ),
     ] = None,
     allowedToolNames: Annotated[
         str | None,
@@ -669,9 +719,10 @@ def update_agent(
     ] = None,
     isActive: Annotated[bool | None, Field(description="Enable or disable the agent.")] = None,
 ) -> dict:
-    """Update an agent. Name, description, preset and enabled apply at once and need the
-    API key's publish scope. The allowed tools change what the agent is told, so they go
-    through the approval queue: a pending version a person approves in the admin."""
+    """Update an agent. Name, description and enabled apply at once and need the API
+    key's publish scope. The allowed tools and the preset change what the agent is and
+    does, so they go through the approval queue: a pending version a person approves in
+    the admin."""
     given = {
         "name": name,
         "description": description,
@@ -683,11 +734,11 @@ def update_agent(
         raise ValidationError(NOTHING_GIVEN)
     agent = agent_get_by_key(actor=caller.actor, workspace=caller.workspace, key=agentKey)
     fields = {name: value for name, value in (("name", name), ("description", description)) if value is not None}
-    if modelPresetKey is not None:
-        fields["preset"] = _preset_for(caller, modelPresetKey)
     if isActive is not None:
         fields["is_active"] = isActive
     changes = {"allowed_tool_names": known_tools(allowedToolNames)} if allowedToolNames is not None else {}
+    if modelPresetKey is not None:
+        changes["preset"] = modelPresetKey or None
     agent, version, written = agent_change(
         agent=agent, actor=caller.actor, fields=fields, changes=changes, reason="update_agent over MCP"
     )
@@ -719,18 +770,25 @@ def known_tools(names: str | None) -> list[str]:
     return tools
 
 
+# update_agent's parameters that become a proposal rather than a write.
+PROPOSED_PARAMETERS = ("allowedToolNames", "modelPresetKey")
+
+
 def _update_agent_message(changed: list[str], version: PromptVersion | None) -> str:
     if not changed:
         return "Nothing changed: the values given are the current ones."
-    saved = [name for name in changed if name != "allowedToolNames"]
+    proposed = [name for name in changed if name in PROPOSED_PARAMETERS]
+    saved = [name for name in changed if name not in PROPOSED_PARAMETERS]
     parts = [f"Saved: {', '.join(saved)}."] if saved else []
     if version is not None and version.is_pending:
         parts.append(
-            f"The allowed tools change waits for review as version {version.number} (pending): "
+            f"The change to {', '.join(proposed)} waits for review as version {version.number} (pending): "
             "it will NOT affect the live agent until an admin approves it."
         )
     elif version is not None:
-        parts.append(f"The allowed tools change applied at once as version {version.number} (sandbox agent).")
+        parts.append(
+            f"The change to {', '.join(proposed)} applied at once as version {version.number} (sandbox agent)."
+        )
     return " ".join(parts)
 
 

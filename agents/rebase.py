@@ -57,7 +57,7 @@ def three_way(base: dict, live: dict, proposal: dict) -> Merge:
         merged["identity"][name] = part(
             f"identity.{name}", base["identity"][name], live["identity"][name], proposal["identity"][name]
         )
-    for key in ("system_prompt", "onboarding"):
+    for key in ("system_prompt", "onboarding", "preset"):
         merged[key] = part(key, base[key], live[key], proposal[key])
     as_items = lambda names: [{"key": name} for name in names]  # noqa: E731
     tools = [as_items(snapshot["allowed_tool_names"]) for snapshot in (base, live, proposal)]

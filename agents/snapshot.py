@@ -8,8 +8,12 @@
  "onboarding": str,
  "skills": [{"key", "title", "body", "shared": bool}],
  "runtime_policy": {...},
- "allowed_tool_names": [...]}
+ "allowed_tool_names": [...],
+ "preset": str | null}
 ```
+`preset` is the key of the model preset the agent runs with (null: the workspace's
+default at run time): which model answers is part of what a version decides, so a
+change of it is reviewed like any other (a `power` change, `agents.tiers`).
 `normalize_snapshot` validates a whole snapshot and returns its canonical form (every
 key present, positions renumbered in list order, the policy with its defaults), so
 equal content always has an equal `content_hash`.
@@ -37,6 +41,7 @@ SNAPSHOT_KEYS = (
     "skills",
     "runtime_policy",
     "allowed_tool_names",
+    "preset",
 )
 IDENTITY_FIELDS = ("name", "role", "persona", "language", "goals")
 KEY_PATTERN = r"^[a-z0-9_-]{1,50}$"
@@ -79,6 +84,7 @@ class Snapshot(_Strict):
     skills: list[Skill] = Field(default_factory=list)
     runtime_policy: dict = Field(default_factory=dict)
     allowed_tool_names: list[Annotated[str, Field(pattern=TOOL_NAME_PATTERN)]] = Field(default_factory=list)
+    preset: str | None = Field(None, pattern=KEY_PATTERN)
 
 
 def canonical_json(snapshot: dict) -> str:

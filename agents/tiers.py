@@ -6,8 +6,8 @@
 - `identity`: the identity fields, and the system prompt that overrides them all;
 - `power`: a tool added, a limit raised (iterations, children, budgets), children
   allowed to be any or more agents (`interaction.spawn_agent_ids`), any other
-  interaction right changed; a new agent's first
-  version (it is given everything at once).
+  interaction right changed, another preset (another model, provider or credential
+  answers); a new agent's first version (it is given everything at once).
 
 The strictest tier a change touches applies; each diff line that put a tier there is
 kept as its reason, so the review page can say why.
@@ -60,6 +60,9 @@ def change_tier(before: dict | None, after: dict) -> tuple[str, list[Reason]]:
         return POWER, [Reason(POWER, "a new agent: everything it is told, its tools and limits included")]
     diff = snapshot_diff(before, after)
     reasons = [Reason(POWER, f"tool added: {name}") for name in diff.tools_added]
+    if diff.preset:
+        old, new = (key or "the workspace's default" for key in diff.preset)
+        reasons.append(Reason(POWER, f"preset changed: {old} → {new} (another model answers)"))
     reasons += [_policy_reason(path, old, new) for path, old, new in diff.policy]
     reasons += [Reason(IDENTITY, f"identity {change.label} changed") for change in diff.identity]
     if diff.system_prompt:

@@ -9,6 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
+from django.utils.translation import gettext_lazy as _
 
 from aihummer.actors import Actor, Verb
 from aihummer.admin_site import SERVICE_ERRORS, ServiceModelForm, WorkspaceScopedAdmin, service_error_message
@@ -45,6 +46,7 @@ class AiHummerUserAdmin(UserAdmin):
     """People are managed by superusers; workspace admins add them by username."""
 
     inlines = [OidcIdentityInline]
+    fieldsets = [*UserAdmin.fieldsets, (_("Desk"), {"fields": ["language"]})]
 
     def has_module_permission(self, request: HttpRequest) -> bool:
         return Actor.for_request(request).is_site_admin

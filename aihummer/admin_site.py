@@ -15,6 +15,8 @@ from django.db import models, transaction
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 from simple_history.admin import SimpleHistoryAdmin
 
 from aihummer.actors import Actor, Verb, may_use_admin
@@ -30,14 +32,15 @@ class MemberAuthenticationForm(AdminAuthenticationForm):
 
         if not may_use_admin(user) and not invitation_pending_for(user):
             raise ValidationError(
-                "This account belongs to no workspace. Ask a workspace admin to add you.", code="no_workspace"
+                gettext("This account belongs to no workspace. Ask a workspace admin to add you."),
+                code="no_workspace",
             )
 
 
 class AiHummerAdminSite(admin.AdminSite):
     site_header = "AiHummer"
     site_title = "AiHummer"
-    index_title = "Control plane"
+    index_title = _("Control plane")
     site_url = None  # no public site: "View site" would lead back here
     login_form = MemberAuthenticationForm
 
@@ -55,7 +58,7 @@ class AiHummerAdminSite(admin.AdminSite):
         """The login page offers "Log in with SSO" when OIDC is configured, and the
         password form unless local accounts are turned off (AIHUMMER_LOCAL_LOGIN)."""
         if request.method == "POST" and not settings.AIHUMMER_LOCAL_LOGIN:
-            messages.error(request, "Local accounts are turned off; log in with SSO.")
+            messages.error(request, gettext("Local accounts are turned off; log in with SSO."))
             return HttpResponseRedirect(request.get_full_path())
         context = {"sso_enabled": settings.OIDC_ENABLED, "local_login": settings.AIHUMMER_LOCAL_LOGIN}
         return super().login(request, {**context, **(extra_context or {})})
@@ -152,7 +155,7 @@ class WorkspaceScopedAdmin(SimpleHistoryAdmin):
         # action runs. A forged selection is refused before any action sees it.
         selected = request.POST.getlist(helpers.ACTION_CHECKBOX_NAME)
         if not all(canonical_id(value) for value in selected):
-            self.message_user(request, "The selection holds an invalid id; nothing was done.", messages.ERROR)
+            self.message_user(request, gettext("The selection holds an invalid id; nothing was done."), messages.ERROR)
             return None
         return super().response_action(request, queryset)
 
@@ -230,7 +233,9 @@ class WorkspaceScopedAdmin(SimpleHistoryAdmin):
             raise Http404
         if request.method == "POST":
             # History is read, never replayed: reverting would skip the services.
-            raise PermissionDenied("Reverting from history is disabled; make the change through the usual form.")
+            raise PermissionDenied(
+                gettext("Reverting from history is disabled; make the change through the usual form.")
+            )
         return super().history_form_view(request, object_id, version_id, extra_context)
 
     def require_visible_history(self, request: HttpRequest, object_id: str) -> None:
@@ -354,12 +359,17 @@ class AgeFilter(admin.SimpleListFilter):
     """By `created_at`: the last hour, day or week, or older (the review queue and the
     runs list)."""
 
-    title = "age"
+    title = _("age")
     parameter_name = "age"
     AGES = {"1h": timedelta(hours=1), "1d": timedelta(days=1), "7d": timedelta(days=7)}
 
     def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
-        return [("1h", "Last hour"), ("1d", "Last day"), ("7d", "Last week"), ("old", "Older than a week")]
+        return [
+            ("1h", _("Last hour")),
+            ("1d", _("Last day")),
+            ("7d", _("Last week")),
+            ("old", _("Older than a week")),
+        ]
 
     def queryset(self, request: HttpRequest, queryset: models.QuerySet) -> models.QuerySet:
         now = timezone.now()
@@ -374,11 +384,11 @@ class ListedFilter(admin.SimpleListFilter):
     """The default list (the queryset's `listed()`: what the runtime policy has not
     archived) or every row. Archived rows are kept, only not listed by default."""
 
-    title = "listed"
+    title = _("listed")
     parameter_name = "listed"
 
     def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
-        return [("all", "All, archived included")]
+        return [("all", _("All, archived included"))]
 
     def queryset(self, request: HttpRequest, queryset: models.QuerySet) -> models.QuerySet:
         return queryset if self.value() == "all" else queryset.listed()
@@ -387,10 +397,10 @@ class ListedFilter(admin.SimpleListFilter):
         yield {
             "selected": self.value() != "all",
             "query_string": changelist.get_query_string(remove=[self.parameter_name]),
-            "display": "Listed",
+            "display": _("Listed"),
         }
         yield {
             "selected": self.value() == "all",
             "query_string": changelist.get_query_string({self.parameter_name: "all"}),
-            "display": "All, archived included",
+            "display": _("All, archived included"),
         }

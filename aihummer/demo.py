@@ -53,7 +53,8 @@ def seed_workspace() -> DemoContext:
         user = User.objects.filter(username=username).first()
         if user is None:
             logins[username] = secrets.token_urlsafe(12)
-            user = User(username=username, email=f"{username}@demo.invalid", is_superuser=role is None)
+            # The demo's people write French, and the desk speaks it to them whatever the browser.
+            user = User(username=username, email=f"{username}@demo.invalid", is_superuser=role is None, language="fr")
             user.is_staff = role is None
             user.set_password(logins[username])
             user.save()

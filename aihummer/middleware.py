@@ -1,6 +1,6 @@
 """Around every request: its id (`X-Request-Id`, the client's or a new one), its log
-context, its one log line (`aihummer.request`), its metrics and its trace span; and the
-API's 404 envelope for a `/v1/` path no route matches."""
+context, its one log line (`aihummer.request`), its metrics and its trace span; the
+API's 404 envelope for a `/v1/` path no route matches; and the desk's language."""
 
 from __future__ import annotations
 
@@ -10,7 +10,10 @@ import time
 import uuid
 from collections.abc import Callable
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
+from django.utils import translation
+from django.utils.cache import patch_vary_headers
 
 from aihummer import logging as logs
 from aihummer import metrics, telemetry
@@ -24,6 +27,8 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 MAX_LOGGED_PATH = 300
 # Probes answer many times a minute: their lines only at DEBUG.
 PROBE_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
+# The pages people read: the admin (the desk) and the SSO views that answer them.
+DESK_PREFIXES = ("/admin/", "/oidc/")
 
 request_logger = logging.getLogger("aihummer.request")
 
@@ -106,3 +111,33 @@ class ApiNotFoundMiddleware:
         ):
             return not_found(request)
         return response
+
+
+class DeskLanguageMiddleware:
+    """The desk speaks its person's language: their profile's `language`, else their
+    browser's (Accept-Language), else LANGUAGE_CODE. Everything else (REST API, MCP,
+    probes) stays in LANGUAGE_CODE: its messages are read by programs and models, and
+    a client's Accept-Language must not change an error text a script matches on."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if not request.path_info.startswith(DESK_PREFIXES):
+            with translation.override(settings.LANGUAGE_CODE):
+                return self.get_response(request)
+        language = desk_language(request)
+        with translation.override(language):
+            request.LANGUAGE_CODE = language
+            response = self.get_response(request)
+        patch_vary_headers(response, ("Accept-Language", "Cookie"))
+        response.headers.setdefault("Content-Language", language)
+        return response
+
+
+def desk_language(request: HttpRequest) -> str:
+    # request.user is the admin's own lazy user: reading it here costs the page no query
+    # (the admin loads it anyway), and none for a page without a session.
+    user = request.user
+    chosen = getattr(user, "language", "") if user.is_authenticated else ""
+    return chosen or translation.get_language_from_request(request)

@@ -12,6 +12,7 @@ from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
 KEY_VALIDATOR = RegexValidator(r"^[a-z0-9_-]+$", "Use lowercase letters, digits, '_' and '-' only.")
@@ -29,6 +30,14 @@ class TimeStampedModel(models.Model):
 
 class User(AbstractUser):
     """A person: a local account or one created on first OIDC login."""
+
+    language = models.CharField(
+        _("desk language"),
+        max_length=8,
+        blank=True,
+        choices=settings.LANGUAGES,
+        help_text=_("The language the desk speaks to this person; blank follows their browser."),
+    )
 
     class Meta(AbstractUser.Meta):
         swappable = "AUTH_USER_MODEL"

@@ -82,6 +82,8 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "aihummer.sso.middleware.SessionRefresh",
+    # After authentication: the desk speaks its user's language (profile, then browser).
+    "aihummer.middleware.DeskLanguageMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
@@ -209,7 +211,11 @@ if env.bool("SECURE_PROXY_SSL_HEADER", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 # --- I18n, static, mail ------------------------------------------------------------
-LANGUAGE_CODE = "en-us"
+# The REST API, MCP and the logs speak English; the desk (admin, SSO pages) speaks the
+# person's language: their profile's choice, else the browser's (DeskLanguageMiddleware).
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("fr", "Français")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

@@ -11,16 +11,15 @@ from django.utils.decorators import method_decorator
 from django.views.decorators.debug import sensitive_variables
 
 from agents.evidence import ASSERTION_FIELDS
-from agents.models import Agent, AgentTestCase, Credential, Preset, Skill
+from agents.models import Agent, AgentTestCase, Credential, Preset, PromptVersion, Skill
 from agents.policy import validate_runtime_policy
 from agents.runtime.tools import REGISTRY
 from agents.services import (
-    AGENT_FIELDS,
     PRESET_FIELDS,
+    agent_change,
     agent_create,
     agent_test_case_create,
     agent_test_case_update,
-    agent_update,
     credential_create,
     credential_update,
     preset_create,
@@ -269,12 +268,17 @@ class SkillForm(ServiceModelForm):
         return Skill.objects.get(pk=self.instance.pk)
 
 
+# The agent page's fields: AGENT_FIELDS written at once, the preset proposed.
+AGENT_FORM_FIELDS = ("name", "description", "preset", "is_active")
+
+
 class AgentForm(ServiceModelForm):
     expected_live = expected_live_field()
+    proposal: PromptVersion | None = None  # a preset change's version, for the page's message
 
     class Meta:
         model = Agent
-        fields = ["workspace", "key", *AGENT_FIELDS]
+        fields = ["workspace", "key", *AGENT_FORM_FIELDS]
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
@@ -292,12 +296,23 @@ class AgentForm(ServiceModelForm):
                 preset=data["preset"],
                 actor=self.actor,
             )
-        return agent_update(
+        fields = self.changed_values(AGENT_FORM_FIELDS)
+        changes = {}
+        if "preset" in fields:  # which model answers is part of a version: proposed
+            preset = fields.pop("preset")
+            changes["preset"] = preset.key if preset is not None else None
+        if not fields and not changes:
+            return self.instance
+        change = agent_change(
             agent=self.instance,
             actor=self.actor,
+            fields=fields,
+            changes=changes,
+            reason="preset chosen on the agent's page",
             expected_live=self.cleaned_data.get("expected_live"),
-            **self.changed_values(AGENT_FIELDS),
         )
+        self.proposal = change.version
+        return change.agent
 
 
 # --- test cases (inline on the agent page) ---------------------------------------------------

@@ -17,7 +17,7 @@ from django.views.decorators.debug import sensitive_post_parameters
 
 from agents.admin.desk import AgentDeskMixin
 from agents.admin.evidence import AgentTestCaseInline
-from agents.admin.forms import AgentForm, CredentialForm, DeleteForm, PresetForm, SkillForm
+from agents.admin.forms import AGENT_FORM_FIELDS, AgentForm, CredentialForm, DeleteForm, PresetForm, SkillForm
 from agents.models import (
     Agent,
     AgentSection,
@@ -42,7 +42,6 @@ from agents.selectors import (
     debug_log_page,
 )
 from agents.services import (
-    AGENT_FIELDS,
     agent_delete,
     agent_dependents,
     credential_delete,
@@ -246,12 +245,21 @@ class AgentAdmin(AgentDeskMixin, WorkspaceScopedAdmin):
             perms_needed.discard(model._meta.verbose_name)
         return deleted, model_count, perms_needed, protected
 
+    def save_model(self, request: HttpRequest, obj: Agent, form: AgentForm, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        if form.proposal is not None:
+            messages.info(
+                request,
+                f"The preset change is version {form.proposal.number} ({form.proposal.status}): "
+                + ("it waits for review in the queue." if form.proposal.is_pending else "it is live."),
+            )
+
     def get_fieldsets(self, request: HttpRequest, obj: Agent | None = None) -> list:
         if obj is None:
-            return [(None, {"fields": ["workspace", "key", *AGENT_FIELDS]})]
+            return [(None, {"fields": ["workspace", "key", *AGENT_FORM_FIELDS]})]
         return [
             # expected_live: the hidden live version number the page showed (no lost update).
-            (None, {"fields": ["workspace", "key", *AGENT_FIELDS, "expected_live"]}),
+            (None, {"fields": ["workspace", "key", *AGENT_FORM_FIELDS, "expected_live"]}),
             ("What the agent is told (live version, read-only)", {"fields": self.profile_fields}),
         ]
 

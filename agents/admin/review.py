@@ -20,6 +20,8 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.timesince import timesince
+from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext_lazy as _
 
 from agents.admin.evidence import HasRegressionsFilter, evidence_badge
 from agents.admin.forms import (
@@ -58,8 +60,13 @@ STATUS_COLOURS = {"pending": "#b7791f", "approved": "#2f855a", "rejected": "#c53
 
 
 def status_badge(status: str) -> str:
+    """The status in the person's language, in its colour (the value stays in `data-status`)."""
+    label = PromptVersion.Status(status).label.lower() if status in PromptVersion.Status.values else status
     return format_html(
-        '<span class="aih-badge" style="background:{}">{}</span>', STATUS_COLOURS.get(status, "#718096"), status
+        '<span class="aih-badge" data-status="{}" style="background:{}">{}</span>',
+        status,
+        STATUS_COLOURS.get(status, "#718096"),
+        label,
     )
 
 
@@ -67,11 +74,11 @@ def status_badge(status: str) -> str:
 class StatusFilter(admin.SimpleListFilter):
     """Pending by default: the queue is what waits for a decision."""
 
-    title = "status"
+    title = _("status")
     parameter_name = "status"
 
     def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
-        return [*PromptVersion.Status.choices, ("all", "All")]
+        return [*PromptVersion.Status.choices, ("all", _("All"))]
 
     def queryset(self, request: HttpRequest, queryset: models.QuerySet) -> models.QuerySet:
         value = self.value() or PromptVersion.Status.PENDING
@@ -88,16 +95,16 @@ class StatusFilter(admin.SimpleListFilter):
 
 
 class SourceKindFilter(admin.SimpleListFilter):
-    title = "source"
+    title = _("source")
     parameter_name = "source"
 
     def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
         return [
-            ("admin", "People (admin)"),
-            ("api", "API keys"),
-            ("mcp", "MCP clients"),
-            ("agent", "Agents"),
-            ("cli", "CLI"),
+            ("admin", _("People (admin)")),
+            ("api", _("API keys")),
+            ("mcp", _("MCP clients")),
+            ("agent", _("Agents")),
+            ("cli", _("CLI")),
         ]
 
     def queryset(self, request: HttpRequest, queryset: models.QuerySet) -> models.QuerySet:
@@ -168,30 +175,31 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
             else columns
         )
 
-    @admin.display(description="proposal", ordering="agent__key")
+    @admin.display(description=_("proposal"), ordering="agent__key")
     def review_link(self, obj: PromptVersion) -> str:
         # The stale flag rides with the proposal's name: a column of its own was mostly empty.
         url = reverse("admin:agents_promptversion_review", args=[obj.pk])
         return format_html('<a href="{}">{} v{}</a>{}', url, obj.agent.key, obj.number, self.stale(obj))
 
-    @admin.display(description="reason")
+    @admin.display(description=_("reason"))
     def short_reason(self, obj: PromptVersion) -> str:
         return obj.reason if len(obj.reason) <= 80 else f"{obj.reason[:79]}…"
 
-    @admin.display(description="age", ordering="created_at")
+    @admin.display(description=_("age"), ordering="created_at")
     def age(self, obj: PromptVersion) -> str:
         return timesince(obj.created_at)
 
-    @admin.display(description="stale")
+    @admin.display(description=_("stale"))
     def stale(self, obj: PromptVersion) -> str:
         if not obj.is_stale:
             return ""
         return format_html(
-            ' <span class="aih-badge aih-stale-flag" style="background:#b7791f" title="{}">stale</span>',
-            "The live version moved since this was proposed; approving reverts the later versions.",
+            ' <span class="aih-badge aih-stale-flag" style="background:#b7791f" title="{}">{}</span>',
+            gettext("The live version moved since this was proposed; approving reverts the later versions."),
+            gettext("stale"),
         )
 
-    @admin.display(description="review", ordering="tier")
+    @admin.display(description=_("review"), ordering="tier")
     def review_needed(self, obj: PromptVersion) -> str:
         """The tier and where its quorum stands: "power · 1/2"."""
         needed = approval_rule(obj).approvals
@@ -199,27 +207,31 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
             '<span class="aih-tier-{}" title="{}">{} · {}/{}</span>',
             obj.tier,
             "; ".join(reason["line"] for reason in obj.tier_reasons[:5]),
-            obj.tier,
+            obj.get_tier_display().lower(),
             obj.approval_count,
             needed,
         )
 
-    @admin.display(description="size")
+    @admin.display(description=_("size"))
     def size(self, obj: PromptVersion) -> str:
         stats = obj.diff_stats
         if not stats:
             return "—"
         changes = stats["changes"]
-        return f"{changes} change{'s' if changes != 1 else ''}, +{stats['added_chars']}/-{stats['removed_chars']} chars"
+        return ngettext(
+            "%(count)d change, +%(added)d/-%(removed)d chars",
+            "%(count)d changes, +%(added)d/-%(removed)d chars",
+            changes,
+        ) % {"count": changes, "added": stats["added_chars"], "removed": stats["removed_chars"]}
 
-    @admin.display(description="evidence")
+    @admin.display(description=_("evidence"))
     def evidence(self, obj: PromptVersion) -> str:
         return evidence_badge(obj)
 
     def changelist_view(self, request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
         # A work page: its ten columns get the width the navigation sidebar would take
         # (the header's "Review queue" and the breadcrumbs lead elsewhere).
-        context = {"title": "Review queue", "is_nav_sidebar_enabled": False, **(extra_context or {})}
+        context = {"title": gettext("Review queue"), "is_nav_sidebar_enabled": False, **(extra_context or {})}
         response = super().changelist_view(request, context)
         changelist = getattr(response, "context_data", {}).get("cl")
         if changelist is not None and self._is_the_pending_count(request, changelist):
@@ -239,7 +251,7 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
         read, decide = actor.workspace_ids(Verb.READ), actor.workspace_ids(Verb.DECIDE)
         return read == decide if read is None or decide is None else set(read) == set(decide)
 
-    @admin.display(description="status", ordering="status")
+    @admin.display(description=_("status"), ordering="status")
     def status_badge(self, obj: PromptVersion) -> str:
         return status_badge(obj.status)
 
@@ -306,14 +318,25 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
             return None
         label = f"{decided.agent.key} v{decided.number}"
         if decided.is_pending:  # short of its quorum, or scheduled
-            outcome = f"{'approval' if approve else 'rejection'} recorded, {approval_state(decided).summary}"
+            # The admin log keeps English (a record, read by whoever audits); the message is the person's.
+            summary = approval_state(decided).summary
+            outcome = f"{'approval' if approve else 'rejection'} recorded, {summary}"
+            said = (
+                gettext("%(label)s: approval recorded, %(summary)s")
+                if approve
+                else gettext("%(label)s: rejection recorded, %(summary)s")
+            ) % {"label": label, "summary": summary}
             if decided.go_live_at:
                 outcome += f"; goes live at {decided.go_live_at:%Y-%m-%d %H:%M} UTC"
+                said += gettext("; goes live at %(at)s UTC") % {"at": f"{decided.go_live_at:%Y-%m-%d %H:%M}"}
             self.log_change(request, decided, outcome + (f": {note}" if note else ""))
-            messages.success(request, f"{label}: {outcome}.")
+            messages.success(request, f"{said}.")
             return redirect("admin:agents_promptversion_review", decided.pk)
         self.log_change(request, decided, f"{decided.status} v{decided.number}" + (f": {note}" if note else ""))
-        messages.success(request, f"{label} {decided.status}.")
+        messages.success(
+            request,
+            gettext("%(label)s %(status)s.") % {"label": label, "status": decided.get_status_display().lower()},
+        )
         return redirect("admin:agents_promptversion_changelist")
 
     def _rebase(self, request: HttpRequest, actor: Actor, version: PromptVersion) -> HttpResponse | None:
@@ -328,8 +351,13 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
         self.log_change(request, version, f"rebased onto v{rebased.base_version.number} as v{rebased.number}")
         messages.success(
             request,
-            f"{version.agent.key} v{version.number} rebased onto v{rebased.base_version.number} as "
-            f"v{rebased.number}: it waits for its approvals again.",
+            gettext("%(agent)s v%(number)s rebased onto v%(base)s as v%(new)s: it waits for its approvals again.")
+            % {
+                "agent": version.agent.key,
+                "number": version.number,
+                "base": rebased.base_version.number,
+                "new": rebased.number,
+            },
         )
         return redirect("admin:agents_promptversion_review", rebased.pk)
 
@@ -372,7 +400,7 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
         return {
             **self.admin_site.each_context(request),
             "opts": self.model._meta,
-            "title": f"Review {agent.key} v{version.number}",
+            "title": gettext("Review %(agent)s v%(number)s") % {"agent": agent.key, "number": version.number},
             "version": version,
             "agent": agent,
             "live": live,
@@ -396,11 +424,11 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
         }
 
     # bulk actions
-    @admin.action(description="Approve selected proposals", permissions=["approve"])
+    @admin.action(description=_("Approve selected proposals"), permissions=["approve"])
     def approve_selected(self, request: HttpRequest, queryset: models.QuerySet) -> HttpResponse | None:
         return self._bulk_decide(request, queryset, approve=True)
 
-    @admin.action(description="Reject selected proposals (one note for all)", permissions=["approve"])
+    @admin.action(description=_("Reject selected proposals (one note for all)"), permissions=["approve"])
     def reject_selected(self, request: HttpRequest, queryset: models.QuerySet) -> HttpResponse | None:
         return self._bulk_decide(request, queryset, approve=False)
 
@@ -410,7 +438,7 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
             actor = self.actor(request)
             note = form.cleaned_data["note"]
             if not approve and not note.strip():
-                form.add_error("note", "Say why you reject them: the proposers read this note.")
+                form.add_error("note", gettext("Say why you reject them: the proposers read this note."))
             else:
                 self._report(request, actor, queryset, approve, note, form.cleaned_data["confirm_stale"])
                 return None
@@ -420,7 +448,7 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
             {
                 **self.admin_site.each_context(request),
                 "opts": self.model._meta,
-                "title": "Approve proposals" if approve else "Reject proposals",
+                "title": gettext("Approve proposals") if approve else gettext("Reject proposals"),
                 "approve": approve,
                 "form": form,
                 "versions": queryset.order_by("pk"),
@@ -453,11 +481,20 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
                 else:
                     version = prompt_version_reject(version=version, actor=actor, note=note)
             except SERVICE_ERRORS as exc:
-                messages.warning(request, f"{label}: refused. {service_error_message(exc)}")
+                messages.warning(
+                    request,
+                    gettext("%(label)s: refused. %(reason)s") % {"label": label, "reason": service_error_message(exc)},
+                )
                 continue
             done += 1
-            outcome = version.status if not version.is_pending else f"recorded, {approval_state(version).summary}"
+            summary = approval_state(version).summary if version.is_pending else ""
+            outcome = version.status if not version.is_pending else f"recorded, {summary}"
             self.log_change(request, version, outcome if approve else f"{outcome}: {note}")
-            messages.success(request, f"{label}: {outcome}.")
+            said = (
+                gettext("recorded, %(summary)s") % {"summary": summary}
+                if version.is_pending
+                else version.get_status_display().lower()
+            )
+            messages.success(request, f"{label}: {said}.")
         if not done:
-            messages.error(request, "Nothing was decided.")
+            messages.error(request, gettext("Nothing was decided."))

@@ -117,12 +117,21 @@ class AgentCreateSerializer(InputSerializer):
         return snapshot
 
 
+# What PATCH proposes rather than writes: parts of what the agent is told.
+PROPOSED_FIELDS = ("runtime_policy", "allowed_tool_names", "preset")
+
+
 class AgentUpdateSerializer(ProposalInSerializer):
     any_of_required = ("name", "description", "preset", "is_active", "runtime_policy", "allowed_tool_names")
 
     name = serializers.CharField(max_length=200, required=False)
     description = serializers.CharField(max_length=MAX_TEXT, required=False, allow_blank=True)
-    preset = KeyField(required=False, allow_null=True)
+    preset = KeyField(
+        required=False,
+        allow_null=True,
+        help_text="Another preset (null: the workspace's default), proposed like the policy: which model answers "
+        "is part of a version, a change in the power tier.",
+    )
     is_active = serializers.BooleanField(required=False)
     runtime_policy = RuntimePolicyField(
         required=False,
@@ -220,16 +229,14 @@ class AgentViewSet(
 
     @extend_schema(request=AgentUpdateSerializer, responses={200: AgentUpdatedSerializer, 202: AgentUpdatedSerializer})
     def partial_update(self, request: Request, key: str) -> Response:
-        """Name, description, preset and enabled change at once (publish right);
-        `runtime_policy` and `allowed_tool_names` are proposed (202 while the proposal
-        waits for review, with its `Location`)."""
+        """Name, description and enabled change at once (publish right);
+        `runtime_policy`, `allowed_tool_names` and `preset` are proposed (202 while the
+        proposal waits for review, with its `Location`)."""
         serializer = AgentUpdateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         fields = dict(serializer.validated_data)
         reason, mode = fields.pop("reason"), fields.pop("mode")
-        changes = {key: fields.pop(key) for key in ("runtime_policy", "allowed_tool_names") if key in fields}
-        if "preset" in fields:
-            fields["preset"] = self._preset(fields["preset"])
+        changes = {key: fields.pop(key) for key in PROPOSED_FIELDS if key in fields}
         agent, version, _ = agent_change(
             agent=self.get_agent(),
             actor=self.actor,

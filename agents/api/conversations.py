@@ -94,7 +94,11 @@ class SendInSerializer(InputSerializer):
 class SendOutSerializer(serializers.Serializer):
     conversation = ConversationSerializer()
     message = MessageSerializer()
-    answer = MessageSerializer(allow_null=True, help_text="null when the turn failed (`turn.error` says why).")
+    answer = MessageSerializer(
+        allow_null=True,
+        help_text="null when the turn failed (`turn.error` says why) or waits for a person (`turn.waiting_for`: "
+        "the answer joins the conversation once the call is decided).",
+    )
     turn = TurnSerializer()
 
 

@@ -60,6 +60,7 @@ def diff_as_json(before: dict, after: dict) -> dict:
         "tools_added": diff.tools_added,
         "tools_removed": diff.tools_removed,
         "runtime_policy": [{"path": path, "before": old, "after": new} for path, old, new in diff.policy],
+        "preset": {"before": diff.preset[0], "after": diff.preset[1]} if diff.preset else None,
     }
 
 
@@ -92,6 +93,11 @@ class PolicyChangeSerializer(serializers.Serializer):
     after = serializers.JSONField(allow_null=True)
 
 
+class PresetChangeSerializer(serializers.Serializer):
+    before = serializers.CharField(allow_null=True, help_text="The preset's key; null: the workspace's default.")
+    after = serializers.CharField(allow_null=True, help_text="The preset's key; null: the workspace's default.")
+
+
 class DiffSerializer(serializers.Serializer):
     change_count = serializers.IntegerField()
     identity = TextChangeSerializer(many=True)
@@ -102,6 +108,7 @@ class DiffSerializer(serializers.Serializer):
     tools_added = serializers.ListField(child=serializers.CharField())
     tools_removed = serializers.ListField(child=serializers.CharField())
     runtime_policy = PolicyChangeSerializer(many=True)
+    preset = PresetChangeSerializer(allow_null=True, help_text="Null: the same preset.")
 
 
 class DiffStatsSerializer(serializers.Serializer):

@@ -54,7 +54,9 @@ class Conversation(SandboxedModel, TimeStampedModel):
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="conversations")
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="conversations")
     peer = models.CharField(
-        max_length=100, help_text="The verified peer: `user:<id>` (a person, or a key's owner) or `api_key:<id>`."
+        max_length=100,
+        help_text="The verified peer: `user:<id>` (a person, or a key's owner), `api_key:<id>`, or "
+        "`api_key:<id>/<peer>` (a person that key vouches for, with its vouch scope).",
     )
     channel = models.CharField(
         max_length=50, blank=True, help_text="api, mcp, admin or the client's name for it; blank: every channel."

@@ -42,7 +42,8 @@ class Agent(SandboxedModel, TimeStampedModel):
         blank=True,
         on_delete=models.PROTECT,
         related_name="agents",
-        help_text="Empty: the workspace's default preset at run time.",
+        help_text="The live version's preset (its snapshot's `preset`), written when a version goes "
+        "live; empty: the workspace's default preset at run time.",
     )
     is_active = models.BooleanField("enabled", default=True)
     is_builtin = models.BooleanField(default=False, editable=False)

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce, JSONObject
+from django.utils.translation import gettext_lazy as _
 
 from agents.models.approval_policy import VersionDecision
 from agents.models.evidence import EvidenceRun
@@ -41,24 +42,28 @@ class PromptVersion(SandboxedModel, TimeStampedModel):
     """An immutable snapshot of what an agent is told, numbered per agent."""
 
     class Status(models.TextChoices):
-        PENDING = "pending", "Pending"
-        APPROVED = "approved", "Approved"
-        REJECTED = "rejected", "Rejected"
-        WITHDRAWN = "withdrawn", "Withdrawn"
+        PENDING = "pending", _("Pending")
+        APPROVED = "approved", _("Approved")
+        REJECTED = "rejected", _("Rejected")
+        WITHDRAWN = "withdrawn", _("Withdrawn")
 
     class Tier(models.TextChoices):
-        WORDING = "wording", "Wording"
-        IDENTITY = "identity", "Identity"
-        POWER = "power", "Power"
+        WORDING = "wording", _("Wording")
+        IDENTITY = "identity", _("Identity")
+        POWER = "power", _("Power")
 
-    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="prompt_versions")
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="versions")
-    number = models.PositiveIntegerField()
-    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.CASCADE, related_name="prompt_versions", verbose_name=_("workspace")
+    )
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="versions", verbose_name=_("agent"))
+    number = models.PositiveIntegerField(_("number"))
+    status = models.CharField(_("status"), max_length=20, choices=Status.choices, default=Status.PENDING)
     snapshot = models.JSONField()
     content_hash = models.CharField(max_length=64)
-    source = models.CharField(max_length=200, help_text="Who proposed it, through what: admin:alice, mcp:ci/claude…")
-    reason = models.TextField(blank=True)
+    source = models.CharField(
+        _("source"), max_length=200, help_text=_("Who proposed it, through what: admin:alice, mcp:ci/claude…")
+    )
+    reason = models.TextField(_("reason"), blank=True)
     proposed_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -94,7 +99,10 @@ class PromptVersion(SandboxedModel, TimeStampedModel):
     history = ConfigurationHistory(excluded_fields=["snapshot"])
 
     class Meta:
+        verbose_name = _("prompt version")
+        verbose_name_plural = _("prompt versions")
         ordering = ["agent", "-number"]
+
         constraints = [
             models.UniqueConstraint(fields=["agent", "number"], name="agents_promptversion_unique_number"),
             models.CheckConstraint(

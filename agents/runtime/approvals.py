@@ -21,6 +21,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from agents.models import DEFAULT_APPROVAL_TOOLS, AgentToolSettings, ApprovalRequest
+from agents.runtime.context import NO_HISTORY, History
 from agents.runtime.providers.base import Message, ToolCall
 
 if TYPE_CHECKING:
@@ -100,10 +101,19 @@ def hold(context: TurnContext, call: ToolCall, tool: Tool, arguments: BaseModel)
     return HELD.format(pk="(being recorded)"), WAITING
 
 
-def pause(context: TurnContext, messages: list[Message], *, logged: int, redactor: Redactor) -> TurnWaiting:
+def pause(
+    context: TurnContext,
+    messages: list[Message],
+    *,
+    logged: int,
+    redactor: Redactor,
+    carried: tuple[dict | None, History] = (None, NO_HISTORY),
+) -> TurnWaiting:
     """The pause of a turn whose held call is `context.held`: its request, unsaved,
     with the turn's messages up to that call (the held call's placeholder result left
-    out: the decision's outcome takes its place on resume)."""
+    out: the decision's outcome takes its place on resume) and what the resumed turn
+    must be sent as this one was (`carried`: the caller's render context, the
+    conversation's history)."""
     call, arguments = context.held
     kept = [m for m in messages if m.tool_call_id != call.id]
     actor = context.actor
@@ -121,7 +131,11 @@ def pause(context: TurnContext, messages: list[Message], *, logged: int, redacto
         actor_source=actor.source,
         started_by=actor.person,
         expires_at=now + timedelta(hours=expiry_hours(context.agent)),
-        resume_state={"messages": [_dump(m, redactor) for m in kept], "logged": logged},
+        resume_state={
+            "messages": [_dump(m, redactor) for m in kept],
+            "logged": logged,
+            **_carried(*carried, redactor=redactor),
+        },
         is_sandbox=context.agent.is_sandbox,
     )
     return TurnWaiting(request)
@@ -171,6 +185,32 @@ def ends_on_reject(request: ApprovalRequest) -> bool:
         return False
     row = AgentToolSettings.objects.filter(agent_id=request.agent_id).values_list("on_reject", flat=True).first()
     return row == AgentToolSettings.OnReject.END
+
+
+def _carried(render_context: dict | None, history: History, *, redactor: Redactor) -> dict:
+    carried: dict = {}
+    if render_context:
+        carried["context"] = render_context
+    if history.messages or history.reference:
+        carried["history"] = {
+            "messages": [_dump(m, redactor) for m in history.messages],
+            "written_at": list(history.written_at),
+            "reference": redactor.text(history.reference),
+        }
+    return carried
+
+
+def resume_context(request: ApprovalRequest) -> tuple[dict | None, History]:
+    """The render context and the history the paused turn was sent with."""
+    state = request.resume_state
+    history = state.get("history")
+    if not history:
+        return state.get("context"), NO_HISTORY
+    return state.get("context"), History(
+        messages=tuple(_load(m) for m in history["messages"]),
+        written_at=tuple(history["written_at"]),
+        reference=history["reference"],
+    )
 
 
 def _dump(message: Message, redactor: Redactor) -> dict:

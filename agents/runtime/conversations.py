@@ -25,6 +25,10 @@ under `runtime_policy.context`.
   (when the turn succeeded) and the conversation's counters are committed together
   (`agent_turn_complete(then=...)`); nothing is written before the model answered, so a
   refused message leaves no empty conversation behind.
+- **A turn that waits for a person** (a guarded tool call): the user's message is
+  recorded with the waiting turn, no answer; the turn resumes after the decision with
+  the same history (kept with its approval request) and its answer is appended then
+  (`conversation_turn_resumed`).
 
 With an explicit context (`context.max_tokens` set), the history is instead read after
 the last compacted message and older messages are compacted into a summary, with memory
@@ -155,6 +159,39 @@ def conversation_send(
     return ConversationReply(turn=turn, **recorded)
 
 
+def conversation_turn_resumed(turn: AgentTurn) -> ConversationMessage | None:
+    """In a resumed turn's last transaction (its call was decided by a person): when
+    the turn was a conversation's and it answered, the answer is appended to that
+    conversation, after whatever was said meanwhile, as `_record` numbers messages
+    (the conversation's row locked first). None for a turn of no conversation, or
+    one that did not answer (its user message stays, as a failed turn's does)."""
+    if turn.status != AgentTurn.Status.SUCCEEDED:
+        return None
+    asked = (
+        ConversationMessage.all_objects.filter(turn=turn, role=ConversationMessage.Role.USER)
+        .only("conversation_id", "channel")
+        .first()
+    )
+    if asked is None:
+        return None
+    conversation = Conversation.all_objects.select_for_update().get(pk=asked.conversation_id)
+    answer = ConversationMessage.all_objects.create(
+        conversation=conversation,
+        sequence=conversation.message_count + 1,
+        role=ConversationMessage.Role.ASSISTANT,
+        channel=asked.channel,
+        text=turn.answer,
+        turn=turn,
+        version_number=turn.version_number,
+        created_at=turn.finished_at,
+        is_sandbox=conversation.is_sandbox,
+    )
+    conversation.message_count += 1
+    conversation.last_message_at = turn.finished_at
+    conversation.save(update_fields=["message_count", "last_message_at", "updated_at"])
+    return answer
+
+
 def conversation_window(conversation: Conversation, policy: RuntimePolicy, agent: Agent) -> History:
     """The history a turn of `conversation` carries (see the module): one query of at
     most `context.max_history_messages` rows, oldest first, within `history_share` of
@@ -234,7 +271,7 @@ def _record(
     rows = [user] if answer is None else [user, answer]
     ConversationMessage.all_objects.bulk_create(rows)
     conversation.message_count += len(rows)
-    conversation.last_message_at = turn.finished_at
+    conversation.last_message_at = turn.finished_at or timezone.now()  # a waiting turn has not finished
     if reset:  # what the model was sent had no history: the new context starts here
         conversation.context_start = first
     conversation.save(update_fields=["message_count", "last_message_at", "context_start", "updated_at"])

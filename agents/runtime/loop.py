@@ -35,7 +35,16 @@ from agents.runtime import (
     effects,  # noqa: F401 - registers mail_send and http_request
     tree,
 )
-from agents.runtime.approvals import TurnWaiting, approval_tools, ends_on_reject, hold, pause, record, resume_messages
+from agents.runtime.approvals import (
+    TurnWaiting,
+    approval_tools,
+    ends_on_reject,
+    hold,
+    pause,
+    record,
+    resume_context,
+    resume_messages,
+)
 from agents.runtime.context import NO_HISTORY, History, prepare_messages
 from agents.runtime.debug import DebugLogWriter
 from agents.runtime.errors import TurnFailed
@@ -195,6 +204,9 @@ class PreparedTurn:
     # Where a paused turn's request comes from: (kind, run id, step), for a workflow step.
     origin: tuple[str, str, str] | None = None
     end_with: str = ""  # a refused call ends the resumed turn (tool settings' on_reject = end)
+    # What the caller rendered the prompt with (`render_system_prompt`'s context): a
+    # paused turn keeps it, with its history, for the turn resumed after the decision.
+    render_context: dict | None = None
     # Told of the turn as it runs (`agents.runtime.streams`): ("delta", {"text"}),
     # ("tool_call", {...}), ("tool_result", {...}); never raises into the turn.
     on_event: Callable[[str, dict], None] | None = None
@@ -245,7 +257,20 @@ def _prepare(
         prefix_hash=setup.rendered.prefix_hash if setup.rendered else "",
     )
     return PreparedTurn(
-        turn, agent, version, setup, redactor, message, actor, dry_run, depth, depth_limit, deadline, history, denied
+        turn,
+        agent,
+        version,
+        setup,
+        redactor,
+        message,
+        actor,
+        dry_run,
+        depth,
+        depth_limit,
+        deadline,
+        history,
+        denied,
+        render_context=context,
     )
 
 
@@ -286,12 +311,14 @@ def agent_turn_resume(
     carried out): its messages so far, the request's result as the held call's, then
     the loop as usual, recorded like any turn (`then(turn)` in its last transaction).
     Its time starts again now (it may have waited days)."""
+    context, history = resume_context(request)
     prepared = _prepare(
         read=lambda: _AGENT_BY_PK.first(pk=turn.agent_id),
         version=turn.version,
         message=turn.message,
         actor=actor,
-        context=None,
+        context=context,  # the caller's, as the turn had it before it paused
+        history=history,
         dry_run=False,
         parent=None,  # the row below is the turn's own: this one is not saved
         depth=turn.depth,
@@ -317,12 +344,16 @@ TOTALS = ("model_calls", "input_tokens", "output_tokens", "cached_input_tokens",
 
 def _setup(agent: Agent, version: PromptVersion, context: dict | None, *, first_turn: bool = True) -> _Setup:
     """Preset, policy, rendered prompt, provider and key; `failure` says why no model
-    call can be made. No query: `turn_agents()` read all of it."""
-    preset = agent.preset if agent.preset_id else getattr(agent, "default_preset", None)
+    call can be made. No query (`turn_agents()` read all of it), but for a version that
+    names another preset than the live one."""
+    preset = _version_preset(agent, version)
     setup = _Setup(preset=preset)
     if preset is None:
+        key = version.snapshot["preset"]
         setup.failure = (
-            f"Agent '{agent.key}' has no preset and workspace '{agent.workspace.slug}' has no default preset."
+            f"Version {version.number} of agent '{agent.key}' names preset '{key}', which no longer exists."
+            if key is not None
+            else f"Agent '{agent.key}' has no preset and workspace '{agent.workspace.slug}' has no default preset."
         )
         return setup
     snapshot = version.snapshot
@@ -338,6 +369,17 @@ def _setup(agent: Agent, version: PromptVersion, context: dict | None, *, first_
     except ProviderError as exc:
         setup.failure, setup.failure_kind = f"Provider error ({exc.kind}): {exc.message}", exc.kind
     return setup
+
+
+def _version_preset(agent: Agent, version: PromptVersion) -> Preset | None:
+    """The preset `version` names: the agent's own binding (it projects the live
+    version's), or for another version (a candidate tried, or its evidence) the preset
+    its snapshot names, read now; null names the workspace's default."""
+    key = version.snapshot["preset"]
+    bound = agent.preset if agent.preset_id else None
+    if key is None or (bound is not None and bound.key == key):
+        return bound if key is not None else getattr(agent, "default_preset", None)
+    return Preset.all_objects.select_related("credential").filter(workspace_id=agent.workspace_id, key=key).first()
 
 
 def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
@@ -377,6 +419,7 @@ def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
         delegate=delegate_to,
         guarded=approval_tools(agent),
     )
+    carried = (prepared.render_context, history)  # what a pause keeps for the resumed turn
     messages: list[Message] = list(prepared.resume or [Message(role="user", content=message)])
     written_at = [time.time()] * len(
         messages
@@ -463,7 +506,7 @@ def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
         written_at.extend([time.time()] * (len(messages) - len(written_at)))
         log.tools_ran([outcome for _, outcome in results])
         if tool_context.held is not None:  # a call waits for a person: the turn pauses here
-            raise pause(tool_context, messages, logged=log.messages_logged, redactor=redactor)
+            raise pause(tool_context, messages, logged=log.messages_logged, redactor=redactor, carried=carried)
     if direct:
         raise TurnFailed(
             "The model asked for tools in a direct completion, which offers none "

@@ -11,7 +11,7 @@ from agents.models import Agent, Preset, PromptVersion
 from agents.policy import upgrade_stored_policy
 from agents.services.approvals import approval_policy_get, publish_skips_review
 from agents.services.notifications import notify
-from agents.services.versions import agent_lock, version_go_live, version_record
+from agents.services.versions import agent_lock, snapshot_preset, version_go_live, version_record
 from agents.snapshot import is_empty_prompt, normalize_snapshot
 from agents.tiers import POWER
 from aihummer.actors import Actor
@@ -28,7 +28,9 @@ from aihummer.service_checks import (
     write_verb,
 )
 
-AGENT_FIELDS = ("name", "description", "preset", "is_active")
+# What is not prompt-bearing, changed at once. The preset is not among them: which
+# model answers is part of a version (its snapshot's `preset`), proposed like the rest.
+AGENT_FIELDS = ("name", "description", "is_active")
 
 
 def agent_create(
@@ -44,8 +46,9 @@ def agent_create(
     is_sandbox: bool = False,
     reason: str = "created",
 ) -> Agent:
-    """A new agent with its version 1. Without a snapshot it is told only its name. A
-    sandbox agent stores the preset resolved now (the default, if none).
+    """A new agent with its version 1. Without a snapshot it is told only its name.
+    `preset`, when given, is the one its snapshot names (otherwise the snapshot's own
+    `preset`); a sandbox agent stores the preset resolved now (the default, if none).
 
     Version 1 obeys the rule of any change: it goes live at once when the actor may
     publish (or for a sandbox agent); otherwise — a workspace where every change needs
@@ -64,12 +67,15 @@ def agent_create(
         is_builtin=is_builtin,
         is_sandbox=is_sandbox,
     )
-    if is_sandbox and preset is None:
+    if preset is None and snapshot["preset"] is not None:
+        agent.preset = snapshot_preset(agent, snapshot["preset"])
+    if is_sandbox and agent.preset is None:
         agent.preset = Preset.objects.for_workspace(workspace).active().first()
         if agent.preset is None:
             raise ValidationError({"preset": "This workspace has no default preset; give one."})
     same_workspace(agent.preset, workspace, "preset", "preset")
     no_sandbox_reference(agent, agent.preset, "preset", "preset")
+    snapshot["preset"] = agent.preset.key if agent.preset else None
     require_key_free(Agent, workspace=workspace, key=key, noun="agent", actor=actor)
     with transaction.atomic():
         save_checked(agent, actor=actor, reason=reason, noun="agent")
@@ -88,7 +94,7 @@ def agent_create(
 
 
 def agent_update(*, agent: Agent, actor: Actor, expected_live: int | None = None, **fields: object) -> Agent:
-    """Change what is not prompt-bearing: name, description, preset, enabled.
+    """Change what is not prompt-bearing: name, description, enabled (`AGENT_FIELDS`).
 
     `expected_live`: the live version number the caller saw; another one is live now →
     `VersionMismatch`, nothing written (as for every write on an agent)."""
@@ -102,8 +108,6 @@ def agent_update(*, agent: Agent, actor: Actor, expected_live: int | None = None
         agent = agent_lock(agent, expected_live=expected_live)
         for field, value in fields.items():
             setattr(agent, field, value)
-        same_workspace(agent.preset, agent.workspace, "preset", "preset")
-        no_sandbox_reference(agent, agent.preset, "preset", "preset")
         save_checked(agent, actor=actor, reason="updated", noun="agent")
     return agent
 

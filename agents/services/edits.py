@@ -47,10 +47,10 @@ def agent_change(
     mode: str = "pending",
     expected_live: int | None = None,
 ) -> AgentChange:
-    """One update of an agent: plain `fields` (name, description, preset, enabled)
-    applied at once with the publish right, and `changes` to what it is told
-    (`runtime_policy`: `{}` resets, omitted keeps; `allowed_tool_names`) proposed like
-    any other. Both or neither. Values equal to the current ones change nothing (no
+    """One update of an agent: plain `fields` (name, description, enabled) applied at
+    once with the publish right, and `changes` to what it is told (`runtime_policy`:
+    `{}` resets, omitted keeps; `allowed_tool_names`; `preset`, a key or None for the
+    workspace's default) proposed like any other. Both or neither. Values equal to the current ones change nothing (no
     write, no proposal); naming nothing at all is refused. `expected_live` as for every
     write on an agent."""
     fields, changes = dict(fields or {}), dict(changes or {})

@@ -7,7 +7,8 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 
 from agents import vault
-from agents.models import Agent, Preset
+from agents.models import Agent, Preset, PromptVersion
+from agents.services.versions import version_go_live, version_record
 from aihummer.actors import Actor, Verb
 from aihummer.history import stamp
 from aihummer.models import Workspace
@@ -161,18 +162,38 @@ def preset_dependents(preset: Preset, *, actor: Actor | None = None) -> list[str
 
 def preset_delete(*, preset: Preset, actor: Actor, force: bool = False) -> list[str]:
     """Delete a preset. With dependents it is refused, listing them, unless `force`:
-    then their agents fall back to the workspace's default preset."""
+    then their agents fall back to the workspace's default preset, each by a new live
+    version that says so (the preset is part of what a version decides). A pending
+    proposal naming the preset can no longer go live: its approval says why."""
     actor.require(write_verb(preset.is_sandbox), preset.workspace)
     with transaction.atomic():
         dependents = preset_dependents(preset, actor=actor)
         if force:
-            for agent in Agent.all_objects.select_for_update().filter(preset=preset).order_by("pk"):
-                agent.preset = None
-                stamp(agent, actor=actor, reason=f"preset {preset.key} deleted")
-                agent.save(update_fields=["preset", "updated_at"])
+            agents = Agent.all_objects.select_for_update(of=("self",)).select_related("live_version")
+            for agent in agents.filter(preset=preset).order_by("pk"):
+                _fall_back_to_default(agent, preset, actor)
         return delete_with_dependents(
             preset, actor=actor, noun="preset", dependents=dependents, force=force, forced="detach them"
         )
+
+
+def _fall_back_to_default(agent: Agent, preset: Preset, actor: Actor) -> None:
+    reason = f"preset {preset.key} deleted: the workspace's default from now on"
+    live = agent.live_version
+    if live is None:  # version 1 waits for review: its approval will name the missing preset
+        agent.preset = None
+        stamp(agent, actor=actor, reason=reason)
+        agent.save(update_fields=["preset", "updated_at"])
+        return
+    version = version_record(
+        agent=agent,
+        snapshot={**live.snapshot, "preset": None},
+        actor=actor,
+        status=PromptVersion.Status.APPROVED,
+        reason=reason,
+        base_version=live,
+    )
+    version_go_live(agent=agent, version=version, actor=actor)
 
 
 def preset_api_key(*, preset: Preset) -> str:

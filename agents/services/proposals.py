@@ -18,7 +18,7 @@ from agents.services.agents import agent_create
 from agents.services.approvals import approval_policy_get, decision_apply, publish_skips_review, require_schedule
 from agents.services.evidence import evidence_request, evidence_require_confirmed
 from agents.services.notifications import notify
-from agents.services.versions import agent_lock, version_go_live, version_record
+from agents.services.versions import agent_lock, snapshot_preset, version_go_live, version_record
 from agents.snapshot import SNAPSHOT_KEYS, apply_changes, content_hash, is_empty_prompt
 from agents.tiers import change_tier, widening_reasons
 from aihummer.actors import Actor, Verb
@@ -93,6 +93,8 @@ def prompt_version_propose(
             raise ValidationError(
                 {"snapshot": "The agent would be told nothing: give an identity, sections or a prompt."}
             )
+        if snapshot["preset"] != live.snapshot["preset"]:
+            snapshot_preset(agent, snapshot["preset"])  # a preset of its workspace, as a field error
         if actor.kind == Actor.AGENT:
             _require_narrowing(live.snapshot, snapshot)
         digest = content_hash(snapshot)
@@ -362,7 +364,6 @@ def agent_clone(*, version: PromptVersion, actor: Actor, key: str, name: str, de
         key=key,
         name=name,
         description=description or source.description,
-        preset=source.preset,
         snapshot={**version.snapshot, "runtime_policy": upgrade_stored_policy(version.snapshot["runtime_policy"])},
         is_sandbox=source.is_sandbox,
         reason=f"clone of {source.key} v{version.number}",

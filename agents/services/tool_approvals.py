@@ -33,6 +33,7 @@ from django.utils import timezone
 from django.utils.module_loading import import_string
 
 from agents.models import Agent, AgentTurn, ApprovalRequest
+from agents.runtime.conversations import conversation_turn_resumed
 from agents.runtime.loop import agent_turn_resume
 from agents.runtime.tools import REGISTRY, ToolError
 from aihummer.actors import Actor, Verb
@@ -291,7 +292,7 @@ def _turn_resume(request: ApprovalRequest) -> None:
             turn=request.turn,
             request=request,
             actor=resume_actor(request),
-            then=lambda turn: approval_request_resumed(request),
+            then=lambda turn: (approval_request_resumed(request), conversation_turn_resumed(turn)),
         )
     except Agent.DoesNotExist:
         _end_turn(request, f"Agent '{request.agent_key}' was deleted while the turn waited.")

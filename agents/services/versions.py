@@ -3,17 +3,19 @@ that puts a version live (rewriting the agent's profile rows from its snapshot).
 
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 
 from agents.diff import diff_stats
-from agents.models import Agent, AgentSection, AgentSkill, PromptVersion
+from agents.models import Agent, AgentSection, AgentSkill, Preset, PromptVersion
 from agents.services.secrets import refuse_vault_secrets
 from agents.snapshot import content_hash
 from agents.tiers import change_tier
 from aihummer.actors import Actor
 from aihummer.exceptions import VersionMismatch
 from aihummer.history import stamp
+from aihummer.service_checks import no_sandbox_reference
 
 
 def agent_lock(agent: Agent, *, expected_live: int | None = None) -> Agent:
@@ -88,10 +90,25 @@ def _joined(proposer_of: PromptVersion, actor: Actor) -> str:
     return ",".join(dict.fromkeys(labels))[:120]
 
 
+def snapshot_preset(agent: Agent, key: str | None) -> Preset | None:
+    """The preset a snapshot's `preset` names for `agent` (None: the workspace's
+    default), or a field error: another workspace's key reads as unknown, and a sandbox
+    preset serves only sandbox agents."""
+    if key is None:
+        return None
+    preset = Preset.all_objects.filter(workspace_id=agent.workspace_id, key=key).first()
+    if preset is None:
+        raise ValidationError({"preset": f"Unknown preset '{key}'."})
+    no_sandbox_reference(agent, preset, "preset", "preset")
+    return preset
+
+
 def version_go_live(*, agent: Agent, version: PromptVersion, actor: Actor) -> Agent:
-    """Point `agent` at `version` and rewrite its profile rows from the snapshot."""
+    """Point `agent` at `version` and rewrite its profile rows from the snapshot. A
+    preset the snapshot names that is gone by now is a field error: nothing goes live."""
     snapshot = version.snapshot
     identity = snapshot["identity"]
+    _bind_preset(agent, snapshot["preset"])
     agent.live_version = version
     agent.identity_name = identity["name"]
     agent.role = identity["role"]
@@ -108,6 +125,17 @@ def version_go_live(*, agent: Agent, version: PromptVersion, actor: Actor) -> Ag
     skills = [{**skill, "position": index} for index, skill in enumerate(snapshot["skills"])]
     _sync_projection(agent, AgentSkill, skills, ("title", "body", "shared", "position"), actor)
     return agent
+
+
+def _bind_preset(agent: Agent, key: str | None) -> None:
+    """`agent.preset` as the snapshot names it, read only when it changes: the
+    binding always projects the live version's `preset`."""
+    was_live = agent.live_version if Agent.live_version.is_cached(agent) else None
+    if was_live is not None and was_live.snapshot["preset"] == key and (key is None) == (agent.preset_id is None):
+        return
+    bound = agent.preset if Agent.preset.is_cached(agent) else None
+    if key is None or bound is None or bound.key != key:
+        agent.preset = snapshot_preset(agent, key)
 
 
 def _sync_projection(

@@ -149,6 +149,21 @@ def first_release(**changes: dict) -> dict:
     return policy
 
 
+def stored_snapshot(policy: dict) -> dict:
+    """A snapshot as the first releases stored it (before `preset` was a key), telling
+    Camille only her name, with `policy` as it is given: rows for migration tests."""
+    return {
+        "schema": 1,
+        "identity": {"name": "Camille", "role": "", "persona": "", "language": "", "goals": []},
+        "system_prompt": None,
+        "sections": [],
+        "onboarding": "",
+        "skills": [],
+        "runtime_policy": policy,
+        "allowed_tool_names": [],
+    }
+
+
 def pg_dump() -> str:
     """The data of the test database as pg_dump sees it from outside this process."""
     executable = shutil.which("pg_dump")

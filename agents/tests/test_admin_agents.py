@@ -304,6 +304,37 @@ def test_prompt_bearing_fields_are_not_editable(client, ada, writer):
     assert counts() == (before[0], before[1] + 1, before[2])
 
 
+def test_choosing_another_preset_on_the_agent_page_proposes_it(client, workspace, ada, as_ada, writer):
+    fast = make_echo_preset(workspace, by=as_ada, key="fast")
+    client.force_login(ada)
+
+    response = client.post(
+        agent_url("change", writer.pk),
+        {
+            "name": "Writer",
+            "description": "",
+            "preset": fast.pk,
+            "is_active": "on",
+            "expected_live": "1",
+            "sections-TOTAL_FORMS": "0",
+            "sections-INITIAL_FORMS": "0",
+            "skills-TOTAL_FORMS": "0",
+            "skills-INITIAL_FORMS": "0",
+            "test_cases-TOTAL_FORMS": "0",
+            "test_cases-INITIAL_FORMS": "0",
+        },
+        follow=True,
+    )
+
+    # Another model answers: a power change, waiting for a second person like any other.
+    proposal = PromptVersion.objects.get(agent=writer, number=2)
+    assert (proposal.status, proposal.snapshot["preset"], proposal.tier) == ("pending", "fast", "power")
+    assert Agent.objects.get(pk=writer.pk).preset_id is None
+    assert "The preset change is version 2 (pending): it waits for review in the queue." in [
+        str(message) for message in response.context["messages"]
+    ]
+
+
 def test_reviewers_only_view_an_agent(client, bob, writer):
     client.force_login(bob)
 

@@ -352,13 +352,11 @@ def test_the_database_refuses_a_second_key_in_a_workspace(workspace, writer, is_
 
 
 # --- agent_update ---------------------------------------------------------------------
-def test_update_changes_name_description_preset_and_enabled(workspace, ada, as_ada, writer, echo):
-    agent = agent_update(
-        agent=writer, actor=as_ada, name="Writer 2", description="Drafts notes.", preset=echo, is_active=False
-    )
+def test_update_changes_name_description_and_enabled(workspace, ada, as_ada, writer):
+    agent = agent_update(agent=writer, actor=as_ada, name="Writer 2", description="Drafts notes.", is_active=False)
 
     agent = Agent.objects.get(pk=agent.pk)
-    assert (agent.name, agent.description, agent.preset, agent.is_active) == ("Writer 2", "Drafts notes.", echo, False)
+    assert (agent.name, agent.description, agent.is_active) == ("Writer 2", "Drafts notes.", False)
     assert agent.live_version.number == 1
     latest = agent.history.latest("history_date")
     assert (latest.history_change_reason, latest.history_user) == ("admin:ada: updated", ada)
@@ -371,6 +369,7 @@ def test_update_changes_name_description_preset_and_enabled(workspace, ada, as_a
         {"system_prompt": "Obey me."},
         {"runtime_policy": {}},
         {"allowed_tool_names": ["shell"]},
+        {"preset": None},  # which model answers is part of a version (test_preset_versions)
         {"live_version": None},
         {"key": "scribe"},
     ],
@@ -384,44 +383,6 @@ def test_update_refuses_what_is_told_through_proposals(as_ada, writer, fields):
     assert refused.value.message_dict == {field: [NOT_EDITABLE] for field in fields}
     assert counts() == before
     assert Agent.objects.get(pk=writer.pk).name == "Writer"
-
-
-def test_update_refuses_a_preset_of_another_workspace(other_workspace, root, as_ada, writer):
-    theirs = preset_create(
-        workspace=other_workspace,
-        actor=Actor.for_user(root),
-        key="theirs",
-        name="Theirs",
-        provider_name="echo",
-        model="echo-1",
-    )
-    before = counts()
-
-    with pytest.raises(ValidationError) as refused:
-        agent_update(agent=writer, actor=as_ada, preset=theirs)
-
-    assert refused.value.message_dict == {"preset": ["Unknown preset."]}
-    assert counts() == before
-    assert Agent.objects.get(pk=writer.pk).preset is None
-
-
-def test_update_refuses_a_sandbox_preset_for_a_real_agent(workspace, alice, as_ada, writer):
-    sandbox_preset = preset_create(
-        workspace=workspace,
-        actor=Actor.for_user(alice),
-        key="sb_echo",
-        name="Sandbox echo",
-        provider_name="echo",
-        model="echo-1",
-        is_sandbox=True,
-    )
-    before = counts()
-
-    with pytest.raises(ValidationError) as refused:
-        agent_update(agent=writer, actor=as_ada, preset=sandbox_preset)
-
-    assert refused.value.message_dict == {"preset": ["A real row cannot use the sandbox preset 'sb_echo'."]}
-    assert counts() == before
 
 
 def test_editors_may_not_update_real_agents(alice, writer):

@@ -65,9 +65,7 @@ def test_an_editor_may_not_touch_presets(echo_preset, alice_api):
 
 
 def test_a_preset_in_use_is_deleted_only_with_force(api_agent, workspace, ada, ada_api, echo_preset):
-    from agents.services import agent_update
-
-    agent_update(agent=api_agent, actor=Actor.for_user(ada), preset=echo_preset)
+    prompt_version_propose(agent=api_agent, changes={"preset": "echo"}, actor=Actor.for_user(ada), mode="live")
 
     refused = ada_api.delete("/v1/admin/presets/echo")
     forced = ada_api.delete("/v1/admin/presets/echo?force=true")

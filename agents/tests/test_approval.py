@@ -217,7 +217,7 @@ def test_sandbox_agents_apply_at_once_and_never_enter_the_queue(workspace, alice
             "pending",
             "colour",
             "unknown snapshot key; use one of: identity, system_prompt, sections, "
-            "onboarding, skills, runtime_policy, allowed_tool_names",
+            "onboarding, skills, runtime_policy, allowed_tool_names, preset",
         ),
     ],
 )

@@ -433,16 +433,23 @@ def test_update_agent_applies_plain_fields_and_queues_the_tools(
 
     body = ok(result)
     version = PromptVersion.objects.get(agent=writer, status="pending")
-    assert body["changed"] == ["name", "modelPresetKey", "allowedToolNames"]
+    assert body["changed"] == ["name", "allowedToolNames", "modelPresetKey"]
     assert body["message"] == (
-        "Saved: name, modelPresetKey. The allowed tools change waits for review as version 2 (pending): "
+        "Saved: name. The change to allowedToolNames, modelPresetKey waits for review as version 2 (pending): "
         "it will NOT affect the live agent until an admin approves it."
     )
     assert body["versionId"] == version.pk
-    assert version.snapshot["allowed_tool_names"] == ["delegate", "propose_section_edit"]
-    assert (body["agent"]["name"], body["agent"]["presetKey"], body["agent"]["allowedToolNames"]) == (
-        "Writer II",
+    assert (version.snapshot["allowed_tool_names"], version.snapshot["preset"]) == (
+        ["delegate", "propose_section_edit"],
         "slow",
+    )
+    # Another preset is another model: a power change, and the agent runs on the old one meanwhile.
+    assert ("power", "preset changed: the workspace's default → slow (another model answers)") in [
+        (reason["tier"], reason["line"]) for reason in version.tier_reasons
+    ]
+    assert (body["agent"]["name"], body["agent"]["usesDefaultPreset"], body["agent"]["allowedToolNames"]) == (
+        "Writer II",
+        True,
         [],
     )
 

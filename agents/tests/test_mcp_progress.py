@@ -14,7 +14,9 @@ import anyio
 import pytest
 from mcp import Client
 
-from agents.models import AgentTurn, Preset
+from agents.models import AgentTurn, Conversation, Preset
+from agents.services import preset_update
+from aihummer.actors import Actor
 from aihummer.mcp import build_server
 from aihummer.models import User, Workspace
 from aihummer.tests.factories import make_agent, make_key, openai_preset
@@ -97,3 +99,53 @@ def test_a_cancelled_call_stops_waiting_and_the_turn_goes_on(
     answer_now.set()
     wait_until(lambda: AgentTurn.objects.filter(status="succeeded").exists())
     assert AgentTurn.objects.get().answer == "Voilà."
+
+
+# --- send_message (issue 28): the answer so far, and a vouched peer ------------------------
+ANSWER = "Bonjour, je suis votre rédactrice du jour."
+
+
+@pytest.fixture
+def streaming_writer(workspace: Workspace, ada: User) -> Iterator[FakeOpenAI]:
+    """`writer` on a streaming preset whose answer comes 4 characters every 50 ms."""
+    with FakeOpenAI(reply=lambda body: ANSWER, chunk_chars=4, chunk_delay=0.05) as server:
+        preset = openai_preset(workspace, server, by=ada)
+        preset_update(preset=preset, actor=Actor.for_user(ada), streaming_enabled=True)
+        make_agent(workspace, "writer", "Écris.", by=ada, preset=preset)
+        yield server
+
+
+def test_send_message_streams_the_answer_so_far_for_a_vouched_peer(
+    streaming_writer: FakeOpenAI, workspace: Workspace, alice: User
+) -> None:
+    key, raw = make_key(workspace, "desk", "read,write,vouch", owner=alice)
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
+
+    async def work(client: Client) -> Any:
+        arguments = {"agentKey": "writer", "message": "Bonjour", "peer": "client-42"}
+        return await client.call_tool("send_message", arguments, progress_callback=on_progress)
+
+    body = ok(with_client(Client(build_server(api_key=raw)), work))
+
+    assert body["answer"] == ANSWER
+    # Growing prefixes of the answer, each as long as its progress, the last the whole answer.
+    assert len(seen) >= 2
+    assert all(total is None and ANSWER.startswith(text) and progress == len(text) for progress, total, text in seen)
+    assert [progress for progress, _, _ in seen] == sorted({progress for progress, _, _ in seen})
+    assert seen[-1][2] == ANSWER
+    assert Conversation.objects.get(pk=body["conversationId"]).peer == f"api_key:{key.pk}/client-42"
+
+
+def test_send_message_refuses_a_peer_from_a_key_that_may_not_vouch(streaming_writer: FakeOpenAI, raw_key: str) -> None:
+    async def work(client: Client) -> Any:
+        return await client.call_tool("send_message", {"agentKey": "writer", "message": "Bonjour", "peer": "bob"})
+
+    result = with_client(Client(build_server(api_key=raw_key)), work)
+
+    assert result.is_error
+    assert "vouch" in result.content[0].text
+    assert not Conversation.objects.exists()
+    assert streaming_writer.bodies == []

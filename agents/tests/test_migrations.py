@@ -12,7 +12,7 @@ from agents.models import Agent
 from agents.policy import default_runtime_policy, validate_runtime_policy
 from agents.policy_upgrades import DOCUMENT_DEFAULTS
 from agents.snapshot import content_hash
-from agents.tests.helpers import first_release
+from agents.tests.helpers import first_release, stored_snapshot
 
 BEFORE = ("agents", "0006_versions_belong_to_their_agent")
 POLICY_MIGRATION = ("agents", "0007_runtime_policy_in_the_documents_names")
@@ -26,19 +26,6 @@ def issue_28(**blocks: dict) -> dict:
     for block, fields in blocks.items():
         policy[block].update(fields)
     return policy
-
-
-def snapshot_with(policy: dict) -> dict:
-    return {
-        "schema": 1,
-        "identity": {"name": "Camille", "role": "", "persona": "", "language": "", "goals": []},
-        "system_prompt": None,
-        "sections": [],
-        "onboarding": "",
-        "skills": [],
-        "runtime_policy": policy,
-        "allowed_tool_names": [],
-    }
 
 
 @pytest.mark.django_db(transaction=True)
@@ -56,7 +43,7 @@ def test_stored_policies_move_to_the_documents_names_and_history_stays():
         )
 
         def version(number: int, status: str, policy: dict) -> object:
-            snapshot = snapshot_with(policy)
+            snapshot = stored_snapshot(policy)
             return old.get_model("agents", "PromptVersion").objects.create(
                 workspace=workspace,
                 agent=agent,
@@ -120,7 +107,7 @@ def test_allowed_agents_move_to_spawn_agent_ids_and_history_stays():
         )
 
         def version(number: int, status: str, policy: dict) -> object:
-            snapshot = snapshot_with(policy)
+            snapshot = stored_snapshot(policy)
             return old.get_model("agents", "PromptVersion").objects.create(
                 workspace=workspace,
                 agent=agent,

@@ -339,13 +339,23 @@ def test_forced_delete_detaches_the_agents(ada, main, scribe):
     dependents = preset_delete(preset=main, actor=Actor.for_user(ada), force=True)
 
     assert dependents == ["agent 'scribe'"]
-    assert Agent.objects.get(pk=scribe.pk).preset is None
+    scribe = Agent.objects.select_related("live_version").get(pk=scribe.pk)
+    assert scribe.preset is None
     assert not Preset.all_objects.filter(pk=main_pk).exists()
+    # The preset is part of a version: the fall-back is a new live version that says why.
+    fallback = scribe.live_version
+    assert (fallback.number, fallback.snapshot["preset"], fallback.reason, fallback.proposed_by) == (
+        2,
+        None,
+        "preset main deleted: the workspace's default from now on",
+        ada,
+    )
+    assert fallback.base_version.snapshot["preset"] == "main"
     detached = Agent.history.filter(id=scribe.pk).latest("history_id")
     assert (detached.preset_id, detached.history_user, detached.history_change_reason) == (
         None,
         ada,
-        "admin:ada: preset main deleted",
+        "admin:ada: version 2 live",
     )
     deleted = Preset.history.filter(id=main_pk).latest("history_id")
     assert (deleted.history_type, deleted.history_user, deleted.history_change_reason) == (

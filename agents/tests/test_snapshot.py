@@ -44,6 +44,7 @@ def test_an_empty_snapshot_gets_every_key_with_its_default():
         "skills": [],
         "runtime_policy": default_runtime_policy(),
         "allowed_tool_names": [],
+        "preset": None,
     }
     assert set(snapshot) == {"schema", *SNAPSHOT_KEYS}
 
@@ -317,11 +318,11 @@ def test_an_unknown_change_key_is_refused_naming_the_known_ones():
     assert change_refusal(normalize_snapshot(WRITER), {"tools": [], "schema": 2}) == {
         "schema": [
             "unknown snapshot key; use one of: identity, system_prompt, sections, onboarding, skills, "
-            "runtime_policy, allowed_tool_names"
+            "runtime_policy, allowed_tool_names, preset"
         ],
         "tools": [
             "unknown snapshot key; use one of: identity, system_prompt, sections, onboarding, skills, "
-            "runtime_policy, allowed_tool_names"
+            "runtime_policy, allowed_tool_names, preset"
         ],
     }
 

@@ -1,0 +1,57 @@
+"""The desk in French: a person whose browser (or profile) asks for French reads the
+queue, the review page, the agent page and the run page in French; English otherwise."""
+
+import pytest
+from django.urls import reverse
+
+from agents.services import agent_create, prompt_version_propose
+from aihummer.actors import Actor
+from aihummer.tests.factories import make_echo_preset
+
+SNAPSHOT = {
+    "identity": {"name": "Camille", "role": "Rédactrice"},
+    "sections": [{"key": "methode", "title": "Méthode", "body": "Un plan en trois points."}],
+}
+FRENCH = {"accept-language": "fr-FR,fr;q=0.9,en;q=0.5"}
+ENGLISH = {"accept-language": "en-US,en;q=0.9"}
+
+
+@pytest.fixture
+def agent(workspace, ada):
+    make_echo_preset(workspace, by=Actor.for_user(ada))
+    return agent_create(
+        workspace=workspace, actor=Actor.for_user(ada), key="redacteur", name="Rédacteur", snapshot=SNAPSHOT
+    )
+
+
+@pytest.fixture
+def proposal(agent, alice):
+    changes = {"sections": [{**SNAPSHOT["sections"][0], "body": "Un plan en deux points."}]}
+    return prompt_version_propose(agent=agent, changes=changes, actor=Actor.for_user(alice), reason="court")
+
+
+def test_the_queue_speaks_the_browser_language(client, bob, proposal):
+    client.force_login(bob)
+    url = reverse("admin:agents_promptversion_changelist")
+
+    french = client.get(url, headers=FRENCH)
+    english = client.get(url, headers=ENGLISH).content.decode()
+
+    assert french.headers["Content-Language"] == "fr"
+    page = french.content.decode()
+    assert "<title>File de relecture | AiHummer</title>" in page
+    assert "1 modification, +" in page and ">formulation · 0/1</span>" in page
+    assert ">en attente</span>" in page and "Approuver les propositions sélectionnées" in page
+    assert "Espace de travail" in page and "Ancienneté" in page
+    assert "Review queue" not in page
+    assert "<title>Review queue | AiHummer</title>" in english and "1 change, +" in english
+
+
+def test_a_profile_language_wins_over_the_browser(client, bob, proposal):
+    bob.language = "fr"
+    bob.save(update_fields=["language"])
+    client.force_login(bob)
+
+    page = client.get(reverse("admin:index"), headers=ENGLISH).content.decode()
+
+    assert "<strong>1</strong> proposition attend votre décision." in page
