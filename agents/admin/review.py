@@ -166,14 +166,13 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
 
     # columns
     def get_list_display(self, request: HttpRequest) -> list[str]:
-        # One workspace to read: its name in every row says nothing (and costs width).
+        # Columns that would say the same on every row go (they cost the others width):
+        # the workspace for a person who reads one, the status unless all are listed.
         workspace_ids = self.actor(request).workspace_ids(Verb.READ)
-        columns = list(super().get_list_display(request))
-        return (
-            [c for c in columns if c != "workspace"]
-            if workspace_ids is not None and len(workspace_ids) == 1
-            else columns
-        )
+        hidden = {"workspace"} if workspace_ids is not None and len(workspace_ids) == 1 else set()
+        if request.GET.get(StatusFilter.parameter_name) != "all":
+            hidden.add("status_badge")
+        return [column for column in super().get_list_display(request) if column not in hidden]
 
     @admin.display(description=_("proposal"), ordering="agent__key")
     def review_link(self, obj: PromptVersion) -> str:
