@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from django.core.paginator import Page, Paginator
 from django.db import connection
 from django.db.models import Exists, Model, OuterRef, Q, QuerySet
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext, gettext_lazy
 
 from agents.judge import band
 from agents.models import (
@@ -265,6 +265,17 @@ class EvidenceView:
         if self.run is None or self.run.judge_status != EvidenceRun.JudgeStatus.DONE:
             return ""
         return band(self.run.judgement.get("overall"))
+
+    @property
+    def judge_band_label(self) -> str:
+        """The band in the reader's language (`judge_band` stays the value CSS and programs read)."""
+        labels = {
+            "exemplary": gettext("exemplary"),
+            "good": gettext("good"),
+            "improvable": gettext("improvable"),
+            "critical": gettext("critical"),
+        }
+        return labels.get(self.judge_band, self.judge_band)
 
 
 def evidence_for_review(*, version: PromptVersion) -> EvidenceView:

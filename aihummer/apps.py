@@ -1,10 +1,11 @@
 from django.apps import AppConfig
 from django.contrib.admin.apps import AdminConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class AiHummerConfig(AppConfig):
     name = "aihummer"
-    verbose_name = "Workspaces and access"
+    verbose_name = _("Workspaces and access")
 
     def ready(self) -> None:
         from django.contrib.auth.signals import user_logged_in

@@ -17,6 +17,8 @@ and never use it again, so without either, and on SQLite, it is the usual cursor
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import connections
@@ -86,3 +88,34 @@ def _classes() -> tuple[type, type]:
 
         _CLASSES = (PreparingCursor, DebugWrapper)
     return _CLASSES
+
+
+# --- statements composed of parts -----------------------------------------------------------
+_NAMED = re.compile(r"%\((\w+)\)s")
+
+
+def positional(sql: str) -> tuple[str, tuple[str, ...]]:
+    """`sql` with its `%(name)s` parameters made positional (`%s`), and the names in
+    the order their values go: a named statement's values, as a list, can then follow
+    another statement's (`Tail`)."""
+    names: list[str] = []
+
+    def slot(match: re.Match) -> str:
+        names.append(match.group(1))
+        return "%s"
+
+    return _NAMED.sub(slot, sql), tuple(names)
+
+
+@dataclass(frozen=True)
+class Tail:
+    """Data-modifying CTEs (`a AS (…), b AS (…)`, positional parameters) another
+    statement appends to its own, so that two writes go in one statement: one round
+    trip and, in autocommit, one commit. The statement returns the row of its CTE
+    `last` (NULLs when that matched nothing); what each statement lets its tail read
+    of it is the statement's to say (`agents.runtime.prepared.insert_with_parent`).
+    `sql` is a constant: the composed statement is built, and prepared, once."""
+
+    sql: str
+    params: tuple[Any, ...]
+    last: str

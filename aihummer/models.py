@@ -40,6 +40,8 @@ class User(AbstractUser):
     )
 
     class Meta(AbstractUser.Meta):
+        verbose_name = _("user")
+        verbose_name_plural = _("users")
         swappable = "AUTH_USER_MODEL"
 
 
@@ -69,6 +71,8 @@ class Workspace(TimeStampedModel):
     history = HistoricalRecords()
 
     class Meta:
+        verbose_name = _("workspace")
+        verbose_name_plural = _("workspaces")
         ordering = ["slug"]
 
     def __str__(self) -> str:
@@ -107,6 +111,8 @@ class Membership(TimeStampedModel):
     history = HistoricalRecords()
 
     class Meta:
+        verbose_name = _("membership")
+        verbose_name_plural = _("memberships")
         ordering = ["workspace__slug", "user__username"]
         constraints = [
             models.UniqueConstraint(fields=["user", "workspace"], name="aihummer_membership_unique_user"),
@@ -140,6 +146,8 @@ class Invitation(TimeStampedModel):
     history = HistoricalRecords()
 
     class Meta:
+        verbose_name = _("invitation")
+        verbose_name_plural = _("invitations")
         ordering = ["workspace__slug", "identifier"]
         constraints = [
             models.UniqueConstraint(fields=["workspace", "identifier"], name="aihummer_invitation_unique_identifier"),
@@ -165,8 +173,8 @@ class OidcIdentity(TimeStampedModel):
     last_login_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        verbose_name = "OpenID identity"
-        verbose_name_plural = "OpenID identities"
+        verbose_name = _("OpenID identity")
+        verbose_name_plural = _("OpenID identities")
         constraints = [
             models.UniqueConstraint(fields=["issuer", "subject"], name="aihummer_oidcidentity_unique_subject"),
             models.UniqueConstraint(fields=["user", "issuer"], name="aihummer_oidcidentity_unique_user_issuer"),
@@ -216,8 +224,9 @@ class ApiKey(TimeStampedModel):
     history = HistoricalRecords(excluded_fields=["last_used_at", "secret_digest"])
 
     class Meta:
+        verbose_name = _("API key")
+        verbose_name_plural = _("API keys")
         ordering = ["workspace__slug", "name"]
-        verbose_name = "API key"
         constraints = [
             models.UniqueConstraint(fields=["workspace", "name"], name="aihummer_apikey_unique_name"),
             models.CheckConstraint(
@@ -263,9 +272,9 @@ class ApiAuditEntry(models.Model):
     status_code = models.PositiveSmallIntegerField()
 
     class Meta:
+        verbose_name = _("API audit entry")
+        verbose_name_plural = _("API audit entries")
         ordering = ["-created_at"]
-        verbose_name = "API audit entry"
-        verbose_name_plural = "API audit entries"
 
     def __str__(self) -> str:
         return f"{self.method} {self.path} → {self.status_code} ({self.actor_source}, {self.request_id})"

@@ -1,5 +1,5 @@
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import SimpleRouter
@@ -12,6 +12,7 @@ from agents.api.credentials import CredentialViewSet
 from agents.api.presets import ModelCatalogViewSet, PresetViewSet
 from agents.api.profile import AgentSectionViewSet, AgentSkillViewSet
 from agents.api.skills import SkillViewSet
+from agents.api.tool_settings import AgentToolSettingsApi, ToolPolicyApi
 from agents.api.turns import AgentTurnViewSet, DebugLogViewSet
 from agents.api.versions import AgentVersionViewSet, PromptVersionViewSet
 from aihummer.api import MeApi, not_found
@@ -45,6 +46,8 @@ v1_patterns = [
     # The one route that had a trailing slash, kept for the clients written against it.
     path("me/", RedirectView.as_view(pattern_name="v1:me", permanent=True, query_string=True)),
     path("admin/approval-policy", ApprovalPolicyApi.as_view(), name="approval-policy"),
+    path("admin/tool-policy", ToolPolicyApi.as_view(), name="tool-policy"),
+    re_path(rf"^admin/agents/{KEY}/tool-settings$", AgentToolSettingsApi.as_view(), name="agent-tool-settings"),
     path("admin/approval-policy/history", ApprovalPolicyHistoryApi.as_view(), name="approval-policy-history"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="v1:schema"), name="docs"),

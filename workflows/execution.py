@@ -7,19 +7,22 @@ and its dependents are enqueued as soon as they are ready, together, so independ
 steps run at the same time on a threads-pool worker. No transaction and no lock is held
 while the model answers: claim and finish are single statements before and after.
 
-Per echo step on PostgreSQL, 4 statements and 2 commits: the claim (its own commit,
-starting the run on its first step), the turn's agent read, then in one transaction the
-turn with its debug log and the finish; the last step also completes its run there
-(see `workflows/tests/test_execution.py`).
+Per echo step on PostgreSQL, 3 statements and 2 commits: the claim (its own commit,
+starting the run on its first step), the turn's agent read, then one statement for the
+turn with its debug log and the finish (its own commit). A step whose finish may end
+its run (the last one, a failure) or gives it back for a retry takes the finish apart,
+in the turn's transaction, with the run's end: 5 statements for the last step (see
+`workflows/tests/test_execution.py`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from uuid import UUID
@@ -36,6 +39,7 @@ from agents.runtime.loop import agent_turn_resume
 from agents.services.tool_approvals import approval_request_resumed, resume_actor
 from aihummer import metrics, telemetry
 from aihummer.actors import Actor
+from aihummer.db import Tail
 from aihummer.models import Workspace
 from aihummer.tasks import enqueue, enqueue_in
 from workflows.engine import (
@@ -55,6 +59,8 @@ from workflows.store import (
     Outcome,
     step_claim,
     step_finish,
+    step_finish_tail,
+    step_finished,
     step_release,
     step_renew_leases,
     step_take_back,
@@ -209,7 +215,25 @@ def _step_turn(claim: Claim, plan: Plan, prepared: PreparedTurn) -> tuple[str | 
     def settle(turn: AgentTurn) -> None:
         settled.append(_settle(claim, plan, _turn_outcome(prepared.message, turn, spec)))
 
-    agent_turn_complete(prepared, then=settle)
+    def compose(turn: AgentTurn) -> tuple[Tail, Callable[[tuple | None], None]] | None:
+        # A completed step with dependents can neither complete nor fail its run: its
+        # finish is the tail of the turn's statement (one statement, one commit). The
+        # last step, a failure, a retry keep the transaction: there the run's end (or the
+        # release) must commit with the finish.
+        outcome = _turn_outcome(prepared.message, turn, spec)
+        if outcome.status != StepStatus.COMPLETED or not plan.dependents.get(claim.name):
+            return None
+        tail = step_finish_tail(claim=claim, outcome=outcome, now=timezone.now(), steps=len(plan.steps))
+        if tail is None:
+            return None
+
+        def done(row: tuple | None) -> None:
+            outcome_with_turn = dataclasses.replace(outcome, turn_id=turn.pk)
+            settled.append(_finished(claim, plan, outcome_with_turn, step_finished(row)))
+
+        return tail, done
+
+    agent_turn_complete(prepared, then=settle, compose=compose)
     return settled[0]
 
 
@@ -260,6 +284,14 @@ def _settle(claim: Claim, plan: Plan, outcome: Outcome) -> tuple[str | None, str
     if outcome.status == StepStatus.FAILED and outcome.transient and claim.attempts < 1 + spec.retries:
         return _retry_later(claim, outcome), None
     finished = step_finish(claim=claim, outcome=outcome, now=timezone.now(), steps=len(plan.steps))
+    return _finished(claim, plan, outcome, finished)
+
+
+def _finished(
+    claim: Claim, plan: Plan, outcome: Outcome, finished: tuple[str, dict] | None
+) -> tuple[str | None, str | None]:
+    """After the step's finish (`finished`: what `step_finish` returned): drop a result
+    whose claim was lost, else start what the step made ready."""
     if finished is None:
         logger.warning(
             "Step %s of run %s lost its claim before finishing; its result is dropped", claim.name, claim.run_id

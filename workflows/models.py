@@ -13,6 +13,7 @@ from datetime import datetime
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 from agents.models import Agent, AgentTurn
 from aihummer.history import ConfigurationHistory
@@ -37,6 +38,8 @@ class Workflow(SandboxedModel, TimeStampedModel):
     history = ConfigurationHistory()
 
     class Meta:
+        verbose_name = _("workflow")
+        verbose_name_plural = _("workflows")
         ordering = ["workspace__slug", "key"]
         constraints = [
             models.UniqueConstraint(fields=["workspace", "key"], name="workflows_workflow_unique_key"),
@@ -107,6 +110,8 @@ class WorkflowRun(SandboxedModel):
     all_objects = models.Manager.from_queryset(WorkflowRunQuerySet)()
 
     class Meta:
+        verbose_name = _("workflow run")
+        verbose_name_plural = _("workflow runs")
         ordering = ["-created_at"]
         constraints = [
             models.CheckConstraint(
@@ -174,6 +179,8 @@ class StepRun(models.Model):
     turn = models.ForeignKey(AgentTurn, null=True, blank=True, on_delete=models.SET_NULL, related_name="step_runs")
 
     class Meta:
+        verbose_name = _("step run")
+        verbose_name_plural = _("step runs")
         ordering = ["run", "position"]
         constraints = [
             models.UniqueConstraint(fields=["run", "name"], name="workflows_steprun_unique_step"),

@@ -9,7 +9,8 @@ of two parallel steps always sees both (the fan-in never stalls).
 
 On PostgreSQL each is a single statement, a data-modifying CTE, prepared on the server
 where connections live on (`aihummer.db`): the claim commits on its own (and starts its
-run, on the run's first step), the finish in the caller's transaction; elsewhere (the
+run, on the run's first step), the finish in the caller's transaction, or as the tail
+of the statement writing the step's turn (`step_finish_tail`); elsewhere (the
 embedded SQLite default) each takes a few statements, the claim in a transaction of
 its own (`PORTABLE_ONLY` forces those paths for their tests).
 """
@@ -28,7 +29,7 @@ from uuid import UUID
 from django.db import connection, transaction
 from django.db.models import Exists, F, Q
 
-from aihummer.db import prepared_cursor
+from aihummer.db import Tail, positional, prepared_cursor
 from workflows.models import RunStatus, StepRun, StepStatus, WorkflowRun
 
 PORTABLE_ONLY = False
@@ -223,16 +224,20 @@ def step_claim(
 
 
 # --- finish -----------------------------------------------------------------------------
-_FINISH_SQL = f"""
-WITH step AS (
+# The step's row, then its run's: one statement, or the tail of the statement writing the
+# step's turn (`step_finish_tail`), where the turn's id comes from that statement's
+# `parent` row.
+_FINISH_STEP = f"""
+step AS (
     UPDATE {StepRun._meta.db_table}
        SET status = %(status)s, input = %(input)s, output = %(output)s::jsonb, error = %(error)s,
            finished_at = %(now)s, lease_expires_at = NULL, input_tokens = %(input_tokens)s,
-           output_tokens = %(output_tokens)s, cost_usd = %(cost)s, turn_id = %(turn)s,
+           output_tokens = %(output_tokens)s, cost_usd = %(cost)s, turn_id = {{turn}},
            agent_version = %(agent_version)s, prefix_hash = %(prefix_hash)s
      WHERE id = %(step)s AND status = 'running' AND attempts = %(attempts)s
  RETURNING run_id
-)
+)"""  # noqa: S608
+_FINISH_RUN = f"""
 UPDATE {WorkflowRun._meta.db_table} AS r
    SET context = jsonb_set(r.context, ARRAY['steps', %(name)s], %(entry)s::jsonb, true),
        input_tokens = r.input_tokens + %(input_tokens)s,
@@ -240,11 +245,15 @@ UPDATE {WorkflowRun._meta.db_table} AS r
        cost_usd = r.cost_usd + %(cost)s
   FROM step
  WHERE r.id = step.run_id
-RETURNING r.status, CASE
+RETURNING r.status AS status, CASE
     WHEN %(whole)s OR (SELECT count(*) FROM jsonb_object_keys(r.context -> 'steps')) >= %(steps)s THEN r.context
     ELSE jsonb_build_object('steps', (SELECT jsonb_object_agg(e.key, jsonb_build_object('status', e.value -> 'status'))
-                                        FROM jsonb_each(r.context -> 'steps') AS e)) END
+                                        FROM jsonb_each(r.context -> 'steps') AS e)) END AS context
 """  # noqa: S608
+_FINISH_SQL = f"WITH {_FINISH_STEP.format(turn='%(turn)s')} {_FINISH_RUN}"
+_FINISH_TAIL, _FINISH_TAIL_NAMES = positional(
+    f"{_FINISH_STEP.format(turn='(SELECT id FROM parent)')}, finished AS ({_FINISH_RUN})"  # noqa: S608
+)
 
 
 def step_finish(*, claim: Claim, outcome: Outcome, now: datetime, steps: int | None = None) -> tuple[str, dict] | None:
@@ -257,29 +266,9 @@ def step_finish(*, claim: Claim, outcome: Outcome, now: datetime, steps: int | N
 
     Lock order, here and in every writer: the step's row, then the run's."""
     if _fast():
-        params = {
-            "status": outcome.status,
-            "input": outcome.input,
-            "output": json.dumps(outcome.output),
-            "error": outcome.error,
-            "now": now,
-            "input_tokens": outcome.input_tokens,
-            "output_tokens": outcome.output_tokens,
-            "cost": outcome.cost_usd,
-            "turn": outcome.turn_id,
-            "agent_version": outcome.agent_version,
-            "prefix_hash": outcome.prefix_hash,
-            "step": claim.step_id,
-            "attempts": claim.attempts,
-            "name": claim.name,
-            "entry": json.dumps(outcome.context_entry()),
-            "whole": steps is None or outcome.status == StepStatus.FAILED,
-            "steps": steps or 0,
-        }
         with prepared_cursor() as cursor:
-            cursor.execute(_FINISH_SQL, params)
-            row = cursor.fetchone()
-        return None if row is None else (row[0], _json(row[1]))
+            cursor.execute(_FINISH_SQL, _finish_params(claim, outcome, now, steps))
+            return step_finished(cursor.fetchone())
     with transaction.atomic():
         updated = StepRun.objects.filter(pk=claim.step_id, status=StepStatus.RUNNING, attempts=claim.attempts).update(
             status=outcome.status,
@@ -310,6 +299,48 @@ def step_finish(*, claim: Claim, outcome: Outcome, now: datetime, steps: int | N
         run.cost_usd += outcome.cost_usd
         run.save(update_fields=["context", "input_tokens", "output_tokens", "cost_usd"])
     return run.status, run.context
+
+
+def step_finish_tail(*, claim: Claim, outcome: Outcome, now: datetime, steps: int | None = None) -> Tail | None:
+    """`step_finish` as the tail of the statement inserting the step's turn (its id is
+    that statement's `parent` row's: `outcome.turn_id` is not read), so the turn, its
+    debug log and the step's end are one statement, one commit in autocommit
+    (`agents.runtime.prepared.insert_with_parent`). Its row goes to `step_finished`.
+    None elsewhere than on PostgreSQL: there, `step_finish` after the turn's insert."""
+    if not _fast():
+        return None
+    params = _finish_params(claim, outcome, now, steps)
+    return Tail(_FINISH_TAIL, tuple(params[name] for name in _FINISH_TAIL_NAMES), last="finished")
+
+
+def step_finished(row: tuple | None) -> tuple[str, dict] | None:
+    """What `step_finish` returns, from its statement's row (or its tail's: NULLs when
+    the step was no longer held)."""
+    if row is None or row[0] is None:
+        return None
+    return row[0], _json(row[1])
+
+
+def _finish_params(claim: Claim, outcome: Outcome, now: datetime, steps: int | None) -> dict:
+    return {
+        "status": outcome.status,
+        "input": outcome.input,
+        "output": json.dumps(outcome.output),
+        "error": outcome.error,
+        "now": now,
+        "input_tokens": outcome.input_tokens,
+        "output_tokens": outcome.output_tokens,
+        "cost": outcome.cost_usd,
+        "turn": outcome.turn_id,
+        "agent_version": outcome.agent_version,
+        "prefix_hash": outcome.prefix_hash,
+        "step": claim.step_id,
+        "attempts": claim.attempts,
+        "name": claim.name,
+        "entry": json.dumps(outcome.context_entry()),
+        "whole": steps is None or outcome.status == StepStatus.FAILED,
+        "steps": steps or 0,
+    }
 
 
 def step_release(*, claim: Claim, error: str, not_before: datetime, now: datetime, turn_id: int | None = None) -> bool:

@@ -9,7 +9,8 @@ from django.db import models
 from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest
 from django.utils.html import format_html
-from django.utils.translation import gettext
+from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext_lazy as _
 
 from agents.admin.forms import AgentTestCaseForm
 from agents.models import AgentTestCase, PromptVersion
@@ -59,7 +60,7 @@ class AgentTestCaseInline(admin.StackedInline):
     fieldsets = [
         (None, {"fields": [("name", "is_active"), "message", "input"]}),
         (
-            "Assertions",
+            _("Assertions"),
             {
                 "fields": [
                     ("contains", "not_contains", "case_insensitive"),
@@ -103,11 +104,11 @@ class AgentTestCaseInline(admin.StackedInline):
 class HasRegressionsFilter(admin.SimpleListFilter):
     """Proposals whose newest evidence run has a case that passes live and fails on them."""
 
-    title = "evidence"
+    title = _("evidence")
     parameter_name = "evidence"
 
     def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
-        return [("regressions", "has regressions")]
+        return [("regressions", _("has regressions"))]
 
     def queryset(self, request: HttpRequest, queryset: models.QuerySet) -> models.QuerySet:
         if self.value() == "regressions":
@@ -116,9 +117,9 @@ class HasRegressionsFilter(admin.SimpleListFilter):
 
 
 EVIDENCE_BADGES = {
-    "running": ("#718096", "running"),
-    "failed": ("#718096", "evidence failed"),
-    "none": ("#a0aec0", "no cases"),
+    "running": ("#718096", _("running")),
+    "failed": ("#718096", _("evidence failed")),
+    "none": ("#a0aec0", _("no cases")),
 }
 
 
@@ -136,16 +137,15 @@ def evidence_badge(version: PromptVersion) -> str:
     elif evidence["regressions"]:
         count = evidence["regressions"]
         return format_html(
-            '<span class="aih-badge aih-evidence-regressions" style="background:#c53030">{} regression{}</span>',
-            count,
-            "s" if count != 1 else "",
+            '<span class="aih-badge aih-evidence-regressions" style="background:#c53030">{}</span>',
+            ngettext("%(count)d regression", "%(count)d regressions", count) % {"count": count},
         )
     else:
         return format_html(
-            '<span class="aih-badge aih-evidence-passed" style="background:#2f855a" title="{}">passed {}/{}</span>',
-            "No case that passes on live fails on this proposal.",
-            evidence["passed"],
-            evidence["total"],
+            '<span class="aih-badge aih-evidence-passed" style="background:#2f855a" title="{}">{}</span>',
+            gettext("No case that passes on live fails on this proposal."),
+            gettext("passed %(passed)d/%(total)d") % {"passed": evidence["passed"], "total": evidence["total"]},
         )
+
     colour, label = EVIDENCE_BADGES[key]
     return format_html('<span class="aih-badge aih-evidence-{}" style="background:{}">{}</span>', key, colour, label)

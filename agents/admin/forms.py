@@ -8,6 +8,7 @@ import json
 from django import forms
 from django.core.exceptions import ValidationError
 from django.utils.decorators import method_decorator
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.debug import sensitive_variables
 
 from agents.evidence import ASSERTION_FIELDS
@@ -33,20 +34,21 @@ from aihummer.jsonsafe import json_loads
 
 class DecisionForm(forms.Form):
     note = forms.CharField(
+        label=_("Note"),
         required=False,
         widget=forms.Textarea(attrs={"rows": 3}),
-        help_text="Optional when approving, required to reject.",
+        help_text=_("Optional when approving, required to reject."),
     )
     confirm_stale = forms.BooleanField(
-        required=False, label="I understand that approving reverts the versions listed above."
+        required=False, label=_("I understand that approving reverts the versions listed above.")
     )
     # The live version number the page showed: a confirmation holds for it only.
     live_number = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
     live_at = forms.DateTimeField(
         required=False,
-        label="Go live at (UTC)",
+        label=_("Go live at (UTC)"),
         widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
-        help_text="Empty: as soon as every approval is in (and the tier's wait time passed).",
+        help_text=_("Empty: as soon as every approval is in (and the tier's wait time passed)."),
     )
 
 
@@ -57,8 +59,8 @@ def expected_live_field() -> forms.IntegerField:
 
 
 class RestoreForm(forms.Form):
-    reason = forms.CharField(required=False, max_length=2000)
-    apply_now = forms.BooleanField(required=False)
+    reason = forms.CharField(label=_("Reason"), required=False, max_length=2000)
+    apply_now = forms.BooleanField(label=_("Apply now"), required=False)
     expected_live = expected_live_field()
 
 
@@ -67,31 +69,42 @@ class DeleteForm(forms.Form):
 
 
 class TryItForm(forms.Form):
-    message = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), max_length=20_000)
+    message = forms.CharField(label=_("Message"), widget=forms.Textarea(attrs={"rows": 3}), max_length=20_000)
 
 
 class BulkDecisionForm(forms.Form):
-    note = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
-    confirm_stale = forms.BooleanField(required=False, label="Also approve stale proposals (reverting later versions).")
+    note = forms.CharField(label=_("Note"), required=False, widget=forms.Textarea(attrs={"rows": 3}))
+    confirm_stale = forms.BooleanField(
+        required=False, label=_("Also approve stale proposals (reverting later versions).")
+    )
 
 
 class CloneForm(forms.Form):
-    key = forms.RegexField(regex=r"^[a-z0-9_-]{1,50}$", max_length=50, help_text="Lowercase letters, digits, _ and -.")
-    name = forms.CharField(max_length=200)
+    key = forms.RegexField(
+        label=_("Key"),
+        regex=r"^[a-z0-9_-]{1,50}$",
+        max_length=50,
+        help_text=_("Lowercase letters, digits, _ and -."),
+    )
+    name = forms.CharField(label=_("Name"), max_length=200)
 
 
 class SectionForm(forms.Form):
-    key = forms.RegexField(regex=r"^[a-z0-9_-]{1,50}$", max_length=50)
-    title = forms.CharField(max_length=200, required=False)
-    body = forms.CharField(widget=forms.Textarea(attrs={"rows": 4, "cols": 80}), required=False, strip=False)
-    enabled = forms.BooleanField(required=False, initial=True)
+    key = forms.RegexField(label=_("Key"), regex=r"^[a-z0-9_-]{1,50}$", max_length=50)
+    title = forms.CharField(label=_("Title"), max_length=200, required=False)
+    body = forms.CharField(
+        label=_("Body"), widget=forms.Textarea(attrs={"rows": 4, "cols": 80}), required=False, strip=False
+    )
+    enabled = forms.BooleanField(label=_("Enabled"), required=False, initial=True)
 
 
 class SkillForm(forms.Form):
-    key = forms.RegexField(regex=r"^[a-z0-9_-]{1,50}$", max_length=50)
-    title = forms.CharField(max_length=200, required=False)
-    body = forms.CharField(widget=forms.Textarea(attrs={"rows": 3, "cols": 80}), required=False, strip=False)
-    shared = forms.BooleanField(required=False, help_text="Copied from a shared skill.")
+    key = forms.RegexField(label=_("Key"), regex=r"^[a-z0-9_-]{1,50}$", max_length=50)
+    title = forms.CharField(label=_("Title"), max_length=200, required=False)
+    body = forms.CharField(
+        label=_("Body"), widget=forms.Textarea(attrs={"rows": 3, "cols": 80}), required=False, strip=False
+    )
+    shared = forms.BooleanField(label=_("Shared"), required=False, help_text=_("Copied from a shared skill."))
 
 
 SectionFormSet = forms.formset_factory(SectionForm, extra=1, can_order=True, can_delete=True)
@@ -101,27 +114,44 @@ SkillFormSet = forms.formset_factory(SkillForm, extra=1, can_delete=True)
 class ProposeForm(forms.Form):
     """Everything an agent is told, in one form; becomes the `changes` of a proposal."""
 
-    identity_name = forms.CharField(label="name (identity)", max_length=200, required=False)
-    role = forms.CharField(max_length=500, required=False)
-    language = forms.CharField(max_length=35, required=False)
-    goals = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False, help_text="One goal per line.")
-    persona = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False, strip=False)
+    identity_name = forms.CharField(label=_("name (identity)"), max_length=200, required=False)
+    role = forms.CharField(label=_("Role"), max_length=500, required=False)
+    language = forms.CharField(label=_("Language"), max_length=35, required=False)
+    goals = forms.CharField(
+        label=_("Goals"), widget=forms.Textarea(attrs={"rows": 3}), required=False, help_text=_("One goal per line.")
+    )
+    persona = forms.CharField(label=_("Persona"), widget=forms.Textarea(attrs={"rows": 4}), required=False, strip=False)
     system_prompt = forms.CharField(
+        label=_("System prompt"),
         widget=forms.Textarea(attrs={"rows": 4}),
         required=False,
         strip=False,
-        help_text="A plain prompt that replaces identity, sections and onboarding (skills are kept). Empty: none.",
+        help_text=_("A plain prompt that replaces identity, sections and onboarding (skills are kept). Empty: none."),
     )
-    onboarding = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False, strip=False)
-    allowed_tool_names = forms.MultipleChoiceField(label="tools", required=False, widget=forms.CheckboxSelectMultiple)
+    onboarding = forms.CharField(
+        label=_("Onboarding"), widget=forms.Textarea(attrs={"rows": 3}), required=False, strip=False
+    )
+    allowed_tool_names = forms.MultipleChoiceField(
+        label=_("tools"), required=False, widget=forms.CheckboxSelectMultiple
+    )
     runtime_policy = forms.CharField(
+        label=_("Runtime policy"),
         widget=forms.Textarea(attrs={"rows": 10, "style": "font-family:monospace"}),
-        help_text="JSON; {} resets to the defaults. session acts on conversations (scope, idle reset, the "
-        "default list); memory_flush and interaction are stored and validated only, for now.",
+        help_text=_(
+            "JSON; {} resets to the defaults. session acts on conversations (scope, idle reset, the "
+            "default list); memory_flush and interaction are stored and validated only, for now."
+        ),
     )
-    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), max_length=2000, help_text="Why this change?")
+    reason = forms.CharField(
+        label=_("Reason"),
+        widget=forms.Textarea(attrs={"rows": 2}),
+        max_length=2000,
+        help_text=_("Why this change?"),
+    )
     apply_now = forms.BooleanField(
-        required=False, label="Apply at once (publish right): no review.", help_text="Leave unticked to propose it."
+        required=False,
+        label=_("Apply at once (publish right): no review."),
+        help_text=_("Leave unticked to propose it."),
     )
     expected_live = expected_live_field()
 
@@ -209,15 +239,18 @@ class HostListField(forms.CharField):
 
 class CredentialForm(ServiceModelForm):
     secret = forms.CharField(
+        label=_("Secret"),
         widget=forms.PasswordInput(render_value=False),
         required=False,
         strip=False,
-        help_text="Write-only: stored encrypted, never shown again. Leave empty to keep the current secret.",
+        help_text=_("Write-only: stored encrypted, never shown again. Leave empty to keep the current secret."),
     )
     allowed_hosts = HostListField(
         required=False,
-        help_text="Hosts this secret may be sent to, one per line (api.openai.com, *.openai.azure.com); "
-        "empty: any host.",
+        label=_("Allowed hosts"),
+        help_text=_(
+            "Hosts this secret may be sent to, one per line (api.openai.com, *.openai.azure.com); empty: any host."
+        ),
     )
 
     class Meta:
@@ -330,8 +363,12 @@ class LinesField(forms.CharField):
 
 
 class AgentTestCaseForm(ServiceModelForm):
-    contains = LinesField(required=False, help_text="One per line: the answer must contain each.")
-    not_contains = LinesField(required=False, help_text="One per line: the answer must contain none.")
+    contains = LinesField(
+        label=_("Contains"), required=False, help_text=_("One per line: the answer must contain each.")
+    )
+    not_contains = LinesField(
+        label=_("Not contains"), required=False, help_text=_("One per line: the answer must contain none.")
+    )
 
     class Meta:
         model = AgentTestCase

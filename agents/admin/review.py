@@ -318,8 +318,9 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
         label = f"{decided.agent.key} v{decided.number}"
         if decided.is_pending:  # short of its quorum, or scheduled
             # The admin log keeps English (a record, read by whoever audits); the message is the person's.
-            summary = approval_state(decided).summary
-            outcome = f"{'approval' if approve else 'rejection'} recorded, {summary}"
+            state = approval_state(decided)
+            summary = state.summary
+            outcome = f"{'approval' if approve else 'rejection'} recorded, {state.recorded_summary}"
             said = (
                 gettext("%(label)s: approval recorded, %(summary)s")
                 if approve
@@ -486,8 +487,10 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
                 )
                 continue
             done += 1
-            summary = approval_state(version).summary if version.is_pending else ""
-            outcome = version.status if not version.is_pending else f"recorded, {summary}"
+            state = approval_state(version) if version.is_pending else None
+            summary = state.summary if state else ""
+            outcome = f"recorded, {state.recorded_summary}" if state else version.status
+
             self.log_change(request, version, outcome if approve else f"{outcome}: {note}")
             said = (
                 gettext("recorded, %(summary)s") % {"summary": summary}

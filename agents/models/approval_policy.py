@@ -10,6 +10,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from aihummer.history import ConfigurationHistory
 from aihummer.models import TimeStampedModel, Workspace
@@ -51,8 +52,8 @@ class ApprovalPolicy(TimeStampedModel):
     history = ConfigurationHistory()
 
     class Meta:
-        verbose_name = "approval policy"
-        verbose_name_plural = "approval policies"
+        verbose_name = _("approval policy")
+        verbose_name_plural = _("approval policies")
         constraints = [
             models.CheckConstraint(
                 condition=Q(wording_approvals__gte=1, wording_approvals__lte=3)
@@ -92,8 +93,8 @@ class VersionDecision(models.Model):
     history; one per person and version (distinct approvers, a database rule)."""
 
     class Kind(models.TextChoices):
-        APPROVE = "approve", "Approved"
-        REJECT = "reject", "Rejected"
+        APPROVE = "approve", _("Approved")
+        REJECT = "reject", _("Rejected")
 
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
     version = models.ForeignKey("PromptVersion", on_delete=models.CASCADE, related_name="decisions")

@@ -20,6 +20,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from agents.destinations import validate_host_patterns
 from aihummer.history import ConfigurationHistory
@@ -206,6 +207,8 @@ class ApprovalRequest(SandboxedModel, TimeStampedModel):
     all_objects = models.Manager.from_queryset(ApprovalRequestQuerySet)()
 
     class Meta:
+        verbose_name = _("approval request")
+        verbose_name_plural = _("approval requests")
         ordering = ["-created_at"]
         constraints = [
             models.CheckConstraint(

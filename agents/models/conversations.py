@@ -9,6 +9,7 @@ from django.db.models import DurationField, ExpressionWrapper, F, Q, Value, Wind
 from django.db.models.fields.json import KeyTextTransform, KeyTransform
 from django.db.models.functions import Cast, Coalesce, Now, RowNumber
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from agents.models.profiles import Agent
 from agents.models.turns import AgentTurn
@@ -76,6 +77,8 @@ class Conversation(SandboxedModel, TimeStampedModel):
     all_objects = models.Manager.from_queryset(ConversationQuerySet)()
 
     class Meta:
+        verbose_name = _("conversation")
+        verbose_name_plural = _("conversations")
         ordering = ["-pk"]
         constraints = [
             models.UniqueConstraint(
@@ -126,6 +129,8 @@ class ConversationMessage(SandboxedModel):
     all_objects = models.Manager.from_queryset(SandboxQuerySet)()
 
     class Meta:
+        verbose_name = _("conversation message")
+        verbose_name_plural = _("conversation messages")
         ordering = ["conversation", "sequence"]
         constraints = [
             models.UniqueConstraint(
@@ -173,6 +178,8 @@ class ConversationNote(SandboxedModel):
     all_objects = models.Manager.from_queryset(SandboxQuerySet)()
 
     class Meta:
+        verbose_name = _("conversation note")
+        verbose_name_plural = _("conversation notes")
         ordering = ["conversation", "pk"]
         indexes = [models.Index(fields=["conversation", "kind", "-last_sequence"], name="agents_note_latest")]
         constraints = [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from agents.destinations import host_matches, validate_host_patterns
 from aihummer.history import ConfigurationHistory
@@ -31,6 +32,8 @@ class Credential(TimeStampedModel):
     history = ConfigurationHistory(excluded_fields=["ciphertext"])
 
     class Meta:
+        verbose_name = _("credential")
+        verbose_name_plural = _("credentials")
         ordering = ["workspace__slug", "key"]
         constraints = [
             models.UniqueConstraint(fields=["workspace", "key"], name="agents_credential_unique_key"),

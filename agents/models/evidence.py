@@ -7,6 +7,8 @@ import json
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import F, Q
+from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext_lazy as _
 
 from agents.evidence import ASSERTION_FIELDS, Assertions, parse_assertions
 from agents.models.profiles import Agent
@@ -39,8 +41,9 @@ class AgentTestCase(TimeStampedModel):
     history = ConfigurationHistory(sandbox_via="agent")
 
     class Meta:
+        verbose_name = _("test case")
+        verbose_name_plural = _("test cases")
         ordering = ["agent", "name"]
-        verbose_name = "test case"
         constraints = [
             models.UniqueConstraint(fields=["agent", "name"], name="agents_agenttestcase_unique_name"),
             models.CheckConstraint(
@@ -90,21 +93,21 @@ class EvidenceRun(models.Model):
     version kept. Advisory only: nothing here decides a proposal."""
 
     class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
+        QUEUED = "queued", _("Queued")
+        RUNNING = "running", _("Running")
+        DONE = "done", _("Done")
+        FAILED = "failed", _("Failed")
 
     class Trigger(models.TextChoices):
-        PROPOSED = "proposed", "Proposed"
-        CASES_CHANGED = "cases_changed", "Cases changed"
-        REQUESTED = "requested", "Requested"
+        PROPOSED = "proposed", _("Proposed")
+        CASES_CHANGED = "cases_changed", _("Cases changed")
+        REQUESTED = "requested", _("Requested")
 
     class JudgeStatus(models.TextChoices):
-        NONE = "none", "No judge"
-        PENDING = "pending", "Pending"
-        DONE = "done", "Done"
-        UNAVAILABLE = "unavailable", "Unavailable"
+        NONE = "none", _("No judge")
+        PENDING = "pending", _("Pending")
+        DONE = "done", _("Done")
+        UNAVAILABLE = "unavailable", _("Unavailable")
 
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="evidence_runs")
     version = models.ForeignKey("PromptVersion", on_delete=models.CASCADE, related_name="evidence_runs")
@@ -129,6 +132,8 @@ class EvidenceRun(models.Model):
     objects = EvidenceRunQuerySet.as_manager()
 
     class Meta:
+        verbose_name = _("evidence run")
+        verbose_name_plural = _("evidence runs")
         ordering = ["-created_at", "-id"]
         constraints = [
             models.CheckConstraint(
@@ -158,16 +163,22 @@ class EvidenceRun(models.Model):
     def summary(self) -> str:
         """ "9/10 pass on candidate, 10/10 on live: 1 regression"."""
         if not self.is_finished:
-            return "Running the test cases…"
+            return gettext("Running the test cases…")
         if self.status == self.Status.FAILED:
-            return f"The test cases could not run: {self.error}"
+            return gettext("The test cases could not run: %(error)s") % {"error": self.error}
         if not self.cases_total:
-            return "No test cases."
-        total = self.cases_total
-        line = f"{self.candidate_passed}/{total} pass on candidate, {self.live_passed}/{total} on live"
+            return gettext("No test cases.")
+        line = gettext("%(candidate)d/%(total)d pass on candidate, %(live)d/%(total)d on live") % {
+            "candidate": self.candidate_passed,
+            "live": self.live_passed,
+            "total": self.cases_total,
+        }
         if self.regressions:
-            return f"{line}: {self.regressions} regression{'s' if self.regressions != 1 else ''}"
-        return f"{line}: no regression"
+            return ngettext("%(line)s: %(count)d regression", "%(line)s: %(count)d regressions", self.regressions) % {
+                "line": line,
+                "count": self.regressions,
+            }
+        return gettext("%(line)s: no regression") % {"line": line}
 
 
 class CaseResult(models.Model):
@@ -175,13 +186,13 @@ class CaseResult(models.Model):
     its tokens and cost, and the turn that produced it. Kept with the version."""
 
     class Side(models.TextChoices):
-        LIVE = "live", "Live"
-        CANDIDATE = "candidate", "Candidate"
+        LIVE = "live", _("Live")
+        CANDIDATE = "candidate", _("Candidate")
 
     class Status(models.TextChoices):
-        PASSED = "passed", "Passed"
-        FAILED = "failed", "Failed"
-        ERROR = "error", "Error"
+        PASSED = "passed", _("Passed")
+        FAILED = "failed", _("Failed")
+        ERROR = "error", _("Error")
 
     run = models.ForeignKey(EvidenceRun, on_delete=models.CASCADE, related_name="results")
     case = models.ForeignKey(AgentTestCase, null=True, blank=True, on_delete=models.SET_NULL, related_name="results")

@@ -6,6 +6,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 from agents.destinations import destination_host
 from agents.models.credentials import Credential
@@ -55,6 +56,8 @@ class Preset(SandboxedModel, TimeStampedModel):
     history = ConfigurationHistory()
 
     class Meta:
+        verbose_name = _("preset")
+        verbose_name_plural = _("presets")
         ordering = ["workspace__slug", "key"]
         constraints = [
             models.UniqueConstraint(fields=["workspace", "key"], name="agents_preset_unique_key"),

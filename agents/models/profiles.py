@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from agents.models.presets import Preset
 from aihummer.history import ConfigurationHistory
@@ -21,6 +22,8 @@ class Skill(TimeStampedModel):
     history = ConfigurationHistory()
 
     class Meta:
+        verbose_name = _("skill")
+        verbose_name_plural = _("skills")
         ordering = ["workspace__slug", "key"]
         constraints = [models.UniqueConstraint(fields=["workspace", "key"], name="agents_skill_unique_key")]
 
@@ -78,6 +81,8 @@ class Agent(SandboxedModel, TimeStampedModel):
     history = ConfigurationHistory()
 
     class Meta:
+        verbose_name = _("agent")
+        verbose_name_plural = _("agents")
         ordering = ["workspace__slug", "key"]
         constraints = [models.UniqueConstraint(fields=["workspace", "key"], name="agents_agent_unique_key")]
 
@@ -111,6 +116,8 @@ class AgentSection(TimeStampedModel):
     history = ConfigurationHistory(sandbox_via="agent")
 
     class Meta:
+        verbose_name = _("agent section")
+        verbose_name_plural = _("agent sections")
         ordering = ["agent", "position"]
         constraints = [models.UniqueConstraint(fields=["agent", "key"], name="agents_agentsection_unique_key")]
 
@@ -131,6 +138,8 @@ class AgentSkill(TimeStampedModel):
     history = ConfigurationHistory(sandbox_via="agent")
 
     class Meta:
+        verbose_name = _("agent skill")
+        verbose_name_plural = _("agent skills")
         ordering = ["agent", "position"]
         constraints = [models.UniqueConstraint(fields=["agent", "key"], name="agents_agentskill_unique_key")]
 

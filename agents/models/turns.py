@@ -10,6 +10,7 @@ from django.db.models import DurationField, ExpressionWrapper, F, Q, Value
 from django.db.models.fields.json import KeyTextTransform, KeyTransform
 from django.db.models.functions import Cast, Coalesce, Now
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from agents.models.profiles import Agent
 from agents.models.versions import PromptVersion
@@ -105,6 +106,8 @@ class AgentTurn(SandboxedModel):
     all_objects = models.Manager.from_queryset(AgentTurnQuerySet)()
 
     class Meta:
+        verbose_name = _("agent turn")
+        verbose_name_plural = _("agent turns")
         ordering = ["-started_at"]
         constraints = [
             models.CheckConstraint(
@@ -173,6 +176,8 @@ class DebugLog(SandboxedModel):
     all_objects = models.Manager.from_queryset(SandboxQuerySet)()
 
     class Meta:
+        verbose_name = _("debug log")
+        verbose_name_plural = _("debug logs")
         ordering = ["turn", "sequence"]
         constraints = [
             models.UniqueConstraint(fields=["turn", "sequence"], name="agents_debuglog_unique_sequence"),

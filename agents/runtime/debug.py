@@ -14,6 +14,7 @@ from agents.runtime.prepared import insert, insert_with_parent
 
 if TYPE_CHECKING:
     from agents.runtime.providers.base import Message, ModelRequest, ModelResponse, Provider, Usage
+    from aihummer.db import Tail
 
 
 def redact_text(text: str, secrets: list[str], *, bound: bool = True) -> str:
@@ -120,17 +121,28 @@ class DebugLogWriter:
         if self.turn.pk is None:
             insert(self.turn)
 
-    def flush(self) -> None:
+    def flush(self, tail: Tail | None = None) -> tuple | None:
         """Write the pending call's log, and the turn's row if it has none yet: both in
-        one statement (the turn alone when no call is pending)."""
+        one statement (the turn alone when no call is pending). A `tail` (the caller's
+        result, `agents.runtime.prepared.insert_with_parent`) goes in that statement
+        too, and its row is returned: only for a turn with no row yet and a call pending."""
+        if tail is not None and not self.composable:
+            raise ValueError("A tail goes with a new turn's row and its pending log only.")
+        row = None
         if self._pending is None:
             self.save_turn()
         elif self.turn.pk is None:
-            insert_with_parent(self.turn, self._pending, link="turn")
+            row = insert_with_parent(self.turn, self._pending, link="turn", tail=tail)
         else:
             self._pending.turn = self.turn  # the turn's id, now that it has one
             insert(self._pending)
         self._pending = None
+        return row
+
+    @property
+    def composable(self) -> bool:
+        """Whether `flush` may take a tail: a new turn's row and its log are to be written."""
+        return self._pending is not None and self.turn.pk is None
 
 
 def _message_dict(message: Message) -> dict:

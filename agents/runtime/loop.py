@@ -6,7 +6,8 @@ across a provider call. A turn is the unit of work of a workflow step, so its ow
 statements are counted (`bench/agent_turns.py`): a plain turn reads its agent with
 everything it needs in one query, then writes its row, with its outcome, and its one
 debug log in one statement (`agents.runtime.prepared`), in the transaction of the
-caller's result; a tool-calling turn adds one insert per model call. Totals are summed
+caller's result or with that result in the same statement (`compose`); a tool-calling
+turn adds one insert per model call. Totals are summed
 in memory (child turns, in threads, write their own rows) and written with the outcome.
 """
 
@@ -55,6 +56,7 @@ from agents.runtime.tools import REGISTRY, ToolError, TurnContext, available_too
 from agents.services import preset_api_key
 from aihummer import metrics
 from aihummer.actors import Actor, Verb
+from aihummer.db import Tail
 
 logger = logging.getLogger(__name__)
 
@@ -128,11 +130,25 @@ def agent_turn_prepare(
     return prepared
 
 
-def agent_turn_complete(prepared: PreparedTurn, *, then: Callable[[AgentTurn], None] | None = None) -> AgentTurn:
+# A caller's result written in the turn's own statement: given the finished turn, a
+# tail for that statement (`aihummer.db.Tail`) and what to do with its row, or None.
+Compose = Callable[[AgentTurn], tuple[Tail, Callable[[tuple | None], None]] | None]
+
+
+def agent_turn_complete(
+    prepared: PreparedTurn, *, then: Callable[[AgentTurn], None] | None = None, compose: Compose | None = None
+) -> AgentTurn:
     """Run a prepared turn to its end and record it: the turn row, its last debug log
     and, when given, `then(turn)` (a step's result) in one transaction. The turn's
-    time started when it was prepared."""
-    return _complete(prepared, then=then)
+    time started when it was prepared.
+
+    `compose(turn)` may instead give the result as a tail of the statement writing the
+    turn and its log (a plain turn's, on PostgreSQL: `DebugLogWriter.composable`): then
+    the three are one statement (its own commit in autocommit), and
+    `done(row)` gets the tail's row after it; `then` is not called. When it gives None,
+    or the turn cannot take a tail (a tool-calling turn has its row already, a waiting
+    turn records its request), it is `then` in the transaction as above."""
+    return _complete(prepared, then=then, compose=compose)
 
 
 def agent_run_test(*, agent: Agent, message: str, actor: Actor, version: PromptVersion | None = None) -> AgentTurn:
@@ -274,7 +290,9 @@ def _prepare(
     )
 
 
-def _complete(prepared: PreparedTurn, *, then: Callable[[AgentTurn], None] | None = None) -> AgentTurn:
+def _complete(
+    prepared: PreparedTurn, *, then: Callable[[AgentTurn], None] | None = None, compose: Compose | None = None
+) -> AgentTurn:
     turn, agent, redactor = prepared.turn, prepared.agent, prepared.redactor
     log = DebugLogWriter(turn=turn, secrets=redactor.secrets)
     status, answer, error, kind = AgentTurn.Status.FAILED, "", "", AgentTurn.ErrorKind.NONE
@@ -291,6 +309,12 @@ def _complete(prepared: PreparedTurn, *, then: Callable[[AgentTurn], None] | Non
         error, kind = f"Internal error ({type(exc).__name__}); it was logged.", AgentTurn.ErrorKind.INTERNAL
     turn.status, turn.finished_at, turn.error_kind = status, None if waiting else timezone.now(), kind
     turn.answer, turn.error = redactor.text(answer), redactor.text(error)
+    composed = compose(turn) if compose is not None and waiting is None and log.composable else None
+    if composed is not None:  # the turn, its last call's log and the caller's result: one statement
+        tail, done = composed
+        done(log.flush(tail))
+        metrics.observe_turn(turn)
+        return turn
     with transaction.atomic():  # the turn, its last call's log and the caller's result: one commit
         if turn.pk is not None:  # a tool-calling turn's row, written before its tools ran
             turn.save(update_fields=[*TOTALS, "status", "answer", "error", "error_kind", "finished_at"])

@@ -25,7 +25,7 @@ from django.db import connections
 from django.db.models import Model, QuerySet
 from django.db.models.query import get_related_populators
 
-from aihummer.db import prepared_cursor
+from aihummer.db import Tail, prepared_cursor
 
 
 class PreparedSelect:
@@ -129,17 +129,27 @@ def _saved(obj: Model, pk: object, using: str) -> None:
     obj._state.adding, obj._state.db = False, using
 
 
-def insert_with_parent(parent: Model, child: Model, *, link: str, using: str = "default") -> None:
+def insert_with_parent(
+    parent: Model, child: Model, *, link: str, using: str = "default", tail: Tail | None = None
+) -> tuple | None:
     """Insert `parent` (unsaved) and `child`, whose foreign key `link` points at it:
     on PostgreSQL in one statement (a data-modifying CTE), its SQL built once per
     pair of models; elsewhere with `save()`, one after the other (the caller's
-    transaction holds them together)."""
-    if connections[using].vendor != "postgresql":
+    transaction holds them together).
+
+    With a `tail` (PostgreSQL only), its CTEs go in the same statement, after the two
+    inserts; they may read the parent's new primary key as `(SELECT <pk> FROM parent)`.
+    Returns the row of the tail's `last` CTE (all NULLs when it matched nothing: the
+    inserts are made all the same), else None."""
+    vendor = connections[using].vendor
+    if vendor != "postgresql":
+        if tail is not None:
+            raise ValueError("A tail is composed into a PostgreSQL statement only.")
         parent.save(force_insert=True, using=using)
         setattr(child, link, parent)
         child.save(force_insert=True, using=using)
-        return
-    key = (type(parent), type(child), link, using)
+        return None
+    key = (type(parent), type(child), link, using, tail.sql if tail else "")
     sql = _PAIRS.get(key)
     first, second = _insert_of(type(parent)), _insert_of(type(child))
     attname = type(child)._meta.get_field(link).attname
@@ -147,18 +157,27 @@ def insert_with_parent(parent: Model, child: Model, *, link: str, using: str = "
         # Table and column names are the models' own (never input); every value a parameter.
         quote = connections[using].ops.quote_name
         parent_pk = f"(SELECT {quote(first.pk_column)} FROM parent)"  # noqa: S608
-        sql = _PAIRS[key] = (
-            f"WITH parent AS ({first.statement(using)} RETURNING {quote(first.pk_column)}) "
+        head = f"WITH parent AS ({first.statement(using)} RETURNING {quote(first.pk_column)})"
+        child_sql = (
             f"{second.statement(using, skip=attname, first=parent_pk)} "
             f"RETURNING {quote(attname)}, {quote(second.pk_column)}"
         )
+        if tail is None:
+            sql = f"{head} {child_sql}"
+        else:  # the tail's SQL is a constant of its module, never input
+            last = tail.last
+            sql = f"{head}, child AS ({child_sql}), {tail.sql} SELECT child.*, {last}.* FROM child LEFT JOIN {last} ON true"  # noqa: S608, E501
+        _PAIRS[key] = sql
     params = first.values(parent, using) + second.values(child, using, skip=attname)
+    if tail is not None:
+        params += tail.params
     with prepared_cursor(using) as cursor:
         cursor.execute(sql, params)
-        parent_pk, child_pk = cursor.fetchone()
+        parent_pk, child_pk, *rest = cursor.fetchone()
     _saved(parent, parent_pk, using)
     setattr(child, link, parent)
     _saved(child, child_pk, using)
+    return None if tail is None else tuple(rest)
 
 
 def insert(obj: Model, *, using: str = "default") -> None:

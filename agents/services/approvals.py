@@ -9,9 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext, ngettext
 
 from agents.models import TIER_FIELDS, Agent, ApprovalPolicy, PromptVersion, TierRule, VersionDecision
 from agents.services.notifications import notify
@@ -94,19 +96,32 @@ class ApprovalState:
 
     @property
     def summary(self) -> str:
-        """ "1 of 2 approvals"."""
+        """ "1 of 2 approvals", in the reader's language."""
         needed = self.rule.approvals
-        return f"{len(self.approvals)} of {needed} approval{'s' if needed != 1 else ''}"
+        return ngettext("%(given)d of %(needed)d approval", "%(given)d of %(needed)d approvals", needed) % {
+            "given": len(self.approvals),
+            "needed": needed,
+        }
+
+    @property
+    def recorded_summary(self) -> str:
+        """The summary as history records keep it: in LANGUAGE_CODE, whoever decided."""
+        with translation.override(settings.LANGUAGE_CODE):
+            return self.summary
 
     def refusal_for(self, actor: Actor) -> str | None:
         """Why `actor` has no decision left to give here (the quorum counts people)."""
         mine = next((d for d in self.decisions if actor.person is not None and d.reviewer_id == actor.person.pk), None)
         if mine is None:
             return None
-        return (
-            f"You {mine.get_kind_display().lower()} this version at {mine.created_at:%Y-%m-%d %H:%M} UTC "
-            f"({self.summary}): the next decision is another person's."
+        said = (
+            gettext("You approved this version at %(at)s UTC (%(summary)s): the next decision is another person's.")
+            if mine.kind == VersionDecision.Kind.APPROVE
+            else gettext(
+                "You rejected this version at %(at)s UTC (%(summary)s): the next decision is another person's."
+            )
         )
+        return said % {"at": f"{mine.created_at:%Y-%m-%d %H:%M}", "summary": self.summary}
 
     def as_json(self) -> dict:
         return {
@@ -171,7 +186,7 @@ def decision_apply(
     if state.rule.consensus or len(state.rejections) >= state.rule.approvals:
         _decide(version, actor, PromptVersion.Status.REJECTED, note, now)
         return True
-    _progress(version, actor, f"rejection {len(state.rejections)}; {state.summary}")
+    _progress(version, actor, f"rejection {len(state.rejections)}; {state.recorded_summary}")
     return False
 
 
@@ -179,13 +194,14 @@ def _after_approval(
     agent: Agent, version: PromptVersion, actor: Actor, state: ApprovalState, note: str, now: datetime
 ) -> bool:
     if len(state.approvals) < state.rule.approvals:
-        _progress(version, actor, state.summary)
+        _progress(version, actor, state.recorded_summary)
         return False
     asked = [d.live_at for d in state.approvals if d.live_at]
     at = max([*asked, version.created_at + state.rule.wait])
     if at > now:
         version.go_live_at, version.go_live_problem = at, ""
-        stamp(version, actor=actor, reason=f"{state.summary}; live at {at:%Y-%m-%d %H:%M} UTC")
+        stamp(version, actor=actor, reason=f"{state.recorded_summary}; live at {at:%Y-%m-%d %H:%M} UTC")
+
         version.save(update_fields=["go_live_at", "go_live_problem", "updated_at"])
         return False
     _decide(version, actor, PromptVersion.Status.APPROVED, note, now)

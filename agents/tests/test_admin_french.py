@@ -44,6 +44,9 @@ def test_the_queue_speaks_the_browser_language(client, bob, proposal):
     assert ">en attente</span>" in page and "Approuver les propositions sélectionnées" in page
     assert "Espace de travail" in page and "Ancienneté" in page
     assert "Review queue" not in page
+    assert "Tours d\u2019agent" in page and "Exécutions de workflows" in page  # the side menu's models
+    assert ">aucun cas</span>" in page
+
     assert "<title>Review queue | AiHummer</title>" in english and "1 change, +" in english
 
 
@@ -55,3 +58,21 @@ def test_a_profile_language_wins_over_the_browser(client, bob, proposal):
     page = client.get(reverse("admin:index"), headers=ENGLISH).content.decode()
 
     assert "<strong>1</strong> proposition attend votre décision." in page
+
+
+def test_the_review_page_speaks_the_browser_language(client, bob, proposal):
+    client.force_login(bob)
+    url = reverse("admin:agents_promptversion_review", args=[proposal.pk])
+
+    page = client.get(url, headers=FRENCH).content.decode()
+    english = client.get(url, headers=ENGLISH).content.decode()
+
+    assert "Relecture de redacteur v2" in page
+    assert 'Proposée par <strong id="aih-source">admin:alice</strong> il y a' in page
+    assert "Relecture requise\u00a0:" in page and "0 approbation sur 1" in page
+    assert 'value="Approuver"' in page and 'value="Refuser"' in page
+    assert "Prompt système rendu (premier tour)" in page and "Proposée v2" in page and "En service v1" in page
+    assert "Facultative pour approuver, obligatoire pour refuser." in page
+    for english_word in ("Proposed by", "Review needed", "Decide", "Rendered system prompt"):
+        assert english_word not in page
+    assert "Proposed by" in english and 'value="Approve"' in english and "0 of 1 approval" in english

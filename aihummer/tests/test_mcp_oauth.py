@@ -2,8 +2,10 @@
 OpenID provider the SSO tests run (npm `oidc-provider`), and the official MCP Python
 SDK's OAuth client, which discovers everything from the 401 (RFC 9728 metadata, then
 the provider's), signs the person in, gets a token for the /mcp resource (RFC 8707)
-and calls tools as that person. Tokens for another audience, or expired, are refused;
-API keys keep working beside OAuth."""
+and calls tools as that person — with a pre-registered client, or one the SDK registers
+itself (RFC 7591 dynamic registration, open at the provider). Tokens for another
+audience, without the published scope, or expired, are refused; API keys keep working
+beside OAuth."""
 
 from __future__ import annotations
 
@@ -98,7 +100,7 @@ def writer(workspace: Workspace, ada: User) -> Agent:
 class MemoryStorage(TokenStorage):
     """The client's storage: the pre-registered client, and the tokens it gets."""
 
-    def __init__(self, client_info: OAuthClientInformationFull) -> None:
+    def __init__(self, client_info: OAuthClientInformationFull | None) -> None:
         self.client_info, self.tokens = client_info, None
 
     async def get_tokens(self) -> OAuthToken | None:
@@ -114,9 +116,11 @@ class MemoryStorage(TokenStorage):
         self.client_info = client_info
 
 
-def oauth_client(stack: Stack, login: str, seen: dict[str, Any]) -> Client:
+def oauth_client(stack: Stack, login: str, seen: dict[str, Any], *, pre_registered: bool = True) -> Client:
     """The official client with the SDK's OAuth support; the person's browser is
-    `provider.sign_in` (login and consent), run when the SDK hands over the URL."""
+    `provider.sign_in` (login and consent), run when the SDK hands over the URL. Not
+    `pre_registered`: its storage holds no client, so the SDK registers one at the
+    provider's registration endpoint first (RFC 7591)."""
     provider = stack.provider
     metadata = OAuthClientMetadata(
         redirect_uris=[provider.mcp_redirect_uri],
@@ -124,11 +128,13 @@ def oauth_client(stack: Stack, login: str, seen: dict[str, Any]) -> Client:
         grant_types=["authorization_code"],
         client_name="oauth-test",
     )
-    registered = OAuthClientInformationFull(
-        **metadata.model_dump(exclude_none=True),
-        client_id=provider.mcp_client_id,
-        client_secret=provider.mcp_client_secret,
-    )
+    registered = None
+    if pre_registered:
+        registered = OAuthClientInformationFull(
+            **metadata.model_dump(exclude_none=True),
+            client_id=provider.mcp_client_id,
+            client_secret=provider.mcp_client_secret,
+        )
 
     async def redirect(url: str) -> None:
         seen["authorization_url"] = url
@@ -188,6 +194,23 @@ def test_a_person_signs_in_from_the_401_and_proposes_as_themselves(stack: Stack,
     # A reviewer, but this is her own proposal: four eyes hold over MCP too.
     with pytest.raises(PermissionDenied):
         prompt_version_approve(version=version, actor=Actor.for_user(stack.ursula))
+
+
+def test_a_client_without_a_registration_registers_itself_then_signs_in(stack: Stack, writer: Agent) -> None:
+    seen: dict[str, Any] = {}
+
+    async def work(client: Client) -> Any:
+        return await client.call_tool("get_agent", {"agentId": "writer"})
+
+    read = with_client(oauth_client(stack, "ursula", seen, pre_registered=False), work)
+
+    registered = seen["storage"].client_info
+    assert registered is not None and registered.client_id not in ("", stack.provider.mcp_client_id)
+    assert registered.client_secret  # client_secret_post, as the client asked
+    assert f"client_id={registered.client_id}" in seen["authorization_url"]
+    claims = jwt.decode(seen["storage"].tokens.access_token, options={"verify_signature": False})
+    assert (claims["client_id"], claims["aud"], claims["scope"]) == (registered.client_id, stack.mcp_url, "mcp")
+    assert ok(read)["agentId"] == "writer"
 
 
 def test_a_token_for_another_audience_is_refused(stack: Stack) -> None:

@@ -4,8 +4,11 @@ one step costs."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.db import connection
+from django.utils import timezone
 
 from agents.models import AgentTurn
 from agents.runtime import agent_turn_run
@@ -14,7 +17,7 @@ from aihummer import db
 from aihummer.actors import Actor
 from aihummer.tests.factories import make_agent
 from workflows import store
-from workflows.execution import workflow_step_run
+from workflows.execution import _step_start, _step_turn, plan_for, workflow_step_run
 from workflows.models import StepRun, WorkflowRun
 from workflows.services import workflow_create, workflow_run_start, workflow_update
 
@@ -158,9 +161,12 @@ def test_a_run_that_changed_workflow_keeps_its_own_definition(pipeline, operator
 
 # --- what a step costs ----------------------------------------------------------------
 # Inside the test's transaction each of a step's transactions shows as a savepoint pair:
-# one pair = one commit on a worker.
+# one pair = one commit on a worker; a statement outside any pair commits on its own.
 # The claim (one statement, its own commit: no savepoint), then the turn's agent read.
 CLAIM = ["WITH", "SELECT"]
+# A completed step with dependents: its turn, its debug log and its finish in one
+# statement (its own commit).
+COMPOSED = ["WITH"]
 RESULT = ["SAVEPOINT", "WITH", "WITH", "RELEASE"]  # turn with its debug log (one statement), finish
 
 
@@ -206,23 +212,34 @@ def test_an_echo_step_costs_two_commits_and_at_most_five_statements(
     assert len(dispatched) == 1  # the first step, enqueued on commit (not run: no commit in this test)
 
     # The first step also marks its run running, in its claim's statement.
-    with django_capture_on_commit_callbacks() as dispatched, django_assert_num_queries(6) as first:
+    with django_capture_on_commit_callbacks() as dispatched, django_assert_num_queries(3) as first:
         assert workflow_step_run(run_id=run.pk, step="one") == "completed"
+    assert len(dispatched) == 1
     # A middle step: its dispatch sends a task, not a statement.
-    with django_capture_on_commit_callbacks() as dispatched, django_assert_num_queries(6) as middle:
+    with django_capture_on_commit_callbacks() as dispatched, django_assert_num_queries(3) as middle:
         assert workflow_step_run(run_id=run.pk, step="two") == "completed"
     assert len(dispatched) == 1
     # The last one completes its run in its result's transaction.
     with django_assert_num_queries(7) as last:
         assert workflow_step_run(run_id=run.pk, step="three") == "completed"
 
-    assert kinds(first) == CLAIM + RESULT
-    assert kinds(middle) == CLAIM + RESULT
+    assert kinds(first) == CLAIM + COMPOSED
+    assert kinds(middle) == CLAIM + COMPOSED
     assert kinds(last) == CLAIM + RESULT[:-1] + ["UPDATE", "RELEASE"]
-    assert [statements(kinds(step)) for step in (first, middle, last)] == [4, 4, 5]
-    # Two commits per step: the claim's statement, and the result's one transaction (the
-    # agent read, a SELECT on its own, writes nothing to commit).
-    assert [kinds(step).count("SAVEPOINT") for step in (first, middle, last)] == [1, 1, 1]
+    assert [statements(kinds(step)) for step in (first, middle, last)] == [3, 3, 5]
+    # Two commits per step: the claim's statement, and the result (one statement, or
+    # the last step's one transaction; the agent read, a SELECT on its own, writes
+    # nothing to commit).
+    assert [kinds(step).count("SAVEPOINT") for step in (first, middle, last)] == [0, 0, 1]
+    run.refresh_from_db()
+    steps = steps_of(run)
+    # The composed finish recorded each step's turn, its log and its usage roll-up.
+    for name in ("one", "two"):
+        turn = AgentTurn.objects.get(pk=steps[name].turn_id)
+        assert (turn.status, turn.debug_logs.get().turn_id) == ("succeeded", turn.pk)
+        assert steps[name].output["answer"] == turn.answer
+        assert run.context["steps"][name]["usage"]["input_tokens"] == turn.input_tokens
+    assert run.input_tokens == sum(step.input_tokens for step in steps.values())
     run.refresh_from_db()
     assert run.started_at is not None
     assert (run.status, run.answer) == ("completed", steps_of(run)["three"].output["answer"])
@@ -238,10 +255,12 @@ def test_prepared_on_the_server_a_step_sends_the_same_statements_and_gives_the_s
     _, workflow = three_steps
     run = workflow_run_start(workflow=workflow, actor=operator, message="Bonjour")
     workflow_step_run(run_id=run.pk, step="one")
-    with django_assert_num_queries(6) as middle:
+    with django_assert_num_queries(3) as middle:
         assert workflow_step_run(run_id=run.pk, step="two") == "completed"
-    assert kinds(middle) == CLAIM + RESULT
-    assert workflow_step_run(run_id=run.pk, step="three") == "completed"
+    assert kinds(middle) == CLAIM + COMPOSED
+    with django_assert_num_queries(7) as last:
+        assert workflow_step_run(run_id=run.pk, step="three") == "completed"
+    assert kinds(last) == CLAIM + RESULT[:-1] + ["UPDATE", "RELEASE"]
 
     run.refresh_from_db()
     steps = steps_of(run)
@@ -253,6 +272,34 @@ def test_prepared_on_the_server_a_step_sends_the_same_statements_and_gives_the_s
     with connection.cursor() as cursor:
         cursor.execute("SELECT statement FROM pg_prepared_statements")
         prepared = [row[0] for row in cursor.fetchall()]
-    # The claim, the agent read, the turn with its log, the finish: each prepared once.
-    assert len(prepared) == 4
-    assert sum("WITH parent AS (INSERT INTO" in sql for sql in prepared) == 1
+    # The claim, the agent read, the turn with its log and finish (a middle step), the
+    # turn with its log and the finish apart (the last step): each prepared once.
+    assert len(prepared) == 5
+    assert sum("WITH parent AS (INSERT INTO" in sql for sql in prepared) == 2
+    assert sum("finished AS (" in sql for sql in prepared) == 1
+
+
+@pytest.mark.django_db(transaction=False)
+def test_a_step_that_lost_its_claim_during_its_turn_keeps_the_turn_and_drops_the_result(
+    three_steps, operator, django_assert_num_queries, django_capture_on_commit_callbacks, caplog
+) -> None:
+    _, workflow = three_steps
+    run = workflow_run_start(workflow=workflow, actor=operator, message="Bonjour")
+    now = timezone.now()
+    claim = store.step_claim(run_id=run.pk, name="one", now=now, lease_until=now + timedelta(seconds=60))
+    plan = plan_for(claim.run_id, claim.definition)
+    prepared = _step_start(claim, plan, now)
+    # Its lease passed while the model answered, and another attempt took the step.
+    StepRun.objects.filter(pk=claim.step_id).update(attempts=claim.attempts + 1)
+
+    with django_capture_on_commit_callbacks() as dispatched, django_assert_num_queries(1) as result:
+        assert _step_turn(claim, plan, prepared) == (None, None)
+    assert kinds(result) == COMPOSED  # the turn, its log and the finish that matched nothing
+    assert dispatched == []
+    assert "lost its claim" in caplog.text
+    step = StepRun.objects.get(pk=claim.step_id)
+    assert (step.status, step.turn_id, step.attempts) == ("running", None, claim.attempts + 1)
+    run.refresh_from_db()
+    assert (run.context.get("steps", {}), run.input_tokens) == ({}, 0)
+    turn = AgentTurn.objects.get(pk=prepared.turn.pk)
+    assert (turn.status, turn.debug_logs.count()) == ("succeeded", 1)

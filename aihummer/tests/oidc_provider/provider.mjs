@@ -41,6 +41,9 @@ const provider = new Provider(issuer, {
         ]
       : []),
   ],
+  // Scopes it advertises and lets a registering client ask for: the standard ones and
+  // the resource servers' (/mcp's `mcp`, the API's `api`), as a real provider lists them.
+  scopes: ["openid", "offline_access", "mcp", "api"],
   claims: {
     openid: ["sub"],
     email: ["email", "email_verified"],
@@ -57,6 +60,9 @@ const provider = new Provider(issuer, {
   },
   features: {
     devInteractions: { enabled: true },
+    // Dynamic client registration (RFC 7591), open: an MCP client without a
+    // pre-registered client registers itself, as the MCP specification lets it.
+    registration: { enabled: true },
     rpInitiatedLogout: { enabled: true },
     // The authorization code flow's access token is a JWT (RFC 9068) for the API.
     resourceIndicators: {
