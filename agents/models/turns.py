@@ -14,7 +14,7 @@ from django.utils.translation import gettext_lazy as _
 
 from agents.models.profiles import Agent
 from agents.models.versions import PromptVersion
-from agents.policy import ChildrenPolicy
+from agents.policy import TREE_MAX_CONCURRENT, ChildrenPolicy
 from aihummer.models import Workspace
 from sandbox.models import SandboxedModel, SandboxQuerySet, VisibleManager
 
@@ -78,7 +78,20 @@ class AgentTurn(SandboxedModel):
     version = models.ForeignKey(PromptVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="turns")
     version_number = models.PositiveIntegerField(null=True, blank=True)
     parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children")
+    root = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="descendants",
+        help_text="The root turn of this turn's execution tree; null on a root.",
+    )
     depth = models.PositiveSmallIntegerField(default=0)
+    tree_running = models.PositiveSmallIntegerField(
+        default=0,
+        help_text="On a root turn: the children of its execution tree running now, whatever process runs "
+        "them; a child takes a place with a conditional UPDATE (agents.runtime.tree.Place).",
+    )
     actor_source = models.CharField(max_length=200)
     started_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -113,6 +126,10 @@ class AgentTurn(SandboxedModel):
             models.CheckConstraint(
                 condition=Q(status__in=["running", "waiting", "succeeded", "failed"]),
                 name="agents_agentturn_status_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(tree_running__gte=0, tree_running__lte=TREE_MAX_CONCURRENT),
+                name="agents_agentturn_tree_running_range",
             ),
         ]
 
