@@ -200,14 +200,24 @@ class ReadOnlyInline(admin.TabularInline):
         return False
 
 
-class AgentSectionInline(ReadOnlyInline):
+class OrderedInline(ReadOnlyInline):
+    """Rows with a `position` (0-based, stored), shown as the propose form numbers them."""
+
+    ordering = ["position"]
+
+    @admin.display(description=gettext_lazy("order"))
+    def order(self, obj: AgentSection | AgentSkill) -> int:
+        return obj.position + 1
+
+
+class AgentSectionInline(OrderedInline):
     model = AgentSection
-    fields = readonly_fields = ["position", "key", "title", "body", "enabled"]
+    fields = readonly_fields = ["order", "key", "title", "body", "enabled"]
 
 
-class AgentSkillInline(ReadOnlyInline):
+class AgentSkillInline(OrderedInline):
     model = AgentSkill
-    fields = readonly_fields = ["position", "key", "title", "body", "shared"]
+    fields = readonly_fields = ["order", "key", "title", "body", "shared"]
 
 
 @admin.register(Agent)

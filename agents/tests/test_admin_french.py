@@ -41,10 +41,12 @@ def test_the_queue_speaks_the_browser_language(client, bob, proposal):
     page = french.content.decode()
     assert "<title>File de relecture | AiHummer</title>" in page
     assert "1 modification, +" in page and ">formulation · 0/1</span>" in page
-    assert ">en attente</span>" in page and "Approuver les propositions sélectionnées" in page
-    assert "Espace de travail" in page and "Ancienneté" in page
+    assert "En attente</a>" in page and "Approuver les propositions sélectionnées" in page  # the status filter
+    assert "Ancienneté" in page and "Motif" in page  # column headings (bob reads one workspace: no workspace column)
     assert "Review queue" not in page
-    assert "Tours d\u2019agent" in page and "Exécutions de workflows" in page  # the side menu's models
+    # the models' names, in the side menu of any other page (the queue gives its width to its columns)
+    menu = client.get(reverse("admin:agents_agent_changelist"), headers=FRENCH).content.decode()
+    assert "Tours d\u2019agent" in menu and "Exécutions de workflows" in menu
     assert ">aucun cas</span>" in page
 
     assert "<title>Review queue | AiHummer</title>" in english and "1 change, +" in english
