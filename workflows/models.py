@@ -239,6 +239,18 @@ class StepRun(models.Model):
         """Given back after a failed attempt, waiting for the next one."""
         return self.status == StepStatus.PENDING and self.attempts > 0
 
+    @property
+    def earlier_attempts(self) -> list[dict]:
+        """The attempt log with its times as datetimes (the log stores them as text)."""
+        return [
+            {
+                **entry,
+                "started_at": datetime.fromisoformat(entry["started_at"]) if entry.get("started_at") else None,
+                "ended_at": datetime.fromisoformat(entry["ended_at"]),
+            }
+            for entry in self.attempt_log
+        ]
+
     def attempt_log_closed(self, *, ended_at: datetime, error: str, turn_id: int | None = None) -> list[dict]:
         """The attempt log with the current attempt added as ended at `ended_at`."""
         entry = {
