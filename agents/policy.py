@@ -26,6 +26,7 @@ from agents.policy_upgrades import from_allowed_agents, from_first_release, is_f
 from aihummer.jsonsafe import require_storable
 
 AGENT_KEY_PATTERN = r"^[a-z0-9_-]{1,50}$"
+TREE_MAX_CONCURRENT = 8  # the document's bound on children running at once in one execution tree
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # Said in the description of every field the product document does not name.
 OWN_FIELD = "AiHummer's own field, not in the product document."
@@ -181,7 +182,13 @@ class ChildrenPolicy(StrictModel):
         description="How deep children may nest below the tree's root, never deeper than the delegating "
         "agent's own limit; 0 forbids children. null: AIHUMMER_SUBAGENT_MAX_DEPTH.",
     )
-    max_concurrent: int = Field(2, ge=1, le=8, description="Children running at once in one execution tree.")
+    max_concurrent: int = Field(
+        2,
+        ge=1,
+        le=TREE_MAX_CONCURRENT,
+        description="Children running at once in the execution tree below this agent, whatever process runs "
+        "them: the strictest value on the way down from the tree's root applies.",
+    )
     max_per_parent: int = Field(3, ge=0, le=5, description="Children one turn may start.")
     timeout_seconds: int | None = Field(
         None,

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import nullcontext
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -223,7 +224,7 @@ class PreparedTurn:
     depth_limit: int  # the parent's limit (`agents.runtime.tree.depth_limit`'s `above`)
     deadline: float
     history: History = NO_HISTORY
-    denied: frozenset[str] = frozenset()  # tools its ancestors took from it (`agents.runtime.tree`)
+    branch: tree.Branch = tree.ROOT  # where it sits in its execution tree
     # A turn resumed after a person decided a held call (`agent_turn_resume`): its
     # messages so far and how many of them its debug logs hold.
     resume: list[Message] | None = None
@@ -252,7 +253,7 @@ def _prepare(
     depth_limit: int,
     deadline: float,
     history: History = NO_HISTORY,
-    denied: frozenset[str] = frozenset(),
+    branch: tree.Branch = tree.ROOT,
 ) -> PreparedTurn | None:
     agent = read()
     if agent is None:
@@ -273,6 +274,7 @@ def _prepare(
         version=version,
         version_number=version.number,
         parent=parent,
+        root_id=branch.root_id,
         depth=depth,
         actor_source=actor.source,
         started_by=actor.person,
@@ -296,7 +298,7 @@ def _prepare(
         depth_limit,
         deadline,
         history,
-        denied,
+        branch,
         render_context=context,
     )
 
@@ -434,7 +436,7 @@ def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
     # A direct completion (`app.direct_completion.mode = always`): one call, no tool,
     # within the direct completion's output and time bounds.
     direct = policy.app.direct_completion if policy.app.direct_completion.mode == "always" else None
-    tools = [] if direct else available_tools(version.snapshot["allowed_tool_names"], deny=prepared.denied)
+    tools = [] if direct else available_tools(version.snapshot["allowed_tool_names"], deny=prepared.branch.denied)
     specs = tuple(tool.spec() for tool in tools)
     max_output_tokens, call_timeout = preset.max_output_tokens, float(preset.timeout_seconds)
     if direct:
@@ -450,7 +452,7 @@ def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
         deadline=deadline,
         dry_run=dry_run,
         depth_limit=tree.depth_limit(policy.children, above=prepared.depth_limit),
-        denied=prepared.denied,
+        branch=prepared.branch,
         delegate=delegate_to,
         guarded=approval_tools(agent),
     )
@@ -606,21 +608,27 @@ def _add_totals(turn: AgentTurn, usage: Usage, cost: Decimal) -> None:
 
 # --- tools ----------------------------------------------------------------------------
 def _run_tools(context: TurnContext, calls: tuple[ToolCall, ...], offered: set[str]) -> list[tuple[Message, dict]]:
-    """Run each requested call (delegations in a bounded pool); every outcome, even
-    a refusal, goes back to the model as a tool result, never as an exception."""
+    """Run each requested call (delegations first, several in a pool of
+    `children.max_per_parent` threads, each child waiting for a place in its tree:
+    `agents.runtime.tree`); every outcome, even a refusal, goes back to the model as a
+    tool result, never as an exception. A child lends its own place while its children run."""
     delegations = [call for call in calls if call.name == "delegate" and call.name in offered and not context.dry_run]
     outcomes: dict[str, tuple[Message, dict]] = {}
-    if len(delegations) > 1:
-        workers = min(context.policy.children.max_concurrent, len(delegations))
-        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"turn{context.turn.pk}")
-        futures = {call.id: pool.submit(_in_own_connection, _run_tool, context, call, offered) for call in delegations}
-        for call in delegations:
-            try:
-                outcomes[call.id] = futures[call.id].result(timeout=max(context.deadline - time.monotonic(), 0.001))
-            except FutureTimeout:
-                outcomes[call.id] = _tool_result(call, "The delegated agent did not answer in time.", "timeout")
-        # Late children finish on their own (bounded by their deadline); the parent goes on.
-        pool.shutdown(wait=False, cancel_futures=True)
+    place = context.branch.place
+    with place.lent(context.deadline) if place and delegations else nullcontext():
+        if len(delegations) == 1:
+            outcomes[delegations[0].id] = _run_tool(context, delegations[0], offered)
+        elif delegations:
+            workers = max(1, min(context.policy.children.max_per_parent, len(delegations)))
+            pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"turn{context.turn.pk}")
+            futures = {c.id: pool.submit(_in_own_connection, _run_tool, context, c, offered) for c in delegations}
+            for call in delegations:
+                try:
+                    outcomes[call.id] = futures[call.id].result(timeout=max(context.deadline - time.monotonic(), 0.001))
+                except FutureTimeout:
+                    outcomes[call.id] = _tool_result(call, "The delegated agent did not answer in time.", "timeout")
+            # Late children finish on their own (bounded by their deadline); the parent goes on.
+            pool.shutdown(wait=False, cancel_futures=True)
     return [outcomes.get(call.id) or _run_tool(context, call, offered) for call in calls]
 
 
@@ -695,19 +703,33 @@ def delegate_to(context: TurnContext, *, agent_key: str, message: str) -> str:
         context.delegations += 1
     # Never more than the parent has left.
     deadline = min(context.deadline, time.monotonic() + tree.child_timeout(children))
-    child_turn = _run_turn(
-        agents=children_of_workspace,
-        version=None,
-        message=message,
-        actor=context.actor,
-        context=None,
-        dry_run=context.dry_run,
-        parent=context.turn,
-        depth=child_depth,
-        depth_limit=context.depth_limit,
-        deadline=deadline,
-        denied=tree.child_denied(interaction, inherited=context.denied, leaf=child_depth >= context.depth_limit),
+    root_id, cap = context.turn.root_id or context.turn.pk, tree.tree_cap(context.branch, children)
+    branch = tree.Branch(
+        root_id=root_id,
+        cap=cap,
+        denied=tree.child_denied(interaction, inherited=context.branch.denied, leaf=child_depth >= context.depth_limit),
+        place=tree.Place(root_id, cap),
     )
+    if not branch.place.take(deadline):
+        with context.lock:
+            context.delegations -= 1  # nothing ran: the slot is not used
+        raise ToolError(tree.concurrency_refusal(cap))
+    try:
+        child_turn = _run_turn(
+            agents=children_of_workspace,
+            version=None,
+            message=message,
+            actor=context.actor,
+            context=None,
+            dry_run=context.dry_run,
+            parent=context.turn,
+            depth=child_depth,
+            depth_limit=context.depth_limit,
+            deadline=deadline,
+            branch=branch,
+        )
+    finally:
+        branch.place.give_back()
     if child_turn is None:
         with context.lock:
             context.delegations -= 1  # nothing ran: the slot is not used

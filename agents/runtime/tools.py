@@ -19,6 +19,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from agents.policy import pydantic_error_messages
 from agents.runtime.providers.base import ToolSpec
+from agents.runtime.tree import ROOT, Branch
 from aihummer.actors import Actor
 from aihummer.exceptions import ApplicationError
 
@@ -46,7 +47,7 @@ class TurnContext:
     deadline: float
     dry_run: bool
     depth_limit: int = 0
-    denied: frozenset[str] = frozenset()  # tools an ancestor took from this turn (`agents.runtime.tree`)
+    branch: Branch = ROOT  # where the turn sits in its execution tree (`agents.runtime.tree`)
     # Runs a child agent for the `delegate` tool; set by the turn loop, so tools never
     # import the loop: (context, *, agent_key, message) -> the child's answer.
     delegate: Callable[..., str] | None = None

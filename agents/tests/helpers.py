@@ -8,9 +8,12 @@ import os
 import re
 import shutil
 import subprocess
+import time
 
 import pytest
 from django.db import connection
+
+from workflows.tests.fake_openai import last_user_text
 
 COPY_BLOCK = re.compile(r"^COPY public\.(\w+) \(.*?\) FROM stdin;\n(.*?)^\\\.$", re.MULTILINE | re.DOTALL)
 FIRST_RELEASE_DEFAULTS = {
@@ -206,3 +209,37 @@ def call_line(httpserver: object, body: dict | None = None) -> str:
     """A message scripting the echo model to POST `body` to `httpserver`'s /hook."""
     arguments = {"method": "POST", "url": httpserver.url_for("/hook"), "body": json.dumps(body or {"n": 1})}
     return f"Notify the hook.\n@call http_request {json.dumps(arguments)}"
+
+
+# --- execution trees on the local OpenAI-protocol server (workflows.tests.fake_openai) ---
+def delegations(*pairs: tuple[str, str]) -> str:
+    """A parent's message: the server answers it with one delegate call per pair."""
+    return "delegate " + json.dumps([{"agent": agent, "message": message} for agent, message in pairs])
+
+
+def scripted(body: dict) -> str | dict:
+    """The server's answers: `delegate [...]` → those delegate calls; once their results
+    came back → "done"; `sleep <s>` → "slept" after that many seconds; else an echo."""
+    if body["messages"][-1]["role"] == "tool":
+        return "done: " + " | ".join(m["content"] for m in body["messages"] if m["role"] == "tool")
+    text = last_user_text(body)
+    if text.startswith("delegate "):
+        calls = [
+            {"id": f"call-{n}", "type": "function", "function": {"name": "delegate", "arguments": json.dumps(spec)}}
+            for n, spec in enumerate(json.loads(text.removeprefix("delegate ")))
+        ]
+        return {"role": "assistant", "content": None, "tool_calls": calls}
+    if text.startswith("sleep "):
+        time.sleep(float(text.removeprefix("sleep ")))
+        return "slept"
+    return f"answer: {text}"
+
+
+def most_at_once(calls: list[tuple[float, float, str]]) -> int:
+    """The most calls the server held at the same time (start, end pairs)."""
+    edges = sorted([(start, 1) for start, _, _ in calls] + [(end, -1) for _, end, _ in calls])
+    running = peak = 0
+    for _, step in edges:  # an end sorts before a start at the same instant
+        running += step
+        peak = max(peak, running)
+    return peak

@@ -5,43 +5,27 @@ which replaces the global settings for it, lower or higher (`agents.runtime.tree
 
 from __future__ import annotations
 
-import json
+import os
+import subprocess
+import sys
+import threading
 import time
 
 import pytest
+from django.conf import settings as django_settings
+from django.db import connection
 from pytest_django.fixtures import Settings
 
 from agents.models import Agent, AgentTurn, DebugLog, Preset
 from agents.runtime import agent_turn_run
+from agents.runtime.tree import Place, concurrency_refusal
+from agents.tests.helpers import delegations, most_at_once, scripted
 from aihummer.actors import Actor
 from aihummer.models import User, Workspace
 from aihummer.tests.factories import make_agent
 from workflows.tests.fake_openai import last_user_text
 
 OUT_OF_TIME = "The turn ran out of time before a final answer."
-
-
-def delegations(*pairs: tuple[str, str]) -> str:
-    """A parent's message: the server answers it with one delegate call per pair."""
-    return "delegate " + json.dumps([{"agent": agent, "message": message} for agent, message in pairs])
-
-
-def scripted(body: dict) -> str | dict:
-    """The server's answers: `delegate [...]` → those delegate calls; once their results
-    came back → "done"; `sleep <s>` → "slept" after that many seconds; else an echo."""
-    if body["messages"][-1]["role"] == "tool":
-        return "done: " + " | ".join(m["content"] for m in body["messages"] if m["role"] == "tool")
-    text = last_user_text(body)
-    if text.startswith("delegate "):
-        calls = [
-            {"id": f"call-{n}", "type": "function", "function": {"name": "delegate", "arguments": json.dumps(spec)}}
-            for n, spec in enumerate(json.loads(text.removeprefix("delegate ")))
-        ]
-        return {"role": "assistant", "content": None, "tool_calls": calls}
-    if text.startswith("sleep "):
-        time.sleep(float(text.removeprefix("sleep ")))
-        return "slept"
-    return f"answer: {text}"
 
 
 @pytest.fixture
@@ -97,3 +81,156 @@ def test_a_null_timeout_takes_the_global_setting(
     turn = agent_turn_run(agent=boss, message=delegations(("slow", "sleep 1.5")), actor=Actor.for_user(alice))
 
     assert AgentTurn.objects.get(parent=turn).error == OUT_OF_TIME
+
+
+# --- children.max_concurrent: counted per tree, in the database -----------------------
+# Children run in threads with their own connections: the rows must be committed.
+def two_by_two(leaf_message: str) -> str:
+    """The root's message: two mids, each delegating to two leaves."""
+    mid = delegations(("leaf", leaf_message), ("leaf", leaf_message))
+    return delegations(("mid", mid), ("mid", mid))
+
+
+def tree_of(workspace: Workspace, ada: User, cap: int) -> Agent:
+    limits = {"max_concurrent": cap, "max_per_parent": 2, "max_depth": 2}
+    root = delegating(workspace, ada, "root", **limits)
+    delegating(workspace, ada, "mid", **limits)
+    make_agent(workspace, "leaf", by=ada)
+    return root
+
+
+@pytest.mark.django_db(transaction=True)
+def test_no_more_children_than_max_concurrent_are_at_the_provider_at_once(
+    workspace: Workspace, ada: User, alice: User, local_preset: Preset, server
+) -> None:
+    root = tree_of(workspace, ada, cap=2)
+
+    turn = agent_turn_run(agent=root, message=two_by_two("sleep 0.3"), actor=Actor.for_user(alice))
+
+    turns = AgentTurn.objects.exclude(pk=turn.pk)
+    assert sorted(t.agent_key for t in turns) == ["leaf"] * 4 + ["mid"] * 2
+    assert {t.status for t in turns} == {AgentTurn.Status.SUCCEEDED}
+    assert {t.root_id for t in turns} == {turn.pk}
+    leaf_calls = [call for call in server.calls if call[2] == "sleep 0.3"]
+    assert len(leaf_calls) == 4
+    assert most_at_once(server.calls) <= 2
+    assert AgentTurn.objects.get(pk=turn.pk).tree_running == 0  # every place given back
+    assert turn.answer.startswith("done: done: slept | slept")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_child_lends_its_place_while_its_own_children_run(
+    workspace: Workspace, ada: User, alice: User, local_preset: Preset, server
+) -> None:
+    # One place in the tree: the mid holds it, then waits for its leaf, which needs it.
+    limits = {"max_concurrent": 1, "max_depth": 2, "timeout_seconds": 30}
+    root = delegating(workspace, ada, "root", **limits)
+    delegating(workspace, ada, "mid", **limits)
+    make_agent(workspace, "leaf", by=ada)
+
+    message = delegations(("mid", delegations(("leaf", "sleep 0.1"))))
+    turn = agent_turn_run(agent=root, message=message, actor=Actor.for_user(alice))
+
+    assert [(t.agent_key, t.depth, t.status) for t in AgentTurn.objects.order_by("depth")] == [
+        ("root", 0, AgentTurn.Status.SUCCEEDED),
+        ("mid", 1, AgentTurn.Status.SUCCEEDED),
+        ("leaf", 2, AgentTurn.Status.SUCCEEDED),
+    ]
+    assert turn.answer == "done: done: slept"
+    assert AgentTurn.objects.get(pk=turn.pk).tree_running == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_child_without_a_place_before_its_deadline_is_refused_as_a_tool_result(
+    workspace: Workspace, ada: User, alice: User, local_preset: Preset, server
+) -> None:
+    # The first child at the provider makes the tree's count one more, as a child of the
+    # same tree running in another process would, and holds it: the other child waits
+    # for a place until its deadline (children.timeout_seconds = 1).
+    outside: list[Place] = []
+    lock = threading.Lock()
+
+    def holding(body: dict) -> str | dict:
+        if last_user_text(body) == "hold":
+            with lock:
+                if not outside:
+                    root = AgentTurn.objects.get(parent=None)
+                    outside.append(Place(root.pk, cap=8))
+                    assert outside[0].take(time.monotonic() + 5)
+                    connection.close()  # the server thread's own, opened by these queries
+        return scripted(body)
+
+    server.reply = holding
+    root = delegating(workspace, ada, "root", max_concurrent=1, timeout_seconds=1)
+    make_agent(workspace, "leaf", by=ada)
+
+    turn = agent_turn_run(
+        agent=root, message=delegations(("leaf", "hold"), ("leaf", "hold")), actor=Actor.for_user(alice)
+    )
+
+    calls = [call for log in DebugLog.all_objects.filter(turn=turn) for call in log.tool_calls]
+    assert sorted((c["outcome"], c["result"]) for c in calls) == [
+        ("ran", "answer: hold"),
+        ("refused", concurrency_refusal(1)),
+    ]
+    assert concurrency_refusal(1) == (
+        "Delegation refused: 1 children of this execution tree were running until this child's time ran out "
+        "(runtime_policy.children.max_concurrent = 1); try again later or with fewer children at once."
+    )
+    assert AgentTurn.objects.filter(parent=turn).count() == 1
+    assert AgentTurn.objects.get(pk=turn.pk).tree_running == 1  # the outside holder's
+    outside[0].give_back()
+    assert AgentTurn.objects.get(pk=turn.pk).tree_running == 0
+
+
+HOLDER = """
+import sys, time
+import django
+django.setup()
+from agents.runtime.tree import Place
+places = [Place(int(sys.argv[1]), cap=2) for _ in range(2)]
+assert all(place.take(time.monotonic() + 5) for place in places)
+print("held", flush=True)
+sys.stdin.readline()
+for place in places:
+    place.give_back()
+print("given back", flush=True)
+"""
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_count_holds_across_processes(workspace: Workspace, ada: User, alice: User, echo_preset: Preset) -> None:
+    root = agent_turn_run(agent=make_agent(workspace, "root", by=ada), message="hi", actor=Actor.for_user(alice))
+    db = django_settings.DATABASES["default"]
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "aihummer.settings",
+        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+    }
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(root.pk)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=django_settings.BASE_DIR,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        here = Place(root.pk, cap=2)
+        refused = here.take(time.monotonic() + 0.1)
+        count_while_held = AgentTurn.objects.get(pk=root.pk).tree_running
+        holder.stdin.write("\n")
+        holder.stdin.flush()
+        assert holder.stdout.readline().strip() == "given back"
+        taken = here.take(time.monotonic() + 1)
+        holder.stdin.close()
+        holder.wait(timeout=10)  # its connection closed before the test database goes
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+            holder.wait(timeout=10)
+
+    assert (refused, count_while_held, taken) == (False, 2, True)
+    here.give_back()
+    assert AgentTurn.objects.get(pk=root.pk).tree_running == 0
