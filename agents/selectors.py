@@ -211,9 +211,10 @@ def agent_turn_origin(*, turn: AgentTurn) -> TurnOrigin:
     ids = [turn.pk, *([turn.parent_id] if turn.parent_id else [])]
     steps = _step_runs().only("run_id", "name")
     step = steps.filter(turn_id__in=ids).first()
-    if step is None and connection.features.supports_json_field_contains:
-        # An earlier attempt's turn: the step's row points at its newest turn only.
-        step = steps.filter(attempt_log__contains=[{"turn_id": turn.pk}]).first()
+    if step is None and not turn.dry_run and connection.features.supports_json_field_contains:
+        # An earlier attempt's turn: the step's row points at its newest turn only. Among
+        # the steps its agent ran (the foreign key's index), not every step's log.
+        step = steps.filter(agent_id=turn.agent_id, attempt_log__contains=[{"turn_id": turn.pk}]).first()
     if step is not None:
         return TurnOrigin("workflow", step=step)
     message = ConversationMessage.objects.filter(turn_id__in=ids).values_list("conversation_id", flat=True).first()

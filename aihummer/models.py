@@ -48,16 +48,20 @@ class User(AbstractUser):
 class Workspace(TimeStampedModel):
     """A tenant: every configuration row belongs to exactly one workspace."""
 
-    slug = models.SlugField(max_length=50, unique=True, validators=[KEY_VALIDATOR])
-    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=50, unique=True, validators=[KEY_VALIDATOR], verbose_name=_("slug"))
+    name = models.CharField(max_length=200, verbose_name=_("name"))
     every_change_needs_review = models.BooleanField(
         default=False,
-        help_text="When set, even members with the publish right propose changes for a second person to approve.",
+        help_text=_("When set, even members with the publish right propose changes for a second person to approve."),
+        verbose_name=_("every change needs review"),
     )
     block_approval_on_regressions = models.BooleanField(
         default=False,
-        help_text="When set, approving a proposal that fails a test case live passes needs an explicit "
-        "confirmation naming those cases.",
+        help_text=_(
+            "When set, approving a proposal that fails a test case live passes needs an explicit "
+            "confirmation naming those cases."
+        ),
+        verbose_name=_("block approval on regressions"),
     )
     judge_preset = models.ForeignKey(
         "agents.Preset",
@@ -65,7 +69,7 @@ class Workspace(TimeStampedModel):
         blank=True,
         on_delete=models.SET_NULL,
         related_name="+",
-        help_text="An OpenAI-compatible preset that scores each proposal (advisory, never blocks). Empty: no judge.",
+        help_text=_("An OpenAI-compatible preset that scores each proposal (advisory, never blocks). Empty: no judge."),
     )
 
     history = HistoricalRecords()
@@ -104,8 +108,10 @@ class Membership(TimeStampedModel):
     managed_by_sso = models.BooleanField(
         "managed by SSO",
         default=False,
-        help_text="Granted by the person's groups at the identity provider, and removed with them at their next "
-        "login. Memberships granted here are never touched by single sign-on.",
+        help_text=_(
+            "Granted by the person's groups at the identity provider, and removed with them at their next "
+            "login. Memberships granted here are never touched by single sign-on."
+        ),
     )
 
     history = HistoricalRecords()
@@ -135,7 +141,7 @@ class Invitation(TimeStampedModel):
 
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="invitations")
     identifier = models.CharField(
-        "username or e-mail", max_length=254, help_text="Exactly as the person signs in, or their e-mail address."
+        "username or e-mail", max_length=254, help_text=_("Exactly as the person signs in, or their e-mail address.")
     )
     role = models.CharField(max_length=20, choices=Membership.Role.choices, default=Membership.Role.VIEWER)
     invited_by = models.ForeignKey(
@@ -204,7 +210,7 @@ class ApiKey(TimeStampedModel):
         blank=True,
         on_delete=models.SET_NULL,
         related_name="api_keys",
-        help_text="The person answerable for this key; they may not approve what it proposes.",
+        help_text=_("The person answerable for this key; they may not approve what it proposes."),
     )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -213,9 +219,9 @@ class ApiKey(TimeStampedModel):
         on_delete=models.SET_NULL,
         related_name="+",
         editable=False,
-        help_text="Who created the key; like its owner, they may not approve what it proposes.",
+        help_text=_("Who created the key; like its owner, they may not approve what it proposes."),
     )
-    scopes = models.CharField(max_length=50, help_text="Comma-separated: read, write, publish, vouch.")
+    scopes = models.CharField(max_length=50, help_text=_("Comma-separated: read, write, publish, vouch."))
     secret_digest = models.CharField(max_length=64, editable=False)
     revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
     last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
@@ -263,7 +269,7 @@ class ApiAuditEntry(models.Model):
     workspace = models.ForeignKey(
         Workspace, null=True, blank=True, on_delete=models.SET_NULL, related_name="api_audit_entries"
     )
-    actor_source = models.CharField(max_length=200, help_text="api:<key name>, api:<username>…")
+    actor_source = models.CharField(max_length=200, help_text=_("api:<key name>, api:<username>…"))
     person = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -288,8 +294,8 @@ class IdempotencyKey(models.Model):
     # Whose key it is: "api_key:<id>" or "user:<id>"; two callers never share keys.
     owner = models.CharField(max_length=60)
     key = models.CharField(max_length=255)
-    request_hash = models.CharField(max_length=64, help_text="SHA-256 of method, path and body.")
-    status_code = models.PositiveSmallIntegerField(null=True, blank=True, help_text="Empty while the request runs.")
+    request_hash = models.CharField(max_length=64, help_text=_("SHA-256 of method, path and body."))
+    status_code = models.PositiveSmallIntegerField(null=True, blank=True, help_text=_("Empty while the request runs."))
     response_body = models.JSONField(null=True, blank=True)
     location = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

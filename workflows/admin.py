@@ -26,6 +26,8 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.timesince import timesince
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST
 
 from agents.models import Agent, PromptVersion
@@ -45,7 +47,7 @@ from workflows.diff import definition_diff
 from workflows.drawing import STATUS_COLOURS, graph_svg, run_timeline
 from workflows.engine import DefinitionError, compile_definition
 from workflows.forms import DefinitionField, RunStartForm, locate_problems
-from workflows.models import RunStatus, StepRun, Workflow, WorkflowRun
+from workflows.models import RunStatus, StepRun, StepStatus, Workflow, WorkflowRun
 from workflows.selectors import step_child_turns, step_runs_for_page, workflow_run_totals
 from workflows.services import (
     WORKFLOW_FIELDS,
@@ -62,11 +64,13 @@ POLL_MS = 1000
 
 
 def status_badge(status: str) -> SafeString:
+    """A run's or a step's status in the reader's language (the value stays in `data-status`)."""
+    label = StepStatus(status).label.lower() if status in StepStatus.values else status
     return format_html(
         '<span class="aih-badge aih-run-status" data-status="{}" style="background:{}">{}</span>',
         status,
         STATUS_COLOURS.get(status, "#718096"),
-        status,
+        label,
     )
 
 
@@ -100,7 +104,9 @@ def format_duration(delta: timedelta | None) -> str:
 
 # --- workflows ------------------------------------------------------------------------
 class WorkflowForm(ServiceModelForm):
-    definition = DefinitionField(help_text="Pivot format v1: version, steps, optional outputs (`workflow_schema`).")
+    definition = DefinitionField(
+        label=_("Definition"), help_text=_("Pivot format v1: version, steps, optional outputs (`workflow_schema`).")
+    )
 
     submitted_definition: object = None
 
@@ -151,15 +157,15 @@ class WorkflowAdmin(WorkspaceScopedAdmin):
     def get_readonly_fields(self, request: HttpRequest, obj: Workflow | None = None) -> list[str]:
         return ["workspace", "key", "version", "is_builtin"] if obj else []
 
-    @admin.display(description="steps")
+    @admin.display(description=_("steps"))
     def step_count(self, obj: Workflow) -> int:
         steps = obj.definition.get("steps") if isinstance(obj.definition, dict) else None
         return len(steps) if isinstance(steps, list) else 0
 
-    @admin.display(description="runs")
+    @admin.display(description=_("runs"))
     def runs_link(self, obj: Workflow) -> str:
         url = reverse("admin:workflows_workflowrun_changelist")
-        return format_html('<a href="{}?workflow__id__exact={}">runs</a>', url, obj.pk)
+        return format_html('<a href="{}?workflow__id__exact={}">{}</a>', url, obj.pk, gettext("runs"))
 
     def deletion_refusal(self, request: HttpRequest, obj: Workflow) -> str | None:
         dependents = [] if obj.is_builtin else workflow_dependents(obj)
@@ -236,7 +242,7 @@ class WorkflowAdmin(WorkspaceScopedAdmin):
         context = self._context(
             request,
             workflow,
-            f"Start a run of {workflow.key}",
+            gettext("Start a run of %(workflow)s") % {"workflow": workflow.key},
             form=form,
             graph=definition_graph(
                 workflow.definition, agent_urls=agent_urls(workflow.workspace_id, workflow.definition)
@@ -265,7 +271,8 @@ class WorkflowAdmin(WorkspaceScopedAdmin):
                 }
             )
         versions.reverse()
-        context = self._context(request, workflow, f"Versions of {workflow.key}", versions=versions)
+        title = gettext("Versions of %(workflow)s") % {"workflow": workflow.key}
+        context = self._context(request, workflow, title, versions=versions)
         return TemplateResponse(request, "admin/workflows/workflow/versions.html", context)
 
 
@@ -291,7 +298,7 @@ class StartedByFilter(admin.SimpleListFilter):
     """Who started the run, through what (`admin:alice`, `api:ci`, `cli:ops`): people,
     API keys and scripts alike, among the runs the actor may read."""
 
-    title = "started by"
+    title = _("started by")
     parameter_name = "started_by"
 
     def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
@@ -307,7 +314,7 @@ class RanVersionFilter(admin.SimpleListFilter):
     review page); offered only when followed from there. Another workspace's version
     selects nothing and is not named."""
 
-    title = "ran agent version"
+    title = _("ran agent version")
     parameter_name = "ran_version"
 
     def __init__(self, request: HttpRequest, params: dict, model: type, model_admin: admin.ModelAdmin) -> None:
@@ -375,47 +382,47 @@ class WorkflowRunAdmin(WorkspaceScopedAdmin):
         return False
 
     # columns
-    @admin.display(description="run", ordering="created_at")
+    @admin.display(description=_("run"), ordering="created_at")
     def run_link(self, obj: WorkflowRun) -> str:
         url = reverse("admin:workflows_workflowrun_change", args=[obj.pk])
         return format_html('<a href="{}">{}</a>', url, str(obj.pk)[:8])
 
-    @admin.display(description="workflow", ordering="workflow_key")
+    @admin.display(description=_("workflow"), ordering="workflow_key")
     def workflow_label(self, obj: WorkflowRun) -> str:
         return f"{obj.workflow_key} v{obj.workflow_version}"
 
-    @admin.display(description="status", ordering="status")
+    @admin.display(description=_("status"), ordering="status")
     def status_badge(self, obj: WorkflowRun) -> str:
         return status_badge(obj.status)
 
     # Not named `started_by`: the model's field of that name (the person, blank for a key
     # or a script) would win over this method, and the column would disagree with the filter.
-    @admin.display(description="started by", ordering="actor_source")
+    @admin.display(description=_("started by"), ordering="actor_source")
     def started_by_label(self, obj: WorkflowRun) -> str:
         return obj.actor_source
 
-    @admin.display(description="age", ordering="created_at")
+    @admin.display(description=_("age"), ordering="created_at")
     def age(self, obj: WorkflowRun) -> str:
         return timesince(obj.created_at)
 
-    @admin.display(description="duration")
+    @admin.display(description=_("duration"))
     def duration(self, obj: WorkflowRun) -> str:
         if obj.started_at is None:
             return "—"
         if obj.finished_at is None:  # as the run page says it: still counting
-            return f"{format_duration(timezone.now() - obj.started_at)} so far"
+            return gettext("%(duration)s so far") % {"duration": format_duration(timezone.now() - obj.started_at)}
         return format_duration(obj.finished_at - obj.started_at)
 
-    @admin.display(description="cost", ordering="cost_usd")
+    @admin.display(description=_("cost"), ordering="cost_usd")
     def cost(self, obj: WorkflowRun) -> str:
         return money(obj.cost_usd)
 
-    @admin.display(description="tokens")
+    @admin.display(description=_("tokens"))
     def tokens(self, obj: WorkflowRun) -> int:
         return obj.input_tokens + obj.output_tokens
 
     def changelist_view(self, request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
-        response = super().changelist_view(request, {"title": "Workflow runs", **(extra_context or {})})
+        response = super().changelist_view(request, {"title": gettext("Workflow runs"), **(extra_context or {})})
         changelist = getattr(response, "context_data", {}).get("cl")
         if changelist is not None:
             totals = workflow_run_totals(changelist.queryset)
@@ -452,11 +459,12 @@ class WorkflowRunAdmin(WorkspaceScopedAdmin):
     ) -> HttpResponse:
         run = self._run(request, object_id)
         if request.method != "GET":
-            raise PermissionDenied("Runs are read-only; cancel and resume have their own buttons.")
+            raise PermissionDenied(gettext("Runs are read-only; cancel and resume have their own buttons."))
         context = {
             **self.admin_site.each_context(request),
             "opts": self.model._meta,
-            "title": f"Run of {run.workflow_key} v{run.workflow_version}",
+            "title": gettext("Run of %(workflow)s v%(version)s")
+            % {"workflow": run.workflow_key, "version": run.workflow_version},
             "run": run,
             "inputs_text": json.dumps(run.inputs, indent=2, ensure_ascii=False),
             "definition_text": json.dumps(run.definition, indent=2, ensure_ascii=False),
@@ -501,12 +509,12 @@ class WorkflowRunAdmin(WorkspaceScopedAdmin):
         }
 
     def cancel_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
-        return self._act(request, object_id, workflow_run_cancel, "cancelled")
+        return self._act(request, object_id, workflow_run_cancel, "cancelled", gettext("Run %(run)s cancelled."))
 
     def resume_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
-        return self._act(request, object_id, workflow_run_resume, "resumed")
+        return self._act(request, object_id, workflow_run_resume, "resumed", gettext("Run %(run)s resumed."))
 
-    def _act(self, request: HttpRequest, object_id: str, service: object, done: str) -> HttpResponse:
+    def _act(self, request: HttpRequest, object_id: str, service: object, done: str, said: str) -> HttpResponse:
         run = self._run(request, object_id)
         actor = self.actor(request)
         # Re-checked here so a viewer gets a 403, not a message: the buttons were never shown.
@@ -517,5 +525,6 @@ class WorkflowRunAdmin(WorkspaceScopedAdmin):
             messages.error(request, service_error_message(exc))
         else:
             self.log_change(request, run, done)
-            messages.success(request, f"Run {run.pk} {done}.")
+            messages.success(request, said % {"run": run.pk})
+
         return redirect("admin:workflows_workflowrun_change", run.pk)

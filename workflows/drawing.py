@@ -15,9 +15,11 @@ from datetime import datetime
 
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
+from django.utils.translation import gettext
 
 from agents.templatetags.desk_format import duration_ms
 from workflows.engine import Plan
+from workflows.models import StepStatus
 
 NODE_WIDTH, NODE_HEIGHT = 176, 50
 GAP_X, GAP_Y, PAD = 56, 22, 12
@@ -111,7 +113,7 @@ def graph_svg(
         "</marker></defs>{edges}{nodes}</svg>",
         w=width,
         h=height,
-        label=f"Step graph: {len(plan.steps)} steps",
+        label=gettext("Step graph: %(count)d steps") % {"count": len(plan.steps)},
         edges=_join(edges),
         nodes=_join(nodes),
     )
@@ -125,12 +127,12 @@ def _node(step: object, x: int, y: int, status: str | None) -> SafeString:
     colour = STATUS_COLOURS.get(status or "", "#4a5568")
     fill = colour if status else "#fff"
     text = "#fff" if status else "#1a202c"
-    detail = f"when {step.when.text}" if step.when is not None else step.agent_name
-    title = f"{step.name} · agent {step.agent_name}"
+    detail = gettext("when %(condition)s") % {"condition": step.when.text} if step.when is not None else step.agent_name
+    title = f"{step.name} · " + gettext("agent %(agent)s") % {"agent": step.agent_name}
     if step.when is not None:
-        title += f" · runs when {step.when.text} is true"
+        title += " · " + gettext("runs when %(condition)s is true") % {"condition": step.when.text}
     if status:
-        title += f" · {status}"
+        title += f" · {status_label(status)}"
     return format_html(
         '<g class="aih-node{cond}" data-step="{name}"{status_attr}><title>{title}</title>'
         '<rect x="{x}" y="{y}" width="{w}" height="{h}" rx="6" fill="{fill}" stroke="{colour}" '
@@ -191,6 +193,10 @@ class TimelineBar:
     def colour(self) -> str:
         return STATUS_COLOURS.get(self.status, "#718096")
 
+    @property
+    def status_label(self) -> str:
+        return status_label(self.status)
+
 
 @dataclass(frozen=True)
 class Timeline:
@@ -250,16 +256,21 @@ def run_timeline(steps: Iterable[object], *, now: datetime) -> Timeline:
     for step in steps:
         earlier_spans, current = spans[step.name]
         earlier = tuple(
-            segment(start, end, f"attempt {number}: {duration_ms(end - start)}" + (f" · {error}" if error else ""))
+            segment(
+                start,
+                end,
+                gettext("attempt %(number)s: %(duration)s") % {"number": number, "duration": duration_ms(end - start)}
+                + (f" · {error}" if error else ""),
+            )
             for number, start, end, error in earlier_spans
         )
         if current is None:
             bars.append(replace(_waiting(step, now), earlier=earlier))
             continue
         start, end = current
-        label = "skipped" if step.status == "skipped" else duration_ms(end - start)
+        label = status_label("skipped") if step.status == "skipped" else duration_ms(end - start)
         if step.finished_at is None:
-            label += " so far"
+            label = gettext("%(duration)s so far") % {"duration": label}
         drawn = segment(start, end, label)
         bars.append(TimelineBar(step.name, step.status, drawn.left, drawn.width, True, label, earlier))
     ticks = [(percent, duration_ms(span_ms * percent / 100)) for percent in (0, 25, 50, 75, 100)]
@@ -269,7 +280,16 @@ def run_timeline(steps: Iterable[object], *, now: datetime) -> Timeline:
 def _waiting(step: object, now: datetime) -> TimelineBar:
     if step.status == "pending" and step.attempts:
         retry_at = step.retry_at
-        label = f"retry at {retry_at:%H:%M:%S}" if retry_at and retry_at > now else "retrying"
+        label = (
+            gettext("retry at %(at)s") % {"at": f"{retry_at:%H:%M:%S}"}
+            if retry_at and retry_at > now
+            else gettext("retrying")
+        )
     else:
-        label = "not started" if step.status == "pending" else step.status
+        label = gettext("not started") if step.status == "pending" else status_label(step.status)
     return TimelineBar(step.name, step.status, 0, 0, False, label)
+
+
+def status_label(status: str) -> str:
+    """A step's status in the reader's language, lower case as the pages print it."""
+    return StepStatus(status).label.lower() if status in StepStatus.values else status

@@ -12,7 +12,16 @@ from django.utils.translation import gettext_lazy as _
 from django.views.decorators.debug import sensitive_variables
 
 from agents.evidence import ASSERTION_FIELDS
-from agents.models import Agent, AgentTestCase, Credential, Preset, PromptVersion, Skill
+from agents.models import (
+    Agent,
+    AgentTestCase,
+    AgentToolSettings,
+    Credential,
+    Preset,
+    PromptVersion,
+    Skill,
+    WorkspaceToolPolicy,
+)
 from agents.policy import validate_runtime_policy
 from agents.runtime.tools import REGISTRY
 from agents.services import (
@@ -27,6 +36,12 @@ from agents.services import (
     preset_update,
     skill_create,
     skill_update,
+)
+from agents.services.tool_settings import (
+    AGENT_TOOL_FIELDS,
+    POLICY_FIELDS,
+    agent_tool_settings_change,
+    workspace_tool_policy_update,
 )
 from aihummer.admin_site import ServiceModelForm
 from aihummer.jsonsafe import json_loads
@@ -389,3 +404,74 @@ class AgentTestCaseForm(ServiceModelForm):
         if self.instance.pk is None:
             return agent_test_case_create(agent=self.instance.agent, actor=self.actor, assertions=assertions, **fields)
         return agent_test_case_update(case=self.instance, actor=self.actor, assertions=assertions, **fields)
+
+
+# --- tool settings (issue 30) ---------------------------------------------------------------
+class NameListField(HostListField):
+    """Tool names one per line (or comma-separated)."""
+
+
+class AgentToolSettingsForm(ServiceModelForm):
+    """An agent's side-effect tools. The SMTP password is a credential of the agent's
+    workspace (the picker offers no other), or typed here: write-only, it goes to the
+    vault and is never shown again."""
+
+    extra_approval_tools = NameListField(
+        required=False,
+        label=_("Extra approval tools"),
+        help_text=_("Tools this agent adds to the workspace's approval list, one per line."),
+    )
+    http_allowed_hosts = HostListField(
+        required=False,
+        label=_("HTTP allowed hosts"),
+        help_text=_("Hosts http_request may call, one per line (api.example.com, *.example.com); empty: none."),
+    )
+    smtp_password_secret = forms.CharField(
+        label=_("SMTP password"),
+        widget=forms.PasswordInput(render_value=False),
+        required=False,
+        strip=False,
+        help_text=_(
+            "Write-only: stored in the vault (the credential chosen above, else a new one named smtp-<agent>), "
+            "never shown again. Leave empty to keep the current one."
+        ),
+    )
+
+    class Meta:
+        model = AgentToolSettings
+        fields = ["agent", *AGENT_TOOL_FIELDS]
+        labels = {"smtp_password": _("SMTP password credential")}
+
+    def clean(self) -> dict:
+        data = super().clean()
+        agent = data.get("agent") or (self.instance.agent if self.instance.agent_id else None)
+        credential = data.get("smtp_password")
+        if agent is not None and credential is not None and credential.workspace_id != agent.workspace_id:
+            self.add_error("smtp_password", _("Choose a credential of the agent's workspace."))
+        return data
+
+    @method_decorator(sensitive_variables("data", "secret"))
+    def call_service(self) -> AgentToolSettings:
+        data = self.cleaned_data
+        agent = data.get("agent") or self.instance.agent
+        fields = {field: data[field] for field in AGENT_TOOL_FIELDS if field in data}
+        secret = data.get("smtp_password_secret") or None  # to the credential chosen, else smtp-<agent>
+        return agent_tool_settings_change(agent=agent, actor=self.actor, smtp_password_secret=secret, **fields)
+
+
+class WorkspaceToolPolicyForm(ServiceModelForm):
+    approval_tools = NameListField(
+        required=False,
+        label=_("Approval tools"),
+        help_text=_("Tools whose every call waits for a person's approval, one per line."),
+    )
+
+    class Meta:
+        model = WorkspaceToolPolicy
+        fields = ["workspace", *POLICY_FIELDS]
+
+    def call_service(self) -> WorkspaceToolPolicy:
+        data = self.cleaned_data
+        workspace = data.get("workspace") or self.instance.workspace
+        fields = {field: data[field] for field in POLICY_FIELDS if field in data}
+        return workspace_tool_policy_update(workspace=workspace, actor=self.actor, **fields)

@@ -83,11 +83,11 @@ class CredentialAdmin(WorkspaceScopedAdmin):
             )
         )
 
-    @admin.display(description="secret")
+    @admin.display(description=gettext_lazy("secret"))
     def secret_status(self, obj: Credential) -> str:
-        return f"set · {obj.fingerprint}"
+        return _("set · %(fingerprint)s") % {"fingerprint": obj.fingerprint}
 
-    @admin.display(description="presets", ordering="preset_count")
+    @admin.display(description=gettext_lazy("presets"), ordering="preset_count")
     def preset_count(self, obj: Credential) -> int:
         return obj.preset_count
 
@@ -118,7 +118,7 @@ class PresetAdmin(WorkspaceScopedAdmin):
     def get_queryset(self, request: HttpRequest) -> models.QuerySet:
         return super().get_queryset(request).annotate(agent_count=Count("agents", filter=Q(agents__is_sandbox=False)))
 
-    @admin.display(description="agents", ordering="agent_count")
+    @admin.display(description=gettext_lazy("agents"), ordering="agent_count")
     def agent_count(self, obj: Preset) -> int:
         return obj.agent_count
 
@@ -135,7 +135,7 @@ class PresetAdmin(WorkspaceScopedAdmin):
     def has_publish_permission(self, request: HttpRequest) -> bool:
         return self.allowed(request, Verb.PUBLISH)
 
-    @admin.action(description="Make the selected preset the workspace's default", permissions=["publish"])
+    @admin.action(description=gettext_lazy("Make the selected preset the workspace's default"), permissions=["publish"])
     def make_default(self, request: HttpRequest, queryset: models.QuerySet) -> None:
         for preset in queryset:
             try:
@@ -171,7 +171,15 @@ class SkillAdmin(WorkspaceScopedAdmin):
         super().save_model(request, obj, form, change)
         for proposal in getattr(form, "proposals", []):
             if not proposal.is_sandbox:  # sandbox agents follow too, unseen by people
-                messages.info(request, f"Proposed to {proposal.agent.key} as v{proposal.number} ({proposal.status}).")
+                messages.info(
+                    request,
+                    _("Proposed to %(agent)s as v%(number)s (%(status)s).")
+                    % {
+                        "agent": proposal.agent.key,
+                        "number": proposal.number,
+                        "status": proposal.get_status_display().lower(),
+                    },
+                )
 
 
 # --- agents ---------------------------------------------------------------------------
@@ -192,14 +200,24 @@ class ReadOnlyInline(admin.TabularInline):
         return False
 
 
-class AgentSectionInline(ReadOnlyInline):
+class OrderedInline(ReadOnlyInline):
+    """Rows with a `position` (0-based, stored), shown as the propose form numbers them."""
+
+    ordering = ["position"]
+
+    @admin.display(description=gettext_lazy("order"))
+    def order(self, obj: AgentSection | AgentSkill) -> int:
+        return obj.position + 1
+
+
+class AgentSectionInline(OrderedInline):
     model = AgentSection
-    fields = readonly_fields = ["position", "key", "title", "body", "enabled"]
+    fields = readonly_fields = ["order", "key", "title", "body", "enabled"]
 
 
-class AgentSkillInline(ReadOnlyInline):
+class AgentSkillInline(OrderedInline):
     model = AgentSkill
-    fields = readonly_fields = ["position", "key", "title", "body", "shared"]
+    fields = readonly_fields = ["order", "key", "title", "body", "shared"]
 
 
 @admin.register(Agent)
@@ -238,11 +256,13 @@ class AgentAdmin(AgentDeskMixin, WorkspaceScopedAdmin):
     def save_model(self, request: HttpRequest, obj: Agent, form: AgentForm, change: bool) -> None:
         super().save_model(request, obj, form, change)
         if form.proposal is not None:
-            messages.info(
-                request,
-                f"The preset change is version {form.proposal.number} ({form.proposal.status}): "
-                + ("it waits for review in the queue." if form.proposal.is_pending else "it is live."),
+            said = (
+                _("The preset change is version %(number)s (%(status)s): it waits for review in the queue.")
+                if form.proposal.is_pending
+                else _("The preset change is version %(number)s (%(status)s): it is live.")
             )
+            status = form.proposal.get_status_display().lower()
+            messages.info(request, said % {"number": form.proposal.number, "status": status})
 
     def get_fieldsets(self, request: HttpRequest, obj: Agent | None = None) -> list:
         if obj is None:
@@ -250,7 +270,7 @@ class AgentAdmin(AgentDeskMixin, WorkspaceScopedAdmin):
         return [
             # expected_live: the hidden live version number the page showed (no lost update).
             (None, {"fields": ["workspace", "key", *AGENT_FORM_FIELDS, "expected_live"]}),
-            ("What the agent is told (live version, read-only)", {"fields": self.profile_fields}),
+            (_("What the agent is told (live version, read-only)"), {"fields": self.profile_fields}),
         ]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Agent | None = None) -> list[str]:
@@ -270,11 +290,11 @@ class AgentAdmin(AgentDeskMixin, WorkspaceScopedAdmin):
             )
         return super().render_change_form(request, context, add, change, form_url, obj)
 
-    @admin.display(description="live version")
+    @admin.display(description=gettext_lazy("live version"))
     def live_version_number(self, obj: Agent) -> str:
-        return f"v{obj.live_number}" if obj.live_number else "none yet: version 1 is waiting for review"
+        return f"v{obj.live_number}" if obj.live_number else _("none yet: version 1 is waiting for review")
 
-    @admin.display(description="goals")
+    @admin.display(description=gettext_lazy("goals"))
     def goals_list(self, obj: Agent) -> str:
         return "; ".join(obj.goals) or "—"
 
@@ -287,7 +307,7 @@ class AgentAdmin(AgentDeskMixin, WorkspaceScopedAdmin):
         }
         return render_to_string("admin/agents/agent/_runtime_policy.html", context)
 
-    @admin.display(description="rendered system prompt (first turn)")
+    @admin.display(description=gettext_lazy("rendered system prompt (first turn)"))
     def rendered_prompt(self, obj: Agent) -> str:
         prefix = render_prefix(obj.live_snapshot, first_turn=True) if obj.live_snapshot else ""
         return format_html("<pre style='white-space:pre-wrap;max-width:60em'>{}</pre>", prefix)
@@ -371,9 +391,9 @@ class AgentTurnAdmin(WorkspaceScopedAdmin):
                 ]
             },
         ),
-        ("Outcome", {"fields": ["status", "message_text", "answer_text", "error"]}),
+        (gettext_lazy("Outcome"), {"fields": ["status", "message_text", "answer_text", "error"]}),
         (
-            "Usage",
+            gettext_lazy("Usage"),
             {
                 "fields": [
                     "provider_name",
@@ -389,10 +409,10 @@ class AgentTurnAdmin(WorkspaceScopedAdmin):
                 ]
             },
         ),
-        ("Debug log", {"fields": ["calls"]}),
+        (gettext_lazy("Debug log"), {"fields": ["calls"]}),
     ]
 
-    @admin.display(description="cost", ordering="cost_usd")
+    @admin.display(description=gettext_lazy("cost"), ordering="cost_usd")
     def cost(self, obj: AgentTurn) -> str:
         return money(obj.cost_usd)
 
@@ -405,10 +425,10 @@ class AgentTurnAdmin(WorkspaceScopedAdmin):
     def has_delete_permission(self, request: HttpRequest, obj: AgentTurn | None = None) -> bool:
         return False
 
-    @admin.display(description="agent")
+    @admin.display(description=gettext_lazy("agent"))
     def agent_link(self, obj: AgentTurn) -> str:
         if obj.agent_id is None:
-            return f"{obj.agent_key} (deleted)"
+            return _("%(agent)s (deleted)") % {"agent": obj.agent_key}
         url = reverse("admin:agents_agent_change", args=[obj.agent_id])
         return format_html('<a href="{}">{}</a>', url, obj.agent_key)
 
@@ -428,11 +448,11 @@ class AgentTurnAdmin(WorkspaceScopedAdmin):
             return format_html('<a href="{}#aih-evidence" id="aih-turn-evidence">{}</a>', url, _("evidence run"))
         return dict(TURN_ORIGINS)[origin.kind]
 
-    @admin.display(description="message")
+    @admin.display(description=gettext_lazy("message"))
     def message_text(self, obj: AgentTurn) -> str:
         return format_html("<pre style='white-space:pre-wrap'>{}</pre>", obj.message)
 
-    @admin.display(description="answer")
+    @admin.display(description=gettext_lazy("answer"))
     def answer_text(self, obj: AgentTurn) -> str:
         return format_html("<pre style='white-space:pre-wrap'>{}</pre>", obj.answer)
 
@@ -442,7 +462,7 @@ class AgentTurnAdmin(WorkspaceScopedAdmin):
             turn.calls_page = request.GET.get("calls")  # which page of model calls `calls` shows
         return turn
 
-    @admin.display(description="model calls")
+    @admin.display(description=gettext_lazy("model calls"))
     def calls(self, obj: AgentTurn) -> str:
         page = debug_log_page(turn=obj, number=getattr(obj, "calls_page", None))
         for log in page.object_list:

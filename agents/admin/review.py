@@ -121,7 +121,6 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
         "source",
         "short_reason",
         "age",
-        "stale",
         "review_needed",
         "size",
         "evidence",
@@ -166,10 +165,20 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
         return self.allowed(request, Verb.DECIDE)
 
     # columns
+    def get_list_display(self, request: HttpRequest) -> list[str]:
+        # Columns that would say the same on every row go (they cost the others width):
+        # the workspace for a person who reads one, the status unless all are listed.
+        workspace_ids = self.actor(request).workspace_ids(Verb.READ)
+        hidden = {"workspace"} if workspace_ids is not None and len(workspace_ids) == 1 else set()
+        if request.GET.get(StatusFilter.parameter_name) != "all":
+            hidden.add("status_badge")
+        return [column for column in super().get_list_display(request) if column not in hidden]
+
     @admin.display(description=_("proposal"), ordering="agent__key")
     def review_link(self, obj: PromptVersion) -> str:
+        # The stale flag rides with the proposal's name: a column of its own was mostly empty.
         url = reverse("admin:agents_promptversion_review", args=[obj.pk])
-        return format_html('<a href="{}">{} v{}</a>', url, obj.agent.key, obj.number)
+        return format_html('<a href="{}">{} v{}</a>{}', url, obj.agent.key, obj.number, self.stale(obj))
 
     @admin.display(description=_("reason"))
     def short_reason(self, obj: PromptVersion) -> str:
@@ -184,7 +193,7 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
         if not obj.is_stale:
             return ""
         return format_html(
-            '<span class="aih-badge aih-stale-flag" style="background:#b7791f" title="{}">{}</span>',
+            ' <span class="aih-badge aih-stale-flag" style="background:#b7791f" title="{}">{}</span>',
             gettext("The live version moved since this was proposed; approving reverts the later versions."),
             gettext("stale"),
         )
@@ -219,7 +228,10 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
         return evidence_badge(obj)
 
     def changelist_view(self, request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
-        response = super().changelist_view(request, {"title": gettext("Review queue"), **(extra_context or {})})
+        # A work page: its ten columns get the width the navigation sidebar would take
+        # (the header's "Review queue" and the breadcrumbs lead elsewhere).
+        context = {"title": gettext("Review queue"), "is_nav_sidebar_enabled": False, **(extra_context or {})}
+        response = super().changelist_view(request, context)
         changelist = getattr(response, "context_data", {}).get("cl")
         if changelist is not None and self._is_the_pending_count(request, changelist):
             # The header badge counts the same rows: reuse the page's count (one COUNT, not two).

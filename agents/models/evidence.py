@@ -20,23 +20,40 @@ class AgentTestCase(TimeStampedModel):
     """A saved check of an agent: a message (or structured input) in, assertions on the
     answer out. Every active case runs on each proposal, on the candidate and on live."""
 
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="test_cases")
-    name = models.CharField(max_length=200)
-    message = models.TextField(blank=True, help_text="What the agent is asked.")
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="test_cases", verbose_name=_("agent"))
+    name = models.CharField(max_length=200, verbose_name=_("name"))
+    message = models.TextField(blank=True, help_text=_("What the agent is asked."), verbose_name=_("message"))
     input = models.JSONField(
-        null=True, blank=True, help_text="Instead of a message: a JSON object, sent to the agent as JSON text."
+        null=True,
+        blank=True,
+        help_text=_("Instead of a message: a JSON object, sent to the agent as JSON text."),
+        verbose_name=_("input"),
     )
-    contains = models.JSONField(default=list, blank=True, help_text="Strings the answer must contain.")
-    not_contains = models.JSONField(default=list, blank=True, help_text="Strings the answer must not contain.")
-    case_insensitive = models.BooleanField(default=False, help_text="contains, not_contains and regex ignore case.")
-    regex = models.CharField(max_length=500, blank=True, help_text="A regular expression found in the answer.")
-    min_length = models.PositiveIntegerField(null=True, blank=True, help_text="Characters.")
-    max_length = models.PositiveIntegerField(null=True, blank=True, help_text="Characters.")
+    contains = models.JSONField(
+        default=list, blank=True, help_text=_("Strings the answer must contain."), verbose_name=_("contains")
+    )
+    not_contains = models.JSONField(
+        default=list, blank=True, help_text=_("Strings the answer must not contain."), verbose_name=_("not contains")
+    )
+    case_insensitive = models.BooleanField(
+        default=False, help_text=_("contains, not_contains and regex ignore case."), verbose_name=_("case insensitive")
+    )
+    regex = models.CharField(
+        max_length=500, blank=True, help_text=_("A regular expression found in the answer."), verbose_name=_("regex")
+    )
+    min_length = models.PositiveIntegerField(
+        null=True, blank=True, help_text=_("Characters."), verbose_name=_("min length")
+    )
+    max_length = models.PositiveIntegerField(
+        null=True, blank=True, help_text=_("Characters."), verbose_name=_("max length")
+    )
     max_tokens = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Tokens of the whole turn, input and output."
+        null=True, blank=True, help_text=_("Tokens of the whole turn, input and output."), verbose_name=_("max tokens")
     )
-    max_cost_usd = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
-    is_active = models.BooleanField("active", default=True)
+    max_cost_usd = models.DecimalField(
+        max_digits=12, decimal_places=6, null=True, blank=True, verbose_name=_("max cost usd")
+    )
+    is_active = models.BooleanField(_("active"), default=True)
 
     history = ConfigurationHistory(sandbox_via="agent")
 
@@ -114,12 +131,19 @@ class EvidenceRun(models.Model):
     trigger = models.CharField(max_length=20, choices=Trigger.choices)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
     live_version = models.ForeignKey(
-        "PromptVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+", help_text="Compared with."
+        "PromptVersion",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text=_("Compared with."),
     )
     cases_total = models.PositiveIntegerField(default=0)
     candidate_passed = models.PositiveIntegerField(default=0)
     live_passed = models.PositiveIntegerField(default=0)
-    regressions = models.PositiveIntegerField(default=0, help_text="Cases that pass on live and not on the candidate.")
+    regressions = models.PositiveIntegerField(
+        default=0, help_text=_("Cases that pass on live and not on the candidate.")
+    )
     error = models.TextField(blank=True)
     judge_status = models.CharField(max_length=20, choices=JudgeStatus.choices, default=JudgeStatus.NONE)
     judge_preset_key = models.CharField(max_length=50, blank=True)
@@ -199,7 +223,12 @@ class CaseResult(models.Model):
     case_name = models.CharField(max_length=200)
     side = models.CharField(max_length=20, choices=Side.choices)
     version = models.ForeignKey(
-        "PromptVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+", help_text="What answered."
+        "PromptVersion",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text=_("What answered."),
     )
     version_number = models.PositiveIntegerField()
     status = models.CharField(max_length=20, choices=Status.choices)

@@ -14,10 +14,12 @@ from sandbox.models import SandboxedModel, SandboxQuerySet, VisibleManager
 class Skill(TimeStampedModel):
     """A shared skill: a block of instructions several agents can carry (by value)."""
 
-    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="skills")
-    key = models.CharField(max_length=50, validators=[KEY_VALIDATOR])
-    title = models.CharField(max_length=200)
-    body = models.TextField()
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.CASCADE, related_name="skills", verbose_name=_("workspace")
+    )
+    key = models.CharField(max_length=50, validators=[KEY_VALIDATOR], verbose_name=_("key"))
+    title = models.CharField(max_length=200, verbose_name=_("title"))
+    body = models.TextField(verbose_name=_("body"))
 
     history = ConfigurationHistory()
 
@@ -35,21 +37,26 @@ class Agent(SandboxedModel, TimeStampedModel):
     """An agent. The profile fields below are a projection of its live version's
     snapshot, written only when a version goes live."""
 
-    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="agents")
-    key = models.CharField(max_length=50, validators=[KEY_VALIDATOR])
-    name = models.CharField(max_length=200)
-    description = models.TextField(blank=True)
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.CASCADE, related_name="agents", verbose_name=_("workspace")
+    )
+    key = models.CharField(max_length=50, validators=[KEY_VALIDATOR], verbose_name=_("key"))
+    name = models.CharField(max_length=200, verbose_name=_("name"))
+    description = models.TextField(blank=True, verbose_name=_("description"))
     preset = models.ForeignKey(
         Preset,
         null=True,
         blank=True,
         on_delete=models.PROTECT,
         related_name="agents",
-        help_text="The live version's preset (its snapshot's `preset`), written when a version goes "
-        "live; empty: the workspace's default preset at run time.",
+        help_text=_(
+            "The live version's preset (its snapshot's `preset`), written when a version goes "
+            "live; empty: the workspace's default preset at run time."
+        ),
+        verbose_name=_("preset"),
     )
-    is_active = models.BooleanField("enabled", default=True)
-    is_builtin = models.BooleanField(default=False, editable=False)
+    is_active = models.BooleanField(_("enabled"), default=True)
+    is_builtin = models.BooleanField(default=False, editable=False, verbose_name=_("is builtin"))
     live_version = models.OneToOneField(
         "PromptVersion",
         null=True,
@@ -61,19 +68,22 @@ class Agent(SandboxedModel, TimeStampedModel):
     )
 
     # Projection of the live snapshot (agents.snapshot); never edited directly.
-    identity_name = models.CharField(max_length=200, blank=True, editable=False)
-    role = models.CharField(max_length=500, blank=True, editable=False)
-    persona = models.TextField(blank=True, editable=False)
-    language = models.CharField(max_length=35, blank=True, editable=False)
-    goals = models.JSONField(default=list, blank=True, editable=False)
-    system_prompt = models.TextField(null=True, blank=True, editable=False)
-    onboarding = models.TextField(blank=True, editable=False)
-    allowed_tool_names = models.JSONField(default=list, blank=True, editable=False)
+    identity_name = models.CharField(max_length=200, blank=True, editable=False, verbose_name=_("identity name"))
+    role = models.CharField(max_length=500, blank=True, editable=False, verbose_name=_("role"))
+    persona = models.TextField(blank=True, editable=False, verbose_name=_("persona"))
+    language = models.CharField(max_length=35, blank=True, editable=False, verbose_name=_("language"))
+    goals = models.JSONField(default=list, blank=True, editable=False, verbose_name=_("goals"))
+    system_prompt = models.TextField(null=True, blank=True, editable=False, verbose_name=_("system prompt"))
+    onboarding = models.TextField(blank=True, editable=False, verbose_name=_("onboarding"))
+    allowed_tool_names = models.JSONField(
+        default=list, blank=True, editable=False, verbose_name=_("allowed tool names")
+    )
     runtime_policy = models.JSONField(
         default=dict,
         blank=True,
         editable=False,
-        help_text="The live version's runtime policy, in the product document's names (agents.policy).",
+        help_text=_("The live version's runtime policy, in the product document's names (agents.policy)."),
+        verbose_name=_("runtime policy"),
     )
 
     objects = VisibleManager.from_queryset(SandboxQuerySet)()
@@ -106,12 +116,12 @@ class Agent(SandboxedModel, TimeStampedModel):
 class AgentSection(TimeStampedModel):
     """One named, ordered block of an agent's profile (projection of the live snapshot)."""
 
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="sections")
-    key = models.CharField(max_length=50, validators=[KEY_VALIDATOR])
-    title = models.CharField(max_length=200, blank=True)
-    body = models.TextField(blank=True)
-    position = models.PositiveIntegerField()
-    enabled = models.BooleanField(default=True)
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="sections", verbose_name=_("agent"))
+    key = models.CharField(max_length=50, validators=[KEY_VALIDATOR], verbose_name=_("key"))
+    title = models.CharField(max_length=200, blank=True, verbose_name=_("title"))
+    body = models.TextField(blank=True, verbose_name=_("body"))
+    position = models.PositiveIntegerField(verbose_name=_("position"))
+    enabled = models.BooleanField(default=True, verbose_name=_("enabled"))
 
     history = ConfigurationHistory(sandbox_via="agent")
 
@@ -128,12 +138,12 @@ class AgentSection(TimeStampedModel):
 class AgentSkill(TimeStampedModel):
     """A skill as the live snapshot carries it: copied by value, shared or the agent's own."""
 
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="skills")
-    key = models.CharField(max_length=50, validators=[KEY_VALIDATOR])
-    title = models.CharField(max_length=200, blank=True)
-    body = models.TextField(blank=True)
-    shared = models.BooleanField(default=False)
-    position = models.PositiveIntegerField()
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="skills", verbose_name=_("agent"))
+    key = models.CharField(max_length=50, validators=[KEY_VALIDATOR], verbose_name=_("key"))
+    title = models.CharField(max_length=200, blank=True, verbose_name=_("title"))
+    body = models.TextField(blank=True, verbose_name=_("body"))
+    shared = models.BooleanField(default=False, verbose_name=_("shared"))
+    position = models.PositiveIntegerField(verbose_name=_("position"))
 
     history = ConfigurationHistory(sandbox_via="agent")
 

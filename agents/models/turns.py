@@ -72,48 +72,69 @@ class AgentTurn(SandboxedModel):
     # Failures that may pass on their own: worth another attempt.
     TRANSIENT_KINDS = frozenset({ErrorKind.RATE_LIMIT, ErrorKind.UNAVAILABLE, ErrorKind.TIMEOUT, ErrorKind.DEADLINE})
 
-    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="agent_turns")
-    agent = models.ForeignKey(Agent, null=True, blank=True, on_delete=models.SET_NULL, related_name="turns")
-    agent_key = models.CharField(max_length=50)
-    version = models.ForeignKey(PromptVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="turns")
-    version_number = models.PositiveIntegerField(null=True, blank=True)
-    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children")
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.CASCADE, related_name="agent_turns", verbose_name=_("workspace")
+    )
+    agent = models.ForeignKey(
+        Agent, null=True, blank=True, on_delete=models.SET_NULL, related_name="turns", verbose_name=_("agent")
+    )
+    agent_key = models.CharField(max_length=50, verbose_name=_("agent key"))
+    version = models.ForeignKey(
+        PromptVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="turns", verbose_name=_("version")
+    )
+    version_number = models.PositiveIntegerField(null=True, blank=True, verbose_name=_("version number"))
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children", verbose_name=_("parent")
+    )
+
     root = models.ForeignKey(
         "self",
         null=True,
         blank=True,
         on_delete=models.SET_NULL,
         related_name="descendants",
-        help_text="The root turn of this turn's execution tree; null on a root.",
+        help_text=_("The root turn of this turn's execution tree; null on a root."),
     )
-    depth = models.PositiveSmallIntegerField(default=0)
+    depth = models.PositiveSmallIntegerField(default=0, verbose_name=_("depth"))
     tree_running = models.PositiveSmallIntegerField(
         default=0,
-        help_text="On a root turn: the children of its execution tree running now, whatever process runs "
-        "them; a child takes a place with a conditional UPDATE (agents.runtime.tree.Place).",
+        help_text=_(
+            "On a root turn: the children of its execution tree running now, whatever process runs "
+            "them; a child takes a place with a conditional UPDATE (agents.runtime.tree.Place)."
+        ),
+        verbose_name=_("tree running"),
     )
-    actor_source = models.CharField(max_length=200)
+    actor_source = models.CharField(max_length=200, verbose_name=_("actor source"))
     started_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        verbose_name=_("started by"),
     )
-    dry_run = models.BooleanField(default=False, help_text="Side-effect tools were recorded, not executed.")
-    status = models.CharField(max_length=20, choices=Status.choices, default=Status.RUNNING)
-    provider_name = models.CharField(max_length=20, blank=True)
-    model = models.CharField(max_length=100, blank=True)
-    message = models.TextField()
-    answer = models.TextField(blank=True)
-    error = models.TextField(blank=True)
-    error_kind = models.CharField(max_length=20, choices=ErrorKind.choices, blank=True, default=ErrorKind.NONE)
-    model_calls = models.PositiveIntegerField(default=0)
-    input_tokens = models.PositiveIntegerField(default=0)
-    output_tokens = models.PositiveIntegerField(default=0)
-    cached_input_tokens = models.PositiveIntegerField(default=0)
-    cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)
-    prefix_hash = models.CharField(max_length=64, blank=True)
+    dry_run = models.BooleanField(
+        default=False, help_text=_("Side-effect tools were recorded, not executed."), verbose_name=_("dry run")
+    )
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.RUNNING, verbose_name=_("status"))
+    provider_name = models.CharField(max_length=20, blank=True, verbose_name=_("provider name"))
+    model = models.CharField(max_length=100, blank=True, verbose_name=_("model"))
+    message = models.TextField(verbose_name=_("message"))
+    answer = models.TextField(blank=True, verbose_name=_("answer"))
+    error = models.TextField(blank=True, verbose_name=_("error"))
+    error_kind = models.CharField(
+        max_length=20, choices=ErrorKind.choices, blank=True, default=ErrorKind.NONE, verbose_name=_("error kind")
+    )
+    model_calls = models.PositiveIntegerField(default=0, verbose_name=_("model calls"))
+    input_tokens = models.PositiveIntegerField(default=0, verbose_name=_("input tokens"))
+    output_tokens = models.PositiveIntegerField(default=0, verbose_name=_("output tokens"))
+    cached_input_tokens = models.PositiveIntegerField(default=0, verbose_name=_("cached input tokens"))
+    cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0, verbose_name=_("cost usd"))
+    prefix_hash = models.CharField(max_length=64, blank=True, verbose_name=_("prefix hash"))
     # When the turn began (not when its row was written: a plain turn's row is written
     # once, with its outcome).
-    started_at = models.DateTimeField(default=timezone.now)
-    finished_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(default=timezone.now, verbose_name=_("started at"))
+    finished_at = models.DateTimeField(null=True, blank=True, verbose_name=_("finished at"))
 
     objects = VisibleManager.from_queryset(AgentTurnQuerySet)()
     all_objects = models.Manager.from_queryset(AgentTurnQuerySet)()
@@ -171,13 +192,13 @@ class DebugLog(SandboxedModel):
     parameters = models.JSONField(default=dict)
     response = models.JSONField(default=dict)
     tool_calls = models.JSONField(
-        default=list, help_text="Requested calls and what became of each (ran, dry run, refused)."
+        default=list, help_text=_("Requested calls and what became of each (ran, dry run, refused).")
     )
     incremental = models.BooleanField(
-        default=False, help_text="Stores what this call added to the conversation, not the whole of it."
+        default=False, help_text=_("Stores what this call added to the conversation, not the whole of it.")
     )
     dropped_exchanges = models.PositiveIntegerField(
-        default=0, help_text="Earlier tool exchanges left out of this call to fit runtime_policy.context."
+        default=0, help_text=_("Earlier tool exchanges left out of this call to fit runtime_policy.context.")
     )
     finish_reason = models.CharField(max_length=30, blank=True)
     input_tokens = models.PositiveIntegerField(default=0)

@@ -58,36 +58,48 @@ class PromptVersion(SandboxedModel, TimeStampedModel):
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="versions", verbose_name=_("agent"))
     number = models.PositiveIntegerField(_("number"))
     status = models.CharField(_("status"), max_length=20, choices=Status.choices, default=Status.PENDING)
-    snapshot = models.JSONField()
-    content_hash = models.CharField(max_length=64)
+    snapshot = models.JSONField(verbose_name=_("snapshot"))
+    content_hash = models.CharField(max_length=64, verbose_name=_("content hash"))
     source = models.CharField(
         _("source"), max_length=200, help_text=_("Who proposed it, through what: admin:alice, mcp:ci/claude…")
     )
     reason = models.TextField(_("reason"), blank=True)
     proposed_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        verbose_name=_("proposed by"),
     )
     # Four eyes compares this: the proposing person, or the key when no person owns it.
-    proposer_identity = models.CharField(max_length=120)
+    proposer_identity = models.CharField(max_length=120, verbose_name=_("proposer identity"))
     base_version = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+", help_text="Live when proposed."
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+", help_text=_("Live when proposed.")
     )
     reviewed_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        verbose_name=_("reviewed by"),
     )
-    reviewed_at = models.DateTimeField(null=True, blank=True)
-    review_note = models.TextField(blank=True)
+    reviewed_at = models.DateTimeField(null=True, blank=True, verbose_name=_("reviewed at"))
+    review_note = models.TextField(blank=True, verbose_name=_("review note"))
     # Computed once against base_version when recorded (the snapshot never changes),
     # so the queue shows sizes without loading two snapshots per row.
-    diff_stats = models.JSONField(default=dict, editable=False)
+    diff_stats = models.JSONField(default=dict, editable=False, verbose_name=_("diff stats"))
     # The risk tier of the change against base_version (agents.tiers), computed when
     # recorded, and the diff lines that put it there: [{"tier", "line"}, ...].
-    tier = models.CharField(max_length=20, choices=Tier.choices, default=Tier.WORDING, editable=False)
-    tier_reasons = models.JSONField(default=list, editable=False)
+    tier = models.CharField(
+        max_length=20, choices=Tier.choices, default=Tier.WORDING, editable=False, verbose_name=_("tier")
+    )
+    tier_reasons = models.JSONField(default=list, editable=False, verbose_name=_("tier reasons"))
     # Scheduled go-live: every required approval is in, and beat puts it live then
     # (still pending until it does). `go_live_problem`: why beat left it pending.
-    go_live_at = models.DateTimeField(null=True, blank=True, editable=False)
-    go_live_problem = models.TextField(blank=True, editable=False)
+    go_live_at = models.DateTimeField(null=True, blank=True, editable=False, verbose_name=_("go live at"))
+    go_live_problem = models.TextField(blank=True, editable=False, verbose_name=_("go live problem"))
     # A stale proposal rebased onto a newer live version: the new pending one.
     superseded_by = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+", editable=False

@@ -41,10 +41,12 @@ def test_the_queue_speaks_the_browser_language(client, bob, proposal):
     page = french.content.decode()
     assert "<title>File de relecture | AiHummer</title>" in page
     assert "1 modification, +" in page and ">formulation · 0/1</span>" in page
-    assert ">en attente</span>" in page and "Approuver les propositions sélectionnées" in page
-    assert "Espace de travail" in page and "Ancienneté" in page
+    assert "En attente</a>" in page and "Approuver les propositions sélectionnées" in page  # the status filter
+    assert "Ancienneté" in page and "Motif" in page  # column headings (bob reads one workspace: no workspace column)
     assert "Review queue" not in page
-    assert "Tours d\u2019agent" in page and "Exécutions de workflows" in page  # the side menu's models
+    # the models' names, in the side menu of any other page (the queue gives its width to its columns)
+    menu = client.get(reverse("admin:agents_agent_changelist"), headers=FRENCH).content.decode()
+    assert "Tours d\u2019agent" in menu and "Exécutions de workflows" in menu
     assert ">aucun cas</span>" in page
 
     assert "<title>Review queue | AiHummer</title>" in english and "1 change, +" in english
@@ -76,3 +78,17 @@ def test_the_review_page_speaks_the_browser_language(client, bob, proposal):
     for english_word in ("Proposed by", "Review needed", "Decide", "Rendered system prompt"):
         assert english_word not in page
     assert "Proposed by" in english and 'value="Approve"' in english and "0 of 1 approval" in english
+
+
+def test_the_agent_page_speaks_the_browser_language(client, ada, proposal):
+    client.force_login(ada)
+    url = reverse("admin:agents_agent_change", args=[proposal.agent_id])
+
+    page = client.get(url, headers=FRENCH).content.decode()
+
+    assert "Proposer une modification" in page and "1 proposition attend sa relecture." in page
+    assert "Ce qui est dit \u00e0 l\u2019agent (version en service, en lecture seule)" in page
+    assert "Pr\u00e9r\u00e9glage" in page and "Outils autoris\u00e9s" in page and "Cas de test (0)" in page
+    assert "Prompt syst\u00e8me rendu (premier tour)" in page
+    for english_word in ("What the agent is told", "Live version", "Allowed tool names"):
+        assert english_word not in page

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import requests
 
 from agents.models import AgentTurn, ApprovalRequest, Conversation, Preset
 from agents.runtime import agent_turn_run
@@ -111,3 +112,28 @@ def test_a_resumed_turn_keeps_the_callers_render_context(notifier, alice, bob, o
     paused, resumed = openai_server.bodies[-2:]
     assert "- user: Lea" in json.dumps(paused["messages"][0])
     assert resumed["messages"][0] == paused["messages"][0]
+
+
+def test_a_streamed_message_whose_turn_waits_ends_with_the_review_link(
+    live_server, notifier, make_key, alice, httpserver
+) -> None:
+    response = requests.post(
+        f"{live_server.url}/v1/admin/agents/notifier/conversations/messages",
+        json={"message": NOTIFY, "channel": "api", "stream": True},
+        headers={"Authorization": f"Bearer {make_key('read,write', owner=alice)}", "Accept": "text/event-stream"},
+        stream=True,
+        timeout=60,
+    )
+
+    events = []
+    for block in response.text.split("\n\n"):
+        fields = dict(line.partition(": ")[::2] for line in block.splitlines() if line)
+        if fields:
+            events.append((fields["event"], json.loads(fields["data"])))
+    request = ApprovalRequest.objects.get()
+    assert [kind for kind, _ in events] == ["start", "tool_call", "tool_result", "message"]
+    assert events[2][1]["calls"][0]["outcome"] == "waiting"
+    final = events[-1][1]
+    assert (final["answer"], final["turn"]["status"]) == (None, "waiting")
+    assert final["turn"]["waiting_for"]["review_url"] == f"/admin/agents/approvalrequest/{request.pk}/review/"
+    assert httpserver.log == []

@@ -187,6 +187,7 @@ def test_the_agent_page_counts_its_test_cases_and_says_proposals_wait(client, ad
     page = client.get(reverse("admin:agents_agent_change", args=[agent.pk])).content.decode()
 
     assert re.search(r'class="inline-heading">\s*Test cases \(2\)\s*</h2>', page)
+    assert re.search(r'<td class="field-order">\s*<p>1</p>', page)  # 1-based, as the propose form numbers them
     banner = re.search(r'id="aih-pending-banner">(.*?)</p>', page, re.S).group(1)
     queue = reverse("admin:agents_promptversion_changelist")
     assert "1 proposal waits for review." in banner

@@ -20,7 +20,7 @@ from aihummer.actors import Actor
 from aihummer.mcp import build_server
 from aihummer.models import User, Workspace
 from aihummer.tests.factories import make_agent, make_key, openai_preset
-from aihummer.tests.mcp_helpers import in_thread, ok, with_client
+from aihummer.tests.mcp_helpers import http_client, in_thread, live_uvicorn, ok, server_env, with_client
 from aihummer.tests.waiting import wait_until
 from workflows.tests.fake_openai import FakeOpenAI
 
@@ -149,3 +149,33 @@ def test_send_message_refuses_a_peer_from_a_key_that_may_not_vouch(streaming_wri
     assert "vouch" in result.content[0].text
     assert not Conversation.objects.exists()
     assert streaming_writer.bodies == []
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_over_http_a_cancelled_call_stops_waiting_and_the_turn_goes_on(
+    held_model: Preset, answer_now: threading.Event, raw_key: str, mode: str
+) -> None:
+    """Over HTTP (notifications/cancelled in legacy mode, the request stream closed in
+    2026 mode): the session goes on serving while the model still holds the turn, and
+    the server still records the turn once the model answers. (That the tool stopped
+    waiting is shown in-process above, by its log line; the server's log is not read here.)"""
+
+    async def work(client: Client) -> tuple[int, Any]:
+        started = anyio.Event()
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            started.set()
+
+        async with anyio.create_task_group() as group:
+            arguments = {"agentKey": "writer", "input": "Bonjour"}
+            group.start_soon(lambda: client.call_tool("run_agent_test", arguments, progress_callback=on_progress))
+            await started.wait()
+            group.cancel_scope.cancel()
+        after = await client.call_tool("list_agents", {})
+        return await in_thread(AgentTurn.objects.count), after
+
+    with live_uvicorn(server_env()) as url:
+        turns_while_cancelled, after = with_client(http_client(url, raw_key, mode=mode), work)
+        assert (turns_while_cancelled, ok(after)["count"]) == (0, 1)
+        answer_now.set()
+        wait_until(lambda: AgentTurn.objects.filter(status="succeeded").exists())

@@ -58,7 +58,9 @@ def test_the_queue_shows_pending_proposals_by_default_with_their_columns(client,
     assert f'href="{review_url(proposal)}">redacteur v2</a>' in page
     assert "admin:alice" in page and "court" in page
     assert "1 change, +" in page
-    assert "aih-stale-flag" in page  # stale: the live version moved since it was proposed
+    assert "aih-stale-flag" in page  # stale: the live version moved since it was proposed (beside its name)
+    assert "column-workspace" not in page  # bob reads one workspace: no column to say its name
+    assert '<div class="nav-sidebar' not in page and 'id="nav-sidebar"' not in page  # the queue gets the width
     assert ">wording · 0/1</span>" in page  # its tier, and its approvals of those it needs
     assert "redacteur v3" not in page  # approved: not in the default (pending) view
     everything = client.get(reverse("admin:agents_promptversion_changelist") + "?status=all").content.decode()

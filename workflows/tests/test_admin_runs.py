@@ -106,7 +106,8 @@ def test_a_retrying_step_says_its_last_error_and_next_attempt_and_keeps_its_atte
     assert f'<dd class="aih-step-last-error">{escape(error)}</dd>' in panel
     assert f"{timezone.localtime(retry_at):%H:%M:%S} UTC (in 4" in panel
     assert f"next attempt at {timezone.localtime(retry_at):%H:%M:%S}" in panel  # in the summary line too
-    assert "attempt 1 — " + escape(error) in panel
+    started, ended = (timezone.localtime(now - timedelta(seconds=s)) for s in (2, 1))
+    assert f"attempt 1 · {started:%H:%M:%S} → {ended:%H:%M:%S} — {escape(error)}" in panel
     row = html[html.index('class="aih-tl-row" data-step="s0"') :]
     row = row[: row.index("</div>\n  </div>")]
     assert row.count("aih-tl-attempt") == 1  # the failed attempt's bar stays on the axis
