@@ -15,7 +15,7 @@ def answers_name_their_agent(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('agents', '0019_turn_tree_root_and_running'),
+        ('agents', '0020_desk_french_field_names'),
     ]
 
     operations = [
