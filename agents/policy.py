@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext_noop
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 from pydantic import ValidationError as PydanticValidationError
 from pydantic_core import ErrorDetails, PydanticCustomError
@@ -55,20 +56,27 @@ class ContextPolicy(StrictModel):
         None,
         ge=1_000,
         le=2_000_000,
-        description="Budget of one request in tokens, input and output. null: the model's context window "
-        "(from the catalog; 128000 for a model it does not know). A number makes the context explicit: "
-        "older messages that no longer fit are then compacted into a summary, in batches, before the "
-        "request is built, instead of leaving the window.",
+        description=gettext_noop(
+            "Budget of one request in tokens, input and output. null: the model's context window "
+            "(from the catalog; 128000 for a model it does not know). A number makes the context explicit: "
+            "older messages that no longer fit are then compacted into a summary, in batches, before the "
+            "request is built, instead of leaving the window."
+        ),
     )
-    reserve_tokens: int = Field(4_096, ge=0, le=200_000, description="Tokens of the budget kept free for the answer.")
+    reserve_tokens: int = Field(
+        4_096, ge=0, le=200_000, description=gettext_noop("Tokens of the budget kept free for the answer.")
+    )
     history_share: float = Field(
-        0.5, ge=0.05, le=0.95, description="Share of the budget (less reserve_tokens) the history may use."
+        0.5,
+        ge=0.05,
+        le=0.95,
+        description=gettext_noop("Share of the budget (less reserve_tokens) the history may use."),
     )
     max_history_messages: int = Field(
-        200, ge=1, le=5_000, description="Most messages of the conversation's history a request carries."
+        200, ge=1, le=5_000, description=gettext_noop("Most messages of the conversation's history a request carries.")
     )
     bootstrap_max_chars: int = Field(
-        20_000, ge=500, le=200_000, description="Cap in characters on the rendered profile block."
+        20_000, ge=500, le=200_000, description=gettext_noop("Cap in characters on the rendered profile block.")
     )
 
     @model_validator(mode="after")
@@ -84,33 +92,48 @@ class PruningPolicy(StrictModel):
     """Stale tool results trimmed from what is sent (never from the database, never the user's text)."""
 
     ttl_seconds: int = Field(
-        300, ge=0, le=2_592_000, description="A tool result older than this may be trimmed; newer ones stay whole."
+        300,
+        ge=0,
+        le=2_592_000,
+        description=gettext_noop("A tool result older than this may be trimmed; newer ones stay whole."),
     )
     keep_last_assistants: int = Field(
         3,
         ge=0,
         le=100,
-        description="Tool results after the last this-many assistant answers stay whole; with fewer answers "
-        "in the history, nothing is pruned.",
+        description=gettext_noop(
+            "Tool results after the last this-many assistant answers stay whole; with fewer answers "
+            "in the history, nothing is pruned."
+        ),
     )
     soft_trim_ratio: float = Field(
         0.3,
         ge=0.0,
         le=1.0,
-        description="When the request fills more than this share of the budget, stale tool results longer "
-        "than head_chars + tail_chars keep only their head and tail.",
+        description=gettext_noop(
+            "When the request fills more than this share of the budget, stale tool results longer "
+            "than head_chars + tail_chars keep only their head and tail."
+        ),
     )
-    head_chars: int = Field(1_500, ge=0, le=100_000, description="Characters a soft trim keeps from the start.")
-    tail_chars: int = Field(1_500, ge=0, le=100_000, description="Characters a soft trim keeps from the end.")
+    head_chars: int = Field(
+        1_500, ge=0, le=100_000, description=gettext_noop("Characters a soft trim keeps from the start.")
+    )
+    tail_chars: int = Field(
+        1_500, ge=0, le=100_000, description=gettext_noop("Characters a soft trim keeps from the end.")
+    )
     hard_clear_ratio: float = Field(
         0.5,
         ge=0.0,
         le=1.0,
-        description="When the request still fills more than this share of the budget after the soft trim, "
-        "stale tool results are replaced by the placeholder, oldest first, until it no longer does.",
+        description=gettext_noop(
+            "When the request still fills more than this share of the budget after the soft trim, "
+            "stale tool results are replaced by the placeholder, oldest first, until it no longer does."
+        ),
     )
     placeholder: str = Field(
-        "[older tool result trimmed]", max_length=200, description="The text a cleared tool result is replaced by."
+        "[older tool result trimmed]",
+        max_length=200,
+        description=gettext_noop("The text a cleared tool result is replaced by."),
     )
 
     @model_validator(mode="after")
@@ -133,9 +156,11 @@ class MemoryFlushPolicy(StrictModel):
         4_000,
         ge=0,
         le=200_000,
-        description="The note is written once the history comes within this many tokens of what the window "
-        "holds, once before each compaction. Only with an explicit context (context.max_tokens set): "
-        "without one nothing is compacted, so no note is written.",
+        description=gettext_noop(
+            "The note is written once the history comes within this many tokens of what the window "
+            "holds, once before each compaction. Only with an explicit context (context.max_tokens set): "
+            "without one nothing is compacted, so no note is written."
+        ),
     )
 
 
@@ -145,29 +170,35 @@ class SessionPolicy(StrictModel):
 
     scope: Literal["per-peer", "per-channel-peer"] = Field(
         "per-channel-peer",
-        description="per-peer: one conversation per verified peer across channels; per-channel-peer: one per "
-        "channel and peer.",
+        description=gettext_noop(
+            "per-peer: one conversation per verified peer across channels; per-channel-peer: one per channel and peer."
+        ),
     )
     idle_reset_minutes: int | None = Field(
         None,
         ge=1,
         le=525_600,
-        description="After this many minutes without a message, the next one opens a new context (the raw "
-        "history is kept). null: never.",
+        description=gettext_noop(
+            "After this many minutes without a message, the next one opens a new context (the raw "
+            "history is kept). null: never."
+        ),
     )
     index_prune_after_days: int | None = Field(
         None,
         ge=1,
         le=3_650,
-        description="Conversations without a message for this many days leave the default list (never "
-        "deleted). null: never.",
+        description=gettext_noop(
+            "Conversations without a message for this many days leave the default list (never deleted). null: never."
+        ),
     )
     index_max_entries: int | None = Field(
         None,
         ge=1,
         le=100_000,
-        description="The default list shows at most this many of the agent's conversations, the most recent "
-        "(the others are kept). null: all.",
+        description=gettext_noop(
+            "The default list shows at most this many of the agent's conversations, the most recent "
+            "(the others are kept). null: all."
+        ),
     )
 
 
@@ -179,30 +210,37 @@ class ChildrenPolicy(StrictModel):
         None,
         ge=0,
         le=4,
-        description="How deep children may nest below the tree's root, never deeper than the delegating "
-        "agent's own limit; 0 forbids children. null: AIHUMMER_SUBAGENT_MAX_DEPTH.",
+        description=gettext_noop(
+            "How deep children may nest below the tree's root, never deeper than the delegating "
+            "agent's own limit; 0 forbids children. null: AIHUMMER_SUBAGENT_MAX_DEPTH."
+        ),
     )
     max_concurrent: int = Field(
         2,
         ge=1,
         le=TREE_MAX_CONCURRENT,
-        description="Children running at once in the execution tree below this agent, whatever process runs "
-        "them: the strictest value on the way down from the tree's root applies.",
+        description=gettext_noop(
+            "Children running at once in the execution tree below this agent, whatever process runs "
+            "them: the strictest value on the way down from the tree's root applies."
+        ),
     )
-    max_per_parent: int = Field(3, ge=0, le=5, description="Children one turn may start.")
+    max_per_parent: int = Field(3, ge=0, le=5, description=gettext_noop("Children one turn may start."))
     timeout_seconds: int | None = Field(
         None,
         ge=1,
         le=172_800,
-        description="Seconds a child may run, at most 48 hours and never more than its parent has left. "
-        "null: AIHUMMER_SUBAGENT_TIMEOUT_SEC.",
+        description=gettext_noop(
+            "Seconds a child may run, at most 48 hours and never more than its parent has left. "
+            "null: AIHUMMER_SUBAGENT_TIMEOUT_SEC."
+        ),
     )
     archive_after_minutes: int = Field(
         60,
         ge=0,
         le=43_200,
-        description="Minutes after which this agent's finished child turns leave the default list of turns "
-        "(never deleted).",
+        description=gettext_noop(
+            "Minutes after which this agent's finished child turns leave the default list of turns (never deleted)."
+        ),
     )
 
 
@@ -211,24 +249,28 @@ class DirectCompletionPolicy(StrictModel):
 
     mode: Literal["auto", "always"] = Field(
         "auto",
-        description="auto: AiHummer's own short calls (compaction summaries, memory notes) are direct "
-        "completions, the agent's answers run the tool loop; always: every answer of the agent is one too.",
+        description=gettext_noop(
+            "auto: AiHummer's own short calls (compaction summaries, memory notes) are direct "
+            "completions, the agent's answers run the tool loop; always: every answer of the agent is one too."
+        ),
     )
-    max_tokens: int = Field(1_024, ge=1, le=4_096, description="Output tokens of a direct completion.")
-    timeout_ms: int = Field(15_000, ge=100, le=60_000, description="Milliseconds a direct completion may take.")
+    max_tokens: int = Field(1_024, ge=1, le=4_096, description=gettext_noop("Output tokens of a direct completion."))
+    timeout_ms: int = Field(
+        15_000, ge=100, le=60_000, description=gettext_noop("Milliseconds a direct completion may take.")
+    )
 
 
 class AppPolicy(StrictModel):
     """Options of the AiHummer application: provider options sent with each request, and direct completions."""
 
     reasoning_effort: Literal["minimal", "low", "medium", "high", None] = Field(
-        None, description="Reasoning effort asked of the model; null leaves the provider's default."
+        None, description=gettext_noop("Reasoning effort asked of the model; null leaves the provider's default.")
     )
     service_tier: Literal["auto", "default", "flex", "priority", None] = Field(
-        None, description="Provider service tier; null leaves the provider's default."
+        None, description=gettext_noop("Provider service tier; null leaves the provider's default.")
     )
     direct_completion: DirectCompletionPolicy = Field(
-        DirectCompletionPolicy(), description="Short answers in one call, without the tool loop."
+        DirectCompletionPolicy(), description=gettext_noop("Short answers in one call, without the tool loop.")
     )
 
 
@@ -259,41 +301,51 @@ class InteractionPolicy(StrictModel):
 
     user_ids: Annotated[list[PeerId], AfterValidator(_unique)] | None = _distinct(
         limit=500,
-        description="The verified peers who may talk to the agent, as conversations name them (user:<id>, "
-        "api_key:<id>, api_key:<id>/<vouched id>, telegram:<id>): a conversation message from anyone else is "
-        "refused. null: anyone who may run the agent.",
+        description=gettext_noop(
+            "The verified peers who may talk to the agent, as conversations name them (user:<id>, "
+            "api_key:<id>, api_key:<id>/<vouched id>, telegram:<id>): a conversation message from anyone else is "
+            "refused. null: anyone who may run the agent."
+        ),
     )
     spawn_agent_ids: Annotated[list[AgentKey], AfterValidator(_unique)] | None = _distinct(
         limit=50,
-        description="Keys of the agents it may start as children ([]: none). null: any agent of the workspace "
-        "its delegate tool reaches.",
+        description=gettext_noop(
+            "Keys of the agents it may start as children ([]: none). null: any agent of the workspace "
+            "its delegate tool reaches."
+        ),
     )
     session_agent_ids: Annotated[list[AgentKey], AfterValidator(_unique)] = _distinct(
         limit=50,
         default=[],
-        description="Agents whose conversations it may read when session_visibility is granted.",
+        description=gettext_noop("Agents whose conversations it may read when session_visibility is granted."),
     )
     session_visibility: Literal["self", "agent", "granted"] = Field(
         "self",
-        description="Whose conversations its tools may read: self, the conversation its turn answers; agent, "
-        "every conversation of this agent; granted, those and the conversations of session_agent_ids.",
+        description=gettext_noop(
+            "Whose conversations its tools may read: self, the conversation its turn answers; agent, "
+            "every conversation of this agent; granted, those and the conversations of session_agent_ids."
+        ),
     )
-    session_send: bool = Field(False, description="Whether it may post into another conversation.")
+    session_send: bool = Field(False, description=gettext_noop("Whether it may post into another conversation."))
     child_tool_deny: Annotated[list[ToolName], AfterValidator(_unique)] = _distinct(
         limit=50,
         default=[],
-        description="Tools its children (and theirs) are never offered, whatever their own tools.",
+        description=gettext_noop("Tools its children (and theirs) are never offered, whatever their own tools."),
     )
     child_leaf_tool_deny: Annotated[list[ToolName], AfterValidator(_unique)] = _distinct(
         limit=50,
         default=[],
-        description="Tools its leaf children (those at the depth limit, which may not delegate) are never offered.",
+        description=gettext_noop(
+            "Tools its leaf children (those at the depth limit, which may not delegate) are never offered."
+        ),
     )
     elevated_telegram_user_ids: Annotated[list[TelegramId], AfterValidator(_unique)] = _distinct(
         limit=100,
         default=[],
-        description="Telegram users, a subset of user_ids, who may ask for an explicitly elevated code_exec "
-        "run (approvals still apply); kept for the channel connector that reads it.",
+        description=gettext_noop(
+            "Telegram users, a subset of user_ids, who may ask for an explicitly elevated code_exec "
+            "run (approvals still apply); kept for the channel connector that reads it."
+        ),
     )
 
     @model_validator(mode="after")
@@ -310,20 +362,27 @@ class RuntimePolicy(StrictModel):
     """An agent's runtime policy, as stored in its snapshot: budgets and delays only,
     it grants no tool and widens no right."""
 
-    version: Literal[1] = Field(1, description="Format version of this policy.")
-    context: ContextPolicy = Field(ContextPolicy(), description="The history budget of each request.")
-    pruning: PruningPolicy = Field(PruningPolicy(), description="Stale tool results trimmed from what is sent.")
+    version: Literal[1] = Field(1, description=gettext_noop("Format version of this policy."))
+    context: ContextPolicy = Field(ContextPolicy(), description=gettext_noop("The history budget of each request."))
+    pruning: PruningPolicy = Field(
+        PruningPolicy(), description=gettext_noop("Stale tool results trimmed from what is sent.")
+    )
     memory_flush: MemoryFlushPolicy = Field(
-        MemoryFlushPolicy(), description="Notes written before the history is compacted."
+        MemoryFlushPolicy(), description=gettext_noop("Notes written before the history is compacted.")
     )
     session: SessionPolicy = Field(
-        SessionPolicy(), description="The conversation's life: routing, fresh contexts, the default list."
+        SessionPolicy(), description=gettext_noop("The conversation's life: routing, fresh contexts, the default list.")
     )
-    children: ChildrenPolicy = Field(ChildrenPolicy(), description="Child agents: depth, number, time, listing.")
-    max_iterations: int = Field(16, ge=1, le=256, description="Model calls one turn's tool loop may make.")
-    app: AppPolicy = Field(AppPolicy(), description="Options of the AiHummer application.")
+    children: ChildrenPolicy = Field(
+        ChildrenPolicy(), description=gettext_noop("Child agents: depth, number, time, listing.")
+    )
+    max_iterations: int = Field(
+        16, ge=1, le=256, description=gettext_noop("Model calls one turn's tool loop may make.")
+    )
+    app: AppPolicy = Field(AppPolicy(), description=gettext_noop("Options of the AiHummer application."))
     interaction: InteractionPolicy = Field(
-        InteractionPolicy(), description="Explicit interaction rights: peers, children, conversations, tools."
+        InteractionPolicy(),
+        description=gettext_noop("Explicit interaction rights: peers, children, conversations, tools."),
     )
 
     @field_validator("version", mode="before")

@@ -90,5 +90,7 @@ def test_the_agent_page_speaks_the_browser_language(client, ada, proposal):
     assert "Ce qui est dit \u00e0 l\u2019agent (version en service, en lecture seule)" in page
     assert "Pr\u00e9r\u00e9glage" in page and "Outils autoris\u00e9s" in page and "Cas de test (0)" in page
     assert "Prompt syst\u00e8me rendu (premier tour)" in page
+    assert "Jetons du budget gard\u00e9s libres pour la r\u00e9ponse." in page  # the runtime policy's settings
+
     for english_word in ("What the agent is told", "Live version", "Allowed tool names"):
         assert english_word not in page
