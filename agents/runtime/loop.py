@@ -53,7 +53,7 @@ from agents.runtime.errors import TurnFailed
 from agents.runtime.prepared import Joined, PreparedSelect
 from agents.runtime.providers import complete, get_provider
 from agents.runtime.providers.base import Message, ModelRequest, Provider, ProviderError, ToolCall, Usage
-from agents.runtime.tools import REGISTRY, ToolError, TurnContext, available_tools
+from agents.runtime.tools import REGISTRY, Handoff, ToolError, TurnContext, available_tools
 from agents.services import preset_api_key
 from aihummer import metrics
 from aihummer.actors import Actor, Verb
@@ -225,6 +225,7 @@ class PreparedTurn:
     deadline: float
     history: History = NO_HISTORY
     branch: tree.Branch = tree.ROOT  # where it sits in its execution tree
+    handoff: Handoff | None = None  # a conversation's turn: where its `handoff` tool sends the conversation
     # A turn resumed after a person decided a held call (`agent_turn_resume`): its
     # messages so far and how many of them its debug logs hold.
     resume: list[Message] | None = None
@@ -453,6 +454,7 @@ def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
         dry_run=dry_run,
         depth_limit=tree.depth_limit(policy.children, above=prepared.depth_limit),
         branch=prepared.branch,
+        handoff=prepared.handoff,
         delegate=delegate_to,
         guarded=approval_tools(agent),
     )
