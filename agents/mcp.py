@@ -22,6 +22,7 @@ from agents import catalog
 from agents.models import Agent, AgentTurn, ApprovalRequest, DebugLog, Preset, PromptVersion
 from agents.rendering import render_system_prompt
 from agents.runtime import agent_run_test, conversation_send
+from agents.runtime.conversations import conversation_handoff
 from agents.runtime.debug import redact
 from agents.runtime.tools import REGISTRY
 from agents.selectors import (
@@ -29,6 +30,7 @@ from agents.selectors import (
     agent_list,
     agent_open_proposals,
     approval_requests_waited_for,
+    conversation_get,
     debug_log_as_sent,
     debug_log_get,
     debug_log_ids,
@@ -257,6 +259,13 @@ class SendMessageOutput(ToolOutput):
     usage: Usage
     waitingFor: WaitingFor | None = WAITING_FOR
     message: str | None = pydantic.Field(default=None, description="Only while the turn waits: what happens next.")
+
+
+class HandoffConversationOutput(ToolOutput):
+    conversationId: int
+    agentKey: str = pydantic.Field(description="The conversation's agent (messages are sent to it).")
+    answeringAgent: str = pydantic.Field(description="The agent that answers the next messages.")
+    message: str
 
 
 class UpdateAgentOutput(ToolOutput):
@@ -669,6 +678,26 @@ def send_message(
     return result
 
 
+@tool(title="Hand a conversation to another agent", output=HandoffConversationOutput)
+def handoff_conversation(
+    caller: Caller,
+    conversationId: Annotated[int, Field(description="The conversation (send_message's conversationId).", ge=1)],
+    agentKey: AgentKey,
+) -> dict:
+    """Hand a conversation to another agent of the workspace: it answers the next
+    messages (still sent to the conversation's agent) under its own profile and the
+    runtime policy of the agent answering now, which it inherits."""
+    conversation = conversation_get(actor=caller.actor, workspace=caller.workspace, pk=conversationId)
+    handed = conversation_handoff(conversation=conversation, agent_key=agentKey, actor=caller.actor)
+    return {
+        "conversationId": handed.pk,
+        "agentKey": handed.agent.key,
+        "answeringAgent": handed.answering_agent.key,
+        "message": f"Agent '{agentKey}' answers this conversation from the next message on, under the inherited "
+        "runtime policy.",
+    }
+
+
 ANSWER_PROGRESS_SECONDS = 0.2  # at most this often a notification of the answer so far
 
 
@@ -864,6 +893,7 @@ TOOLS = [
     update_agent_system_prompt,
     run_agent_test,
     send_message,
+    handoff_conversation,
     inspect_agent_debug,
     update_agent,
     update_preset,

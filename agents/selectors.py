@@ -439,14 +439,14 @@ def conversation_list(
         rows = rows.filter(agent__key=agent_key)
     if not include_archived:
         rows = rows.listed()  # after the agent filter only: ranks are per agent
-    return rows.select_related("agent")
+    return rows.select_related("agent", "answering_agent")
 
 
 def conversation_get(*, actor: Actor, workspace: Workspace, pk: int | str) -> Conversation:
     """One conversation of `workspace`, or NotFound (another workspace's, a missing one
     and, for a person, a sandbox one answer the same)."""
     _require_read(actor, workspace, "conversation")
-    rows = _resolvable(Conversation, actor, workspace).select_related("agent")
+    rows = _resolvable(Conversation, actor, workspace).select_related("agent", "answering_agent")
     row = _one(rows.filter(pk=pk)) if canonical_id(str(pk)) else None
     if row is None:
         raise NotFound(f"Unknown conversation '{pk}'.")

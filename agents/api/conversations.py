@@ -1,8 +1,9 @@
 """Conversations with an agent: `POST /v1/admin/agents/{key}/conversations/messages`
 sends a message and answers with the agent's reply, whole; `GET /v1/admin/conversations`
 lists them, `GET /v1/admin/conversations/{id}` shows one with a cursor page of its
-messages. Which conversation a message lands in, and what history the agent is sent,
-is `agents.runtime.conversations`' rule."""
+messages; `POST /v1/admin/conversations/{id}/handoff` hands it to another agent. Which
+conversation a message lands in, and what history the agent is sent, is
+`agents.runtime.conversations`' rule."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from agents.api.base import ID_REGEX, AgentChildViewSet
 from agents.api.turns import TurnSerializer
 from agents.models import ConversationMessage, ConversationNote
 from agents.runtime import ConversationReply, conversation_send
-from agents.runtime.conversations import MAX_MESSAGE_CHARS
+from agents.runtime.conversations import MAX_MESSAGE_CHARS, conversation_handoff
 from agents.runtime.streams import STREAM_ID_PATTERN, conversation_stream_events, conversation_stream_start, sse
 from agents.selectors import conversation_get, conversation_list, conversation_messages, conversation_notes
 from aihummer.api import AdminViewSet, ApiCursorPagination, InputSerializer, outside_transaction
@@ -47,6 +48,12 @@ class ConversationSerializer(serializers.Serializer):
         help_text="Sequence of the last message compacted into the summary (an explicit runtime_policy.context); "
         "requests carry the summary instead of the messages up to it, which stay stored."
     )
+    answering_agent = serializers.CharField(
+        source="answering_agent.key",
+        allow_null=True,
+        help_text="The agent the conversation was handed to, which answers it now (under the inherited runtime "
+        "policy of the agent that handed it off); null: `agent` answers.",
+    )
     last_message_at = serializers.DateTimeField(allow_null=True)
     created_at = serializers.DateTimeField()
 
@@ -59,6 +66,12 @@ class MessageSerializer(serializers.Serializer):
     turn = serializers.IntegerField(source="turn_id", allow_null=True)
     version = serializers.IntegerField(
         source="version_number", allow_null=True, help_text="The prompt version that produced an answer."
+    )
+    agent = serializers.CharField(
+        source="agent_key",
+        allow_blank=True,
+        help_text="The agent that gave an answer (the conversation's, or the one it was handed to); blank on "
+        "the user's messages.",
     )
     created_at = serializers.DateTimeField()
 
@@ -88,6 +101,12 @@ class SendInSerializer(InputSerializer):
         help_text="Answer as Server-Sent Events (text/event-stream): start {stream}, delta {text}, tool_call, "
         "tool_result, then message (this endpoint's JSON answer); each event has an id, and "
         "GET /v1/admin/conversations/streams/{stream} with Last-Event-ID resumes after it.",
+    )
+
+
+class HandoffInSerializer(InputSerializer):
+    agent = serializers.RegexField(
+        r"^[a-z0-9_-]{1,50}$", help_text="Key of the agent of this workspace that answers from the next message on."
     )
 
 
@@ -242,6 +261,19 @@ class ConversationViewSet(mixins.ListModelMixin, AdminViewSet):
             actor=self.actor, workspace_id=self.workspace.pk, stream_id=stream_id, after=int(after)
         )
         return event_stream(events, stream_id=stream_id)
+
+    @extend_schema(request=HandoffInSerializer, responses=ConversationSerializer)
+    @action(detail=True, methods=["post"])
+    def handoff(self, request: Request, pk: str) -> Response:
+        """Hand the conversation to another agent: it answers the next messages, under the runtime policy of
+        the agent answering now (inherited). An agent hands off through its `handoff` tool."""
+        conversation = conversation_get(actor=self.actor, workspace=self.workspace, pk=pk)
+        data = HandoffInSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        handed = conversation_handoff(
+            conversation=conversation, agent_key=data.validated_data["agent"], actor=self.actor
+        )
+        return Response(ConversationSerializer(handed).data)
 
     @extend_schema(parameters=[ConversationListQuerySerializer])
     def list(self, request: Request, *args: object, **kwargs: object) -> Response:

@@ -73,6 +73,21 @@ class Conversation(SandboxedModel, TimeStampedModel):
         "runtime_policy.context compacts older messages); requests carry the messages after it.",
     )
 
+    answering_agent = models.ForeignKey(
+        Agent,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The agent the conversation was handed to, which answers from then on; null: `agent`.",
+    )
+    inherited_policy = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="The runtime policy of the turn that handed the conversation off, copied by value: the "
+        "answering agent's turns run under it (null: no hand-off).",
+    )
+
     objects = VisibleManager.from_queryset(ConversationQuerySet)()
     all_objects = models.Manager.from_queryset(ConversationQuerySet)()
 
@@ -122,6 +137,11 @@ class ConversationMessage(SandboxedModel):
     turn = models.ForeignKey(AgentTurn, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     version_number = models.PositiveIntegerField(
         null=True, blank=True, help_text="The prompt version the turn ran (assistant messages)."
+    )
+    agent_key = models.CharField(
+        max_length=50,
+        blank=True,
+        help_text="The agent that answered (assistant messages): the conversation's, or the one it was handed to.",
     )
     created_at = models.DateTimeField(default=timezone.now)
 

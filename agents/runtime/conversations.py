@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
 from django.utils import timezone
 
 from agents import catalog
@@ -52,7 +53,8 @@ from agents.runtime.compaction import compact_and_window, compaction_plan
 from agents.runtime.context import MESSAGE_OVERHEAD_TOKENS, NO_HISTORY, History, estimate_tokens, history_budget
 from agents.runtime.loop import agent_turn_complete, agent_turn_prepare
 from agents.runtime.providers.base import Message
-from aihummer.actors import Actor
+from agents.runtime.tools import Handoff, handoff_target
+from aihummer.actors import Actor, Verb
 from aihummer.jsonsafe import require_text
 from aihummer.models import ApiKey
 
@@ -137,23 +139,32 @@ def conversation_send(
         # all_objects: a sandbox agent's conversations are sandbox rows; the agent was resolved for this actor.
         Conversation.all_objects.filter(agent=agent, peer=verified, channel=channel_key).order_by().first()
     )
+    speaker = agent
+    if conversation is not None and conversation.answering_agent_id is not None:  # handed off
+        speaker = Agent.all_objects.select_related("workspace", "preset").get(pk=conversation.answering_agent_id)
+        policy = parse_runtime_policy(conversation.inherited_policy)
     reset = conversation is not None and _idle(conversation, policy)
     plan = None
     if conversation is None or reset:
         history = NO_HISTORY
     elif policy.context.max_tokens is None:
-        history = conversation_window(conversation, policy, agent)
+        history = conversation_window(conversation, policy, speaker)
     else:  # an explicit context: compaction (agents.runtime.compaction)
         plan = compaction_plan(conversation, policy)
         history = History(messages=tuple(Message(role=row.role, content=row.text) for row in plan.rows[-1:]))
-    prepared = agent_turn_prepare(agent=agent, message=message, actor=actor, history=history)
+    prepared = agent_turn_prepare(agent=speaker, message=message, actor=actor, history=history)
+    if speaker is not agent and prepared.setup.policy is not None:
+        prepared.setup.policy = policy  # the inherited policy, not the answering agent's own
     prepared.on_event = on_event
+    prepared.handoff = Handoff()
     if plan is not None and prepared.setup.provider is not None and (plan.rows or plan.summary):
         prepared.history = compact_and_window(conversation, prepared, plan)
     recorded: dict[str, object] = {}
 
     def record(turn: AgentTurn) -> None:
         recorded.update(_record(turn, agent, verified, channel_key, channel, conversation, reset))
+        if prepared.handoff.target is not None and turn.status == AgentTurn.Status.SUCCEEDED:
+            _hand_to(recorded["conversation"], prepared.handoff.target, prepared.setup.policy.model_dump(mode="json"))
 
     turn = agent_turn_complete(prepared, then=record)
     return ConversationReply(turn=turn, **recorded)
@@ -183,6 +194,7 @@ def conversation_turn_resumed(turn: AgentTurn) -> ConversationMessage | None:
         text=turn.answer,
         turn=turn,
         version_number=turn.version_number,
+        agent_key=turn.agent_key,
         created_at=turn.finished_at,
         is_sandbox=conversation.is_sandbox,
     )
@@ -265,6 +277,7 @@ def _record(
             text=turn.answer,
             turn=turn,
             version_number=turn.version_number,
+            agent_key=turn.agent_key,
             created_at=turn.finished_at,
             is_sandbox=conversation.is_sandbox,
         )
@@ -276,3 +289,30 @@ def _record(
         conversation.context_start = first
     conversation.save(update_fields=["message_count", "last_message_at", "context_start", "updated_at"])
     return {"conversation": conversation, "message": user, "answer": answer}
+
+
+# --- hand-off ---------------------------------------------------------------------------
+def conversation_handoff(*, conversation: Conversation, agent_key: str, actor: Actor) -> Conversation:
+    """Hand `conversation` to the agent `agent_key` (a client's hand-off; an agent's
+    own is the `handoff` tool): it answers the next messages under the runtime policy
+    of the agent answering now (inherited, as the product document says: that agent's
+    live policy, or the one it inherited itself). Raises PermissionDenied (the actor
+    may not run agents here), ValidationError({"agent"}); nothing is written then."""
+    actor.require(Verb.SANDBOX if conversation.is_sandbox else Verb.RUN, conversation.workspace)
+    with transaction.atomic():
+        locked = Conversation.all_objects.select_for_update().select_related("agent").get(pk=conversation.pk)
+        answering = locked.answering_agent or locked.agent
+        target = handoff_target(agent=locked.agent, key=agent_key)
+        if target.pk == answering.pk:
+            raise ValidationError({"agent": f"Agent '{agent_key}' answers this conversation already."})
+        inherited = locked.inherited_policy
+        if inherited is None:
+            inherited = parse_runtime_policy(answering.runtime_policy).model_dump(mode="json")
+        _hand_to(locked, target, inherited)
+    return locked
+
+
+def _hand_to(conversation: Conversation, target: Agent, inherited: dict) -> None:
+    """Inside a transaction holding the conversation's row: `target` answers from now on, under `inherited`."""
+    conversation.answering_agent, conversation.inherited_policy = target, inherited
+    conversation.save(update_fields=["answering_agent", "inherited_policy", "updated_at"])

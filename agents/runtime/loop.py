@@ -50,10 +50,10 @@ from agents.runtime.approvals import (
 from agents.runtime.context import NO_HISTORY, History, prepare_messages
 from agents.runtime.debug import DebugLogWriter
 from agents.runtime.errors import TurnFailed
-from agents.runtime.prepared import PreparedSelect
+from agents.runtime.prepared import Joined, PreparedSelect
 from agents.runtime.providers import complete, get_provider
 from agents.runtime.providers.base import Message, ModelRequest, Provider, ProviderError, ToolCall, Usage
-from agents.runtime.tools import REGISTRY, ToolError, TurnContext, available_tools
+from agents.runtime.tools import REGISTRY, Handoff, ToolError, TurnContext, available_tools
 from agents.services import preset_api_key
 from aihummer import metrics
 from aihummer.actors import Actor, Verb
@@ -96,6 +96,7 @@ def agent_turn_prepare(
     dry_run: bool = False,
     timeout_seconds: float | None = None,
     history: History = NO_HISTORY,
+    read: Callable[[], Agent | None] | None = None,
 ) -> PreparedTurn:
     """Everything `agent_turn_run` settles before the first model call, in one query
     and no write: a caller may read it in the transaction of its own claim (a workflow
@@ -107,14 +108,17 @@ def agent_turn_prepare(
 
     `history`: a conversation's earlier messages (`agents.runtime.conversations`),
     sent before the message under `runtime_policy.context`; with some, the turn is no
-    first turn (onboarding is not rendered)."""
+    first turn (onboarding is not rendered).
+
+    `read`: the agent's row read already, with all a turn needs (`turn_agent_joined`,
+    in a workflow step's claim); by default the turn reads it here, in one query."""
     actor.require(Verb.SANDBOX if agent.is_sandbox else Verb.RUN, agent.workspace)
     if version is not None and version.agent_id != agent.pk:
         raise ValidationError({"version": f"Version {version.pk} is not a version of agent '{agent.key}'."})
     if not isinstance(message, str) or not message.strip():
         raise ValidationError({"message": "Give a message for the agent."})
     prepared = _prepare(
-        read=lambda: _AGENT_BY_PK.first(pk=agent.pk),
+        read=read or (lambda: _AGENT_BY_PK.first(pk=agent.pk)),
         version=version,
         message=message,
         actor=actor,
@@ -182,6 +186,13 @@ def turn_agents() -> QuerySet:
 _AGENT_BY_PK = PreparedSelect(lambda pk: turn_agents().filter(pk=pk), pk=-7_000_001)
 
 
+def turn_agent_joined(pk: str) -> Joined:
+    """A turn's agent read (`turn_agents`) as a subquery of another statement, the agent
+    being the one whose id is the SQL `pk` (a column of that statement): a workflow
+    step's claim brings its agent this way, in its own round trip."""
+    return _AGENT_BY_PK.joined(pk=pk)
+
+
 # --- the turn -------------------------------------------------------------------------
 @dataclass
 class _Setup:
@@ -214,6 +225,7 @@ class PreparedTurn:
     deadline: float
     history: History = NO_HISTORY
     branch: tree.Branch = tree.ROOT  # where it sits in its execution tree
+    handoff: Handoff | None = None  # a conversation's turn: where its `handoff` tool sends the conversation
     # A turn resumed after a person decided a held call (`agent_turn_resume`): its
     # messages so far and how many of them its debug logs hold.
     resume: list[Message] | None = None
@@ -442,6 +454,7 @@ def _loop(log: DebugLogWriter, prepared: PreparedTurn) -> str:
         dry_run=dry_run,
         depth_limit=tree.depth_limit(policy.children, above=prepared.depth_limit),
         branch=prepared.branch,
+        handoff=prepared.handoff,
         delegate=delegate_to,
         guarded=approval_tools(agent),
     )

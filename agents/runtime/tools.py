@@ -35,6 +35,14 @@ class ToolError(Exception):
 
 
 @dataclass
+class Handoff:
+    """A conversation's hand-off its turn asked for (the `handoff` tool): the agent it
+    goes to, recorded with the turn's messages (`agents.runtime.conversations`)."""
+
+    target: Agent | None = None
+
+
+@dataclass
 class TurnContext:
     """What a tool sees of the turn that calls it."""
 
@@ -57,6 +65,7 @@ class TurnContext:
     # this response held for one: (call, parsed arguments).
     guarded: frozenset[str] = frozenset()
     held: tuple | None = None
+    handoff: Handoff | None = None  # set when the turn answers a conversation
 
 
 class Tool:
@@ -239,3 +248,47 @@ class Delegate(Tool):
         if context.delegate is None:
             raise ToolError("Delegation is not available in this turn.")
         return context.delegate(context, agent_key=arguments.agent, message=arguments.message)
+
+
+# --- handoff --------------------------------------------------------------------------
+def handoff_target(*, agent: Agent, key: str) -> Agent:
+    """The agent of `agent`'s workspace a conversation of `agent` may be handed to:
+    enabled, with a live version, a sandbox one only from a sandbox conversation.
+    Raises ValidationError({"agent"}) otherwise."""
+    from agents.models import Agent
+
+    target = (
+        Agent.all_objects.filter(workspace_id=agent.workspace_id, key=key, is_active=True, live_version__isnull=False)
+        .filter(is_sandbox__in=[False, agent.is_sandbox])
+        .first()
+    )
+    if target is None:
+        raise ValidationError({"agent": f"No enabled agent '{key}' with a live version in this workspace."})
+    return target
+
+
+@register
+class HandoffTool(Tool):
+    name = "handoff"
+    description = (
+        "Pass this conversation to another agent of your workspace: it answers the next messages, under your "
+        "runtime policy. Still give your own answer now (say who takes over)."
+    )
+    has_side_effects = True
+
+    class Arguments(_Arguments):
+        agent: str = Field(pattern=r"^[a-z0-9_-]{1,50}$", description="Key of the agent to hand the conversation to.")
+
+    def run(self, context: TurnContext, arguments: BaseModel) -> str:
+        if context.handoff is None:
+            raise ToolError("Hand-off refused: this turn answers no conversation.")
+        if arguments.agent == context.agent.key:
+            raise ToolError(f"Hand-off refused: you are '{arguments.agent}', the agent answering already.")
+        try:
+            context.handoff.target = handoff_target(agent=context.agent, key=arguments.agent)
+        except ValidationError as exc:
+            raise ToolError(f"Hand-off refused: {' '.join(exc.messages)}") from None
+        return (
+            f"The conversation goes to agent '{arguments.agent}' once your answer is recorded: it answers the next "
+            "messages, under your runtime policy."
+        )

@@ -96,6 +96,7 @@ def test_per_peer_is_one_conversation_across_channels_and_the_persons_own_sessio
         "message_count": 4,
         "context_start": 1,
         "compacted_through": 0,
+        "answering_agent": None,
         "last_message_at": "",
         "created_at": "",
     }

@@ -85,6 +85,7 @@ def test_every_tool_is_listed_with_a_description_and_a_schema(write_key: str) ->
         "update_agent_system_prompt",
         "run_agent_test",
         "send_message",
+        "handoff_conversation",
         "inspect_agent_debug",
         "update_agent",
         "update_preset",
@@ -408,9 +409,10 @@ def test_reading_tools_validation_errors(writer: Agent, read_key: str) -> None:
         "key: Field required",
         "force: Input should be a valid boolean, unable to interpret input",
         "Unknown tool 'no_such_tool'. Known tools: cleanup_sandbox, create_sandbox_agent, create_sandbox_preset, "
-        "create_sandbox_workflow, delete_agent, delete_preset, delete_workflow, get_agent, inspect_agent_debug, "
-        "inspect_workflow_run, list_agents, list_models, list_presets, list_workflows, run_agent_test, "
-        "run_workflow, send_message, update_agent, update_agent_system_prompt, update_preset, update_workflow.",
+        "create_sandbox_workflow, delete_agent, delete_preset, delete_workflow, get_agent, handoff_conversation, "
+        "inspect_agent_debug, inspect_workflow_run, list_agents, list_models, list_presets, list_workflows, "
+        "run_agent_test, run_workflow, send_message, update_agent, update_agent_system_prompt, update_preset, "
+        "update_workflow.",
     ]
 
 

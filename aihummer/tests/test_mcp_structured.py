@@ -44,6 +44,10 @@ CALLS: list[tuple[str, Callable[[Results], dict[str, Any]]]] = [
     ("run_agent_test", lambda _: {"agentKey": "writer", "input": "Bonjour"}),
     ("inspect_agent_debug", lambda r: {"debugId": r["run_agent_test"].structured_content["debugId"]}),
     ("send_message", lambda _: {"agentKey": "writer", "message": "Salut"}),
+    (
+        "handoff_conversation",
+        lambda r: {"conversationId": r["send_message"].structured_content["conversationId"], "agentKey": "spare"},
+    ),
     ("update_agent", lambda _: {"agentKey": "writer", "description": "Écrit", "allowedToolNames": ""}),
     ("update_preset", lambda _: {"key": "spare", "temperature": 0.5}),
     ("create_sandbox_preset", lambda _: {"key": "sb_echo", "name": "SB", "providerName": "echo", "model": "echo-1"}),

@@ -1,0 +1,175 @@
+"""Hand-off: a conversation passed to another agent, by the answering agent's `handoff`
+tool or by a client (`POST /v1/admin/conversations/{id}/handoff`). The agent it goes to
+answers the next messages under its own profile and the inherited runtime policy of
+the agent that handed it off; each answer records which agent gave it. On a local
+OpenAI-protocol server (`workflows.tests.fake_openai`) that records every request."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agents.models import AgentTurn, Conversation, DebugLog, Preset
+from agents.runtime import agent_turn_run, conversation_send
+from aihummer.actors import Actor
+from aihummer.models import User, Workspace
+from aihummer.tests.factories import make_agent, make_key
+from aihummer.tests.mcp_helpers import call_tools, error, ok
+from workflows.tests.fake_openai import last_user_text
+
+SEND = "/v1/admin/agents/{}/conversations/messages"
+
+
+def scripted(body: dict) -> str | dict:
+    """`handoff <key>` → a handoff call; once its result came back → that result; else
+    who answers: the first line of the system prompt names the agent."""
+    if body["messages"][-1]["role"] == "tool":
+        return body["messages"][-1]["content"]
+    text = last_user_text(body)
+    if text.startswith("handoff "):
+        arguments = json.dumps({"agent": text.removeprefix("handoff ")})
+        call = {"id": "call-0", "type": "function", "function": {"name": "handoff", "arguments": arguments}}
+        return {"role": "assistant", "content": None, "tool_calls": [call]}
+    return f"{system_of(body).splitlines()[0]} answers {text}"
+
+
+def system_of(body: dict) -> str:
+    return next(m["content"] for m in body["messages"] if m["role"] == "system")
+
+
+@pytest.fixture
+def server(openai_server):
+    openai_server.reply = scripted
+    return openai_server
+
+
+@pytest.fixture
+def desk(workspace: Workspace, ada: User, local_preset: Preset) -> tuple:
+    """`front` may hand off and asks the provider's flex tier; `expert` asks nothing."""
+    front = make_agent(
+        workspace,
+        "front",
+        "You are Front.",
+        by=ada,
+        allowed_tool_names=["handoff"],
+        runtime_policy={"app": {"service_tier": "flex"}, "context": {"max_history_messages": 2}},
+    )
+    return front, make_agent(workspace, "expert", "You are Expert.", by=ada)
+
+
+def test_the_handoff_tool_passes_the_conversation_on_under_the_inherited_policy(desk, alice: User, server) -> None:
+    front, _ = desk
+    actor = Actor.for_user(alice)
+
+    handed = conversation_send(agent=front, actor=actor, message="handoff expert", channel="api")
+    after = [conversation_send(agent=front, actor=actor, message=f"m{n}", channel="api") for n in range(2)]
+
+    assert handed.answer.text == (
+        "The conversation goes to agent 'expert' once your answer is recorded: it answers the next messages, "
+        "under your runtime policy."
+    )
+    conversation = Conversation.objects.get()
+    assert (conversation.agent, conversation.answering_agent.key) == (front, "expert")
+    assert conversation.inherited_policy["app"]["service_tier"] == "flex"
+    assert [reply.turn.agent_key for reply in after] == ["expert", "expert"]
+    assert after[1].answer.text == "You are Expert. answers m1"  # its own profile
+    last = server.bodies[-1]
+    assert last["service_tier"] == "flex"  # front's policy, not expert's own
+    # front's context.max_history_messages (2): the last exchange only, then the message.
+    assert [m["content"] for m in last["messages"] if m["role"] != "system"] == [
+        "m0",
+        "You are Expert. answers m0",
+        "m1",
+    ]
+    assert list(conversation.messages.values_list("role", "agent_key")) == [
+        ("user", ""),
+        ("assistant", "front"),
+        ("user", ""),
+        ("assistant", "expert"),
+        ("user", ""),
+        ("assistant", "expert"),
+    ]
+
+
+def test_the_handoff_tool_refuses_outside_a_conversation_and_unknown_agents(desk, alice: User, server) -> None:
+    front, _ = desk
+    actor = Actor.for_user(alice)
+
+    alone = agent_turn_run(agent=front, message="handoff expert", actor=actor)
+    unknown = conversation_send(agent=front, actor=actor, message="handoff nobody", channel="api")
+    itself = conversation_send(agent=front, actor=actor, message="handoff front", channel="web")
+
+    results = [DebugLog.all_objects.filter(turn=t).order_by("sequence")[0].tool_calls[0] for t in (alone,)]
+    assert [(c["outcome"], c["result"]) for c in results] == [
+        ("refused", "Hand-off refused: this turn answers no conversation.")
+    ]
+    assert unknown.answer.text == "Hand-off refused: No enabled agent 'nobody' with a live version in this workspace."
+    assert itself.answer.text == "Hand-off refused: you are 'front', the agent answering already."
+    assert Conversation.objects.filter(answering_agent__isnull=False).count() == 0
+
+
+def test_a_client_hands_a_conversation_off_over_rest(desk, alice_api, server) -> None:
+    first = alice_api.post(SEND.format("front"), {"message": "hello"}).json()
+    pk = first["conversation"]["id"]
+    assert first["conversation"]["answering_agent"] is None
+    assert first["answer"]["agent"] == "front"
+
+    handed = alice_api.post(f"/v1/admin/conversations/{pk}/handoff", {"agent": "expert"})
+    again = alice_api.post(SEND.format("front"), {"message": "again"}).json()
+    shown = alice_api.get(f"/v1/admin/conversations/{pk}").json()
+
+    assert handed.status_code == 200, handed.json()
+    assert (handed.json()["agent"], handed.json()["answering_agent"]) == ("front", "expert")
+    assert (again["turn"]["agent"], again["answer"]["agent"]) == ("expert", "expert")
+    assert again["answer"]["text"] == "You are Expert. answers again"
+    assert server.bodies[-1]["service_tier"] == "flex"
+    assert [m["agent"] for m in shown["messages"]["results"]] == ["", "front", "", "expert"]
+    assert AgentTurn.objects.get(pk=again["turn"]["id"]).agent_key == "expert"
+
+
+def test_a_bad_handoff_is_refused_and_writes_nothing(
+    desk, alice_api, api_as, make_key, other_workspace, workspace, ada, server
+) -> None:
+    alice_api.post(SEND.format("front"), {"message": "hello"})
+    pk = Conversation.objects.get().pk
+    url = f"/v1/admin/conversations/{pk}/handoff"
+
+    invalid = alice_api.post(url, {"agent": "Not A Key"})
+    unknown = alice_api.post(url, {"agent": "nobody"})
+    same = alice_api.post(url, {"agent": "front"})
+    foreign = api_as(make_key("read,write", workspace=other_workspace)).post(url, {"agent": "expert"})
+    read_only = api_as(make_key("read")).post(url, {"agent": "expert"})
+
+    assert (invalid.status_code, list(invalid.json()["error"]["fields"])) == (400, ["agent"])
+    assert (unknown.status_code, unknown.json()["error"]["fields"]) == (
+        422,
+        {"agent": ["No enabled agent 'nobody' with a live version in this workspace."]},
+    )
+    assert (same.status_code, same.json()["error"]["fields"]) == (
+        422,
+        {"agent": ["Agent 'front' answers this conversation already."]},
+    )
+    assert foreign.status_code == 404
+    assert read_only.status_code == 403
+    assert Conversation.objects.get().answering_agent is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_mcp_client_hands_a_conversation_off(desk, workspace: Workspace, alice: User, server) -> None:
+    raw_key = make_key(workspace, "desk-bot", "read,write", owner=alice)[1]
+    [sent] = call_tools(raw_key, ("send_message", {"agentKey": "front", "message": "hello"}))
+    pk = ok(sent)["conversationId"]
+    unknown, handed, again = call_tools(
+        raw_key,
+        ("handoff_conversation", {"conversationId": pk, "agentKey": "nobody"}),
+        ("handoff_conversation", {"conversationId": pk, "agentKey": "expert"}),
+        ("send_message", {"agentKey": "front", "message": "again"}),
+    )
+
+    assert error(unknown)["error"] == "agent: No enabled agent 'nobody' with a live version in this workspace."
+    assert {k: ok(handed)[k] for k in ("conversationId", "agentKey", "answeringAgent")} == (
+        {"conversationId": pk, "agentKey": "front", "answeringAgent": "expert"}
+    )
+    assert ok(again)["answer"] == "You are Expert. answers again"
+    assert server.bodies[-1]["service_tier"] == "flex"
