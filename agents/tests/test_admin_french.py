@@ -74,6 +74,8 @@ def test_the_review_page_speaks_the_browser_language(client, bob, proposal):
     assert "Relecture requise\u00a0:" in page and "0 approbation sur 1" in page
     assert 'value="Approuver"' in page and 'value="Refuser"' in page
     assert "Prompt système rendu (premier tour)" in page and "Proposée v2" in page and "En service v1" in page
+    assert '<span class="aih-muted">texte</span>' in page  # the changed field of the section, by its French name
+
     assert "Facultative pour approuver, obligatoire pour refuser." in page
     for english_word in ("Proposed by", "Review needed", "Decide", "Rendered system prompt"):
         assert english_word not in page
