@@ -94,3 +94,15 @@ def test_the_agent_page_speaks_the_browser_language(client, ada, proposal):
 
     for english_word in ("What the agent is told", "Live version", "Allowed tool names"):
         assert english_word not in page
+
+
+def test_a_refusal_on_the_review_page_speaks_french(client, alice, proposal):
+    client.force_login(alice)
+
+    page = client.get(reverse("admin:agents_promptversion_review", args=[proposal.pk]), headers=FRENCH)
+
+    # alice is an editor: deciding needs the reviewer role, said in French on the desk
+    assert (
+        "alice est un éditeur dans l\u2019espace de travail «\u00a0acme\u00a0»\u00a0; approuver ou refuser demande "
+        "le rôle relecteur." in page.content.decode()
+    )
