@@ -15,6 +15,7 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils.translation import gettext
 
 from agents.admin.forms import (
     CloneForm,
@@ -78,7 +79,11 @@ class AgentDeskMixin:
         agent = self._agent(request, object_id)
         actor.require(Verb.PROPOSE, agent.workspace)
         if agent.live_version is None:
-            messages.error(request, f"Agent '{agent.key}' has no approved version yet: review its version 1 first.")
+            messages.error(
+                request,
+                gettext("Agent '%(agent)s' has no approved version yet: review its version 1 first.")
+                % {"agent": agent.key},
+            )
             return redirect("admin:agents_agent_versions", agent.pk)
         snapshot = agent.live_version.snapshot
         can_publish = actor.may_publish(agent.workspace)
@@ -96,7 +101,12 @@ class AgentDeskMixin:
             sections = SectionFormSet(initial=formset_initial(snapshot["sections"], ordered=True), prefix="sections")
             skills = SkillFormSet(initial=formset_initial(snapshot["skills"], ordered=False), prefix="skills")
         context = self._context(
-            request, agent, f"Propose a change to {agent.key}", form=form, sections=sections, skills=skills
+            request,
+            agent,
+            gettext("Propose a change to %(agent)s") % {"agent": agent.key},
+            form=form,
+            sections=sections,
+            skills=skills,
         )
         return TemplateResponse(request, "admin/agents/agent/propose.html", context)
 
@@ -116,9 +126,16 @@ class AgentDeskMixin:
             return None
         self.log_change(request, agent, f"proposed v{version.number} ({version.status})")
         if version.status == PromptVersion.Status.APPROVED:
-            messages.success(request, f"Applied: {agent.key} v{version.number} is live.")
+            messages.success(
+                request,
+                gettext("Applied: %(agent)s v%(number)s is live.") % {"agent": agent.key, "number": version.number},
+            )
             return redirect("admin:agents_agent_change", agent.pk)
-        messages.success(request, f"Proposed as {agent.key} v{version.number}; it waits for a reviewer.")
+        messages.success(
+            request,
+            gettext("Proposed as %(agent)s v%(number)s; it waits for a reviewer.")
+            % {"agent": agent.key, "number": version.number},
+        )
         return redirect("admin:agents_promptversion_review", version.pk)
 
     def versions_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
@@ -130,7 +147,7 @@ class AgentDeskMixin:
         context = self._context(
             request,
             agent,
-            f"Versions of {agent.key}",
+            gettext("Versions of %(workflow)s") % {"workflow": agent.key},
             page=page,
             can_propose=actor.can(Verb.PROPOSE, agent.workspace),
             can_publish=actor.may_publish(agent.workspace),
@@ -151,7 +168,7 @@ class AgentDeskMixin:
         version = self._version(agent, number)
         form = RestoreForm(request.POST)
         if not form.is_valid():
-            messages.error(request, "The restore form was tampered with; open the versions page again.")
+            messages.error(request, gettext("The restore form was tampered with; open the versions page again."))
             return redirect("admin:agents_agent_versions", agent.pk)
         try:
             restored = prompt_version_restore(
@@ -165,7 +182,11 @@ class AgentDeskMixin:
             messages.error(request, service_error_message(exc))
             return redirect("admin:agents_agent_versions", agent.pk)
         self.log_change(request, agent, f"restore of v{number} as v{restored.number} ({restored.status})")
-        messages.success(request, f"v{number} restored as v{restored.number} ({restored.status}).")
+        messages.success(
+            request,
+            gettext("v%(number)s restored as v%(new)s (%(status)s).")
+            % {"number": number, "new": restored.number, "status": restored.get_status_display().lower()},
+        )
         return redirect("admin:agents_agent_versions", agent.pk)
 
     def clone_view(self, request: HttpRequest, object_id: str, number: int) -> HttpResponse:
@@ -179,7 +200,13 @@ class AgentDeskMixin:
                 add_service_errors(form, exc)
             else:
                 self.log_addition(request, clone, f"clone of {agent.key} v{number}")
-                messages.success(request, f"Cloned {agent.key} v{number} as {clone.key}.")
+                messages.success(
+                    request,
+                    gettext("Cloned %(agent)s v%(number)s as %(clone)s.")
+                    % {"agent": agent.key, "number": number, "clone": clone.key},
+                )
                 return HttpResponseRedirect(reverse("admin:agents_agent_change", args=[clone.pk]))
-        context = self._context(request, agent, f"Clone {agent.key} v{number}", form=form, version=version)
+        title = gettext("Clone %(agent)s v%(number)s") % {"agent": agent.key, "number": number}
+        context = self._context(request, agent, title, form=form, version=version)
+
         return TemplateResponse(request, "admin/agents/agent/clone.html", context)

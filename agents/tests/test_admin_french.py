@@ -108,3 +108,16 @@ def test_a_refusal_on_the_review_page_speaks_french(client, alice, proposal):
         "alice est un éditeur dans l\u2019espace de travail «\u00a0acme\u00a0»\u00a0; approuver ou refuser demande "
         "le rôle relecteur." in page.content.decode()
     )
+
+
+def test_the_propose_and_versions_pages_speak_french(client, ada, proposal):
+    client.force_login(ada)
+    agent_id = proposal.agent_id
+
+    propose = client.get(reverse("admin:agents_agent_propose", args=[agent_id]), headers=FRENCH).content.decode()
+    versions = client.get(reverse("admin:agents_agent_versions", args=[agent_id]), headers=FRENCH).content.decode()
+
+    assert "Les modifications partent de la v1 en service." in propose
+    assert "Outils et politique d\u2019exécution" in propose and "Pourquoi cette modification\u00a0?" in propose
+    assert ("(en service)" in versions and ">Restaurer<" not in versions) or 'value="Restaurer"' in versions
+    assert "Propose a change" not in propose and "Live:" not in versions
