@@ -12,6 +12,8 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import PermissionDenied
+from django.utils.translation import gettext, pgettext
+from django.utils.translation import gettext_lazy as _
 
 from aihummer.models import ApiKey, Membership, User, Workspace
 
@@ -30,15 +32,16 @@ class Verb(StrEnum):
     MANAGE = "manage"
 
 
+# Lazy: said in the reader's language (the desk's), English for the API and MCP.
 VERB_PHRASES = {
-    Verb.READ: "reading",
-    Verb.PROPOSE: "proposing changes",
-    Verb.WITHDRAW: "withdrawing proposals",
-    Verb.RUN: "running agents and workflows",
-    Verb.SANDBOX: "using sandboxes",
-    Verb.DECIDE: "approving or rejecting",
-    Verb.PUBLISH: "publishing changes directly",
-    Verb.MANAGE: "managing members, keys and credentials",
+    Verb.READ: _("reading"),
+    Verb.PROPOSE: _("proposing changes"),
+    Verb.WITHDRAW: _("withdrawing proposals"),
+    Verb.RUN: _("running agents and workflows"),
+    Verb.SANDBOX: _("using sandboxes"),
+    Verb.DECIDE: _("approving or rejecting"),
+    Verb.PUBLISH: _("publishing changes directly"),
+    Verb.MANAGE: _("managing members, keys and credentials"),
 }
 
 ROLE_ORDER = [Membership.Role.VIEWER, Membership.Role.EDITOR, Membership.Role.REVIEWER, Membership.Role.ADMIN]
@@ -207,7 +210,7 @@ class Actor:
         """Four eyes: why this actor may not decide a proposal recorded with
         `proposer_identity`, or None. Checked with `Verb.DECIDE`, which it does not replace."""
         if self.answers_for(proposer_identity):
-            return "You proposed this version: another person must decide it (four eyes)."
+            return gettext("You proposed this version: another person must decide it (four eyes).")
         return None
 
     def require_may_decide(self, proposer_identity: str) -> None:
@@ -301,12 +304,23 @@ class Actor:
         role = self.role_in(workspace)
         name = self.user.get_username()
         if role is None:
-            return f"{name} is not a member of workspace '{workspace.slug}'."
+            return gettext("%(name)s is not a member of workspace '%(workspace)s'.") % {
+                "name": name,
+                "workspace": workspace.slug,
+            }
         if not role_grants(role, verb):
-            needed = MINIMUM_ROLE[verb].label.lower()
-            return (
-                f"{name} is {_article(role)} {role} in workspace '{workspace.slug}'; {phrase} needs the {needed} role."
-            )
+            # The article is translated with the sentence ("a viewer", "un lecteur").
+
+            return gettext(
+                "%(name)s is %(article)s %(role)s in workspace '%(workspace)s'; %(phrase)s needs the %(needed)s role."
+            ) % {
+                "name": name,
+                "article": _article(role),
+                "role": Membership.Role(role).label.lower(),
+                "workspace": workspace.slug,
+                "phrase": phrase,
+                "needed": MINIMUM_ROLE[verb].label.lower(),
+            }
         return None
 
     def _key_refusal(self, verb: Verb, workspace: Workspace, phrase: str) -> str | None:
@@ -381,4 +395,4 @@ def _parse_identity_label(label: str) -> tuple[tuple[str, int | str], ...]:
 
 
 def _article(word: str) -> str:
-    return "an" if word[:1] in "aeiou" else "a"
+    return pgettext("before a role", "an") if word[:1] in "aeiou" else pgettext("before a role", "a")

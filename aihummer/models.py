@@ -97,10 +97,10 @@ class Workspace(TimeStampedModel):
 
 class Membership(TimeStampedModel):
     class Role(models.TextChoices):
-        VIEWER = "viewer", "Viewer"
-        EDITOR = "editor", "Editor"
-        REVIEWER = "reviewer", "Reviewer"
-        ADMIN = "admin", "Admin"
+        VIEWER = "viewer", _("Viewer")
+        EDITOR = "editor", _("Editor")
+        REVIEWER = "reviewer", _("Reviewer")
+        ADMIN = "admin", _("Admin")
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="memberships")

@@ -35,7 +35,7 @@ from django.utils import timezone
 
 from agents.models import Agent, AgentTurn
 from agents.runtime import PreparedTurn, agent_turn_complete, agent_turn_prepare
-from agents.runtime.loop import agent_turn_resume
+from agents.runtime.loop import agent_turn_resume, turn_agent_joined
 from agents.services.tool_approvals import approval_request_resumed, resume_actor
 from aihummer import metrics, telemetry
 from aihummer.actors import Actor
@@ -153,6 +153,7 @@ def _step_run_once(run_id: UUID | str, name: str) -> tuple[str | None, str | Non
         lease_until=now + timedelta(seconds=lease),
         reads=known.by_name[name].reads if known else None,
         with_definition=known is None,
+        agent=turn_agent_joined(pk="step.agent_id"),  # the turn's agent read, in the claim's round trip
     )
     if claim is None:
         return None, None
@@ -194,7 +195,13 @@ def _step_start(claim: Claim, plan: Plan, now: datetime) -> Outcome | PreparedTu
     )
     try:  # raised before any write: the claim's transaction stays sound
         # The step's timeout is the turn's deadline: the turn stops there by itself.
-        prepared = agent_turn_prepare(agent=agent, message=message, actor=actor, timeout_seconds=step.timeout_seconds)
+        prepared = agent_turn_prepare(
+            agent=agent,
+            message=message,
+            actor=actor,
+            timeout_seconds=step.timeout_seconds,
+            read=(lambda: claim.agent) if claim.agent_read else None,
+        )
     except Agent.DoesNotExist:
         return deleted
     except (ValidationError, PermissionDenied) as exc:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from functools import reduce
+from typing import TYPE_CHECKING
 from uuid import UUID
 
 from django.db import connection, transaction
@@ -31,6 +32,10 @@ from django.db.models import Exists, F, Q
 
 from aihummer.db import Tail, positional, prepared_cursor
 from workflows.models import RunStatus, StepRun, StepStatus, WorkflowRun
+
+if TYPE_CHECKING:
+    from agents.models import Agent
+    from agents.runtime.prepared import Joined
 
 PORTABLE_ONLY = False
 
@@ -54,6 +59,8 @@ class Claim:
     started_by_id: int | None
     deadline_at: datetime | None
     actor_identity: str
+    agent: Agent | None = None  # the step's agent, when the claim read it (`agent_read`)
+    agent_read: bool = False
 
     @classmethod
     def of(cls, step: StepRun, run: WorkflowRun) -> Claim:
@@ -140,10 +147,22 @@ WITH step AS (
     UPDATE {WorkflowRun._meta.db_table} SET status = 'running', started_at = %(now)s
      WHERE id = %(run)s AND status = 'pending' AND EXISTS (SELECT 1 FROM step)
 )
-SELECT step.id, step.attempts, step.agent_id, step.agent_key, {_RUN_COLUMNS.format(context=_CONTEXT_READ)}
-  FROM step, {WorkflowRun._meta.db_table} AS r
+SELECT step.id, step.attempts, step.agent_id, step.agent_key, {_RUN_COLUMNS.format(context=_CONTEXT_READ)}<columns>
+  FROM step CROSS JOIN {WorkflowRun._meta.db_table} AS r<join>
  WHERE r.id = %(run)s
 """  # noqa: S608
+# With the step's agent (`agent`: a turn's read of it, `agents.runtime.loop.turn_agent_joined`)
+# joined to the claim's row: one round trip for both. Positional, the read's own
+# parameters between the claim's; built once per agent read.
+_CLAIM_BEFORE, _CLAIM_AFTER = (
+    positional(part)
+    for part in _CLAIM_FAST.replace("<columns>", ", agent.*")
+    .replace("<join>", " LEFT JOIN LATERAL (<agent>) AS agent ON true")
+    .split("<agent>")
+)
+_CLAIM_WITH_AGENT: dict[str, str] = {}
+_CLAIM_FAST = _CLAIM_FAST.replace("<columns>", "").replace("<join>", "")
+_CLAIM_COLUMNS = 13  # the claim's own, before the agent's
 # Elsewhere (the embedded SQLite default, whose RETURNING may name only the updated table
 # and no alias) two statements in the caller's transaction: take the step, read its run.
 _CLAIM_STEP = f"""
@@ -166,12 +185,17 @@ def step_claim(
     lease_until: datetime,
     reads: tuple[str, ...] | None = None,
     with_definition: bool = True,
+    agent: Joined | None = None,
 ) -> Claim | None:
     """Take step `name` of run `run_id` if it is pending and its run goes on; None when
     another worker has it, it already ran, or the run stopped. The claim's context holds
     the run's inputs and the entries of the steps in `reads` (all of them: None), its
     definition is None unless `with_definition`. The run's first claim starts it
     (pending → running). Commits on its own: call it outside a transaction.
+
+    `agent`: the step's agent read (`agents.runtime.loop.turn_agent_joined`, joined on
+    the step's `agent_id`), brought by the claim's statement on PostgreSQL: the claim's
+    `agent` is then the Agent (None: deleted) and `agent_read` True.
 
     Lock order: the step's row, then (first step only) the run's, as in `step_finish`."""
     run_id = UUID(str(run_id))
@@ -183,10 +207,18 @@ def step_claim(
         "name": name,
         "definition": with_definition,
     }
+    agent_row: tuple | None = None
     if _fast():
+        params |= {"whole": reads is None, "reads": list(reads or ())}
         with prepared_cursor() as cursor:
-            cursor.execute(_CLAIM_FAST, params | {"whole": reads is None, "reads": list(reads or ())})
+            if agent is None:
+                cursor.execute(_CLAIM_FAST, params)
+            else:
+                before, after = (tuple(params[name] for name in part[1]) for part in (_CLAIM_BEFORE, _CLAIM_AFTER))
+                cursor.execute(_claim_with(agent), [*before, *agent.params, *after])
             row = cursor.fetchone()
+        if row is not None and agent is not None:
+            row, agent_row = row[:_CLAIM_COLUMNS], row[_CLAIM_COLUMNS:]
     else:
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(_CLAIM_STEP, params)
@@ -220,7 +252,16 @@ def step_claim(
         started_by_id,
         deadline_at,
         actor_identity,
+        agent=None if agent_row is None else agent.instance(agent_row),
+        agent_read=agent_row is not None,
     )
+
+
+def _claim_with(agent: Joined) -> str:
+    sql = _CLAIM_WITH_AGENT.get(agent.sql)
+    if sql is None:  # the agent read's SQL is its queryset's, compiled: never input
+        sql = _CLAIM_WITH_AGENT[agent.sql] = f"{_CLAIM_BEFORE[0]}{agent.sql}{_CLAIM_AFTER[0]}"
+    return sql
 
 
 # --- finish -----------------------------------------------------------------------------

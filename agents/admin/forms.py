@@ -70,7 +70,9 @@ class DecisionForm(forms.Form):
 def expected_live_field() -> forms.IntegerField:
     """The live version number the page showed, posted back with the change: if another
     version went live since, the service refuses instead of silently reverting it."""
-    return forms.IntegerField(required=False, min_value=1, max_value=10**9, widget=forms.HiddenInput)
+    return forms.IntegerField(
+        label=_("Expected live"), required=False, min_value=1, max_value=10**9, widget=forms.HiddenInput
+    )
 
 
 class RestoreForm(forms.Form):

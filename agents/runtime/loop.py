@@ -50,7 +50,7 @@ from agents.runtime.approvals import (
 from agents.runtime.context import NO_HISTORY, History, prepare_messages
 from agents.runtime.debug import DebugLogWriter
 from agents.runtime.errors import TurnFailed
-from agents.runtime.prepared import PreparedSelect
+from agents.runtime.prepared import Joined, PreparedSelect
 from agents.runtime.providers import complete, get_provider
 from agents.runtime.providers.base import Message, ModelRequest, Provider, ProviderError, ToolCall, Usage
 from agents.runtime.tools import REGISTRY, Handoff, ToolError, TurnContext, available_tools
@@ -96,6 +96,7 @@ def agent_turn_prepare(
     dry_run: bool = False,
     timeout_seconds: float | None = None,
     history: History = NO_HISTORY,
+    read: Callable[[], Agent | None] | None = None,
 ) -> PreparedTurn:
     """Everything `agent_turn_run` settles before the first model call, in one query
     and no write: a caller may read it in the transaction of its own claim (a workflow
@@ -107,14 +108,17 @@ def agent_turn_prepare(
 
     `history`: a conversation's earlier messages (`agents.runtime.conversations`),
     sent before the message under `runtime_policy.context`; with some, the turn is no
-    first turn (onboarding is not rendered)."""
+    first turn (onboarding is not rendered).
+
+    `read`: the agent's row read already, with all a turn needs (`turn_agent_joined`,
+    in a workflow step's claim); by default the turn reads it here, in one query."""
     actor.require(Verb.SANDBOX if agent.is_sandbox else Verb.RUN, agent.workspace)
     if version is not None and version.agent_id != agent.pk:
         raise ValidationError({"version": f"Version {version.pk} is not a version of agent '{agent.key}'."})
     if not isinstance(message, str) or not message.strip():
         raise ValidationError({"message": "Give a message for the agent."})
     prepared = _prepare(
-        read=lambda: _AGENT_BY_PK.first(pk=agent.pk),
+        read=read or (lambda: _AGENT_BY_PK.first(pk=agent.pk)),
         version=version,
         message=message,
         actor=actor,
@@ -180,6 +184,13 @@ def turn_agents() -> QuerySet:
 
 # Every turn's read, compiled once per process (`agents.runtime.prepared`).
 _AGENT_BY_PK = PreparedSelect(lambda pk: turn_agents().filter(pk=pk), pk=-7_000_001)
+
+
+def turn_agent_joined(pk: str) -> Joined:
+    """A turn's agent read (`turn_agents`) as a subquery of another statement, the agent
+    being the one whose id is the SQL `pk` (a column of that statement): a workflow
+    step's claim brings its agent this way, in its own round trip."""
+    return _AGENT_BY_PK.joined(pk=pk)
 
 
 # --- the turn -------------------------------------------------------------------------

@@ -37,6 +37,7 @@ class PreparedSelect:
         self._build = build
         self._markers = markers
         self._compiled: dict[str, _Compiled] = {}
+        self._joined: dict[tuple, Joined] = {}
         self._lock = threading.Lock()
 
     def first(self, using: str = "default", **values: object) -> Model | None:
@@ -50,11 +51,46 @@ class PreparedSelect:
             row = cursor.fetchone()
         return None if row is None else compiled.instance(row)
 
+    def joined(self, using: str = "default", **columns: str) -> Joined:
+        """The query as a subquery for another statement to join (`LEFT JOIN LATERAL`),
+        each marker replaced by SQL (`columns`: a column of that statement, say), so
+        that its row comes with that statement's, in one round trip."""
+        key = (using, tuple(sorted(columns.items())))
+        joined = self._joined.get(key)
+        if joined is None:
+            compiled = self._compiled.get(using) or self._compile(using)
+            parts = compiled.sql.split("%s")
+            if len(parts) != len(compiled.params) + 1:
+                raise ValueError("The query's SQL does not show one %s per parameter.")
+            by_slot = {compiled.slots[name]: sql for name, sql in columns.items()}
+            sql, params = parts[0], []
+            for index, part in enumerate(parts[1:]):
+                if index in by_slot:
+                    sql += by_slot[index]
+                else:
+                    sql += "%s"
+                    params.append(compiled.params[index])
+                sql += part
+            joined = self._joined[key] = Joined(sql, tuple(params), compiled)
+        return joined
+
     def _compile(self, using: str) -> _Compiled:
         with self._lock:
             if using not in self._compiled:
                 self._compiled[using] = _Compiled(self._build(**self._markers).using(using), self._markers)
             return self._compiled[using]
+
+
+class Joined:
+    """A `PreparedSelect` as SQL for another statement (`sql`, its `params`
+    positional), and how its columns, at the end of that statement's row, become the
+    object (None when the join found no row)."""
+
+    def __init__(self, sql: str, params: tuple[Any, ...], compiled: _Compiled) -> None:
+        self.sql, self.params, self._compiled = sql, params, compiled
+
+    def instance(self, row: tuple[Any, ...]) -> Model | None:
+        return None if row[self._compiled.start] is None else self._compiled.instance(row)
 
 
 class _Compiled:

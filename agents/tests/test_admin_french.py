@@ -74,6 +74,8 @@ def test_the_review_page_speaks_the_browser_language(client, bob, proposal):
     assert "Relecture requise\u00a0:" in page and "0 approbation sur 1" in page
     assert 'value="Approuver"' in page and 'value="Refuser"' in page
     assert "Prompt système rendu (premier tour)" in page and "Proposée v2" in page and "En service v1" in page
+    assert '<span class="aih-muted">texte</span>' in page  # the changed field of the section, by its French name
+
     assert "Facultative pour approuver, obligatoire pour refuser." in page
     for english_word in ("Proposed by", "Review needed", "Decide", "Rendered system prompt"):
         assert english_word not in page
@@ -94,3 +96,15 @@ def test_the_agent_page_speaks_the_browser_language(client, ada, proposal):
 
     for english_word in ("What the agent is told", "Live version", "Allowed tool names"):
         assert english_word not in page
+
+
+def test_a_refusal_on_the_review_page_speaks_french(client, alice, proposal):
+    client.force_login(alice)
+
+    page = client.get(reverse("admin:agents_promptversion_review", args=[proposal.pk]), headers=FRENCH)
+
+    # alice is an editor: deciding needs the reviewer role, said in French on the desk
+    assert (
+        "alice est un éditeur dans l\u2019espace de travail «\u00a0acme\u00a0»\u00a0; approuver ou refuser demande "
+        "le rôle relecteur." in page.content.decode()
+    )

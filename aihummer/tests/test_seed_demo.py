@@ -2,6 +2,7 @@ from io import StringIO
 
 from django.apps import apps
 from django.core.management import call_command
+from django.urls import reverse
 
 from agents.models import Agent, AgentTurn, PromptVersion
 from aihummer.actors import Actor, Verb
@@ -82,3 +83,14 @@ def test_seed_demo_counts_the_four_agents_it_made(db, settings, tmp_path):
     keys = sorted(Agent.objects.filter(workspace__slug="demo").values_list("key", flat=True))
     assert keys == ["critique", "lecteur", "redacteur", "support"]
     assert "  4 agents, default preset 'echo'." in out.getvalue().splitlines()
+
+
+def test_the_demo_desk_speaks_french_to_its_people_whatever_the_browser(client, db, settings, tmp_path):
+    settings.BASE_DIR = tmp_path
+    call_command("seed_demo")
+    assert set(User.objects.values_list("language", flat=True)) == {"fr"}
+    client.force_login(User.objects.get(username="bob"))
+
+    page = client.get(reverse("admin:index"), headers={"accept-language": "en-US"}).content.decode()
+
+    assert "File de relecture" in page and "Review queue" not in page

@@ -16,7 +16,7 @@ from django.core.management import call_command
 from playwright.sync_api import expect
 
 from agents.services import preset_activate
-from aihummer.models import Workspace
+from aihummer.models import User, Workspace
 from aihummer.tests.browser import admin_log_in
 from aihummer.tests.factories import openai_preset
 from workflows.models import StepRun, Workflow, WorkflowRun
@@ -39,6 +39,9 @@ def demo(settings, tmp_path, operator):
 @pytest.mark.django_db(transaction=True)
 def test_an_editor_starts_the_demo_pipeline_and_watches_it_complete(live_server, browser, worker_on_redis, demo):
     workflow = Workflow.objects.get(key="lecture-critique")
+    # The demo's people read the desk in French; this one chose English (the French desk
+    # has its own browser test: workflows/tests/test_desk_layout_browser.py).
+    User.objects.filter(username="alice").update(language="en")
     page = admin_log_in(browser, live_server.url, "alice", password=demo["alice"])
     expect(page.locator("#aih-index-runs")).to_contain_text("No run is running.")
 

@@ -162,8 +162,8 @@ def test_a_run_that_changed_workflow_keeps_its_own_definition(pipeline, operator
 # --- what a step costs ----------------------------------------------------------------
 # Inside the test's transaction each of a step's transactions shows as a savepoint pair:
 # one pair = one commit on a worker; a statement outside any pair commits on its own.
-# The claim (one statement, its own commit: no savepoint), then the turn's agent read.
-CLAIM = ["WITH", "SELECT"]
+# The claim with the turn's agent read (one statement, its own commit: no savepoint).
+CLAIM = ["WITH"]
 # A completed step with dependents: its turn, its debug log and its finish in one
 # statement (its own commit).
 COMPOSED = ["WITH"]
@@ -212,24 +212,23 @@ def test_an_echo_step_costs_two_commits_and_at_most_five_statements(
     assert len(dispatched) == 1  # the first step, enqueued on commit (not run: no commit in this test)
 
     # The first step also marks its run running, in its claim's statement.
-    with django_capture_on_commit_callbacks() as dispatched, django_assert_num_queries(3) as first:
+    with django_capture_on_commit_callbacks() as dispatched, django_assert_num_queries(2) as first:
         assert workflow_step_run(run_id=run.pk, step="one") == "completed"
     assert len(dispatched) == 1
     # A middle step: its dispatch sends a task, not a statement.
-    with django_capture_on_commit_callbacks() as dispatched, django_assert_num_queries(3) as middle:
+    with django_capture_on_commit_callbacks() as dispatched, django_assert_num_queries(2) as middle:
         assert workflow_step_run(run_id=run.pk, step="two") == "completed"
     assert len(dispatched) == 1
     # The last one completes its run in its result's transaction.
-    with django_assert_num_queries(7) as last:
+    with django_assert_num_queries(6) as last:
         assert workflow_step_run(run_id=run.pk, step="three") == "completed"
 
     assert kinds(first) == CLAIM + COMPOSED
     assert kinds(middle) == CLAIM + COMPOSED
     assert kinds(last) == CLAIM + RESULT[:-1] + ["UPDATE", "RELEASE"]
-    assert [statements(kinds(step)) for step in (first, middle, last)] == [3, 3, 5]
-    # Two commits per step: the claim's statement, and the result (one statement, or
-    # the last step's one transaction; the agent read, a SELECT on its own, writes
-    # nothing to commit).
+    assert [statements(kinds(step)) for step in (first, middle, last)] == [2, 2, 4]
+    # Two commits per step: the claim's statement (with the agent read), and the result
+    # (one statement, or the last step's one transaction).
     assert [kinds(step).count("SAVEPOINT") for step in (first, middle, last)] == [0, 0, 1]
     run.refresh_from_db()
     steps = steps_of(run)
@@ -255,10 +254,10 @@ def test_prepared_on_the_server_a_step_sends_the_same_statements_and_gives_the_s
     _, workflow = three_steps
     run = workflow_run_start(workflow=workflow, actor=operator, message="Bonjour")
     workflow_step_run(run_id=run.pk, step="one")
-    with django_assert_num_queries(3) as middle:
+    with django_assert_num_queries(2) as middle:
         assert workflow_step_run(run_id=run.pk, step="two") == "completed"
     assert kinds(middle) == CLAIM + COMPOSED
-    with django_assert_num_queries(7) as last:
+    with django_assert_num_queries(6) as last:
         assert workflow_step_run(run_id=run.pk, step="three") == "completed"
     assert kinds(last) == CLAIM + RESULT[:-1] + ["UPDATE", "RELEASE"]
 
@@ -272,9 +271,9 @@ def test_prepared_on_the_server_a_step_sends_the_same_statements_and_gives_the_s
     with connection.cursor() as cursor:
         cursor.execute("SELECT statement FROM pg_prepared_statements")
         prepared = [row[0] for row in cursor.fetchall()]
-    # The claim, the agent read, the turn with its log and finish (a middle step), the
-    # turn with its log and the finish apart (the last step): each prepared once.
-    assert len(prepared) == 5
+    # The claim with its agent read, the turn with its log and finish (a middle step),
+    # the turn with its log and the finish apart (the last step): each prepared once.
+    assert len(prepared) == 4
     assert sum("WITH parent AS (INSERT INTO" in sql for sql in prepared) == 2
     assert sum("finished AS (" in sql for sql in prepared) == 1
 
