@@ -156,7 +156,7 @@ def conversation_send(
     if speaker is not agent and prepared.setup.policy is not None:
         prepared.setup.policy = policy  # the inherited policy, not the answering agent's own
     prepared.on_event = on_event
-    prepared.handoff = Handoff()
+    prepared.handoff = Handoff(conversation_id=conversation.pk if conversation is not None else None)
     if plan is not None and prepared.setup.provider is not None and (plan.rows or plan.summary):
         prepared.history = compact_and_window(conversation, prepared, plan)
     recorded: dict[str, object] = {}

@@ -40,6 +40,7 @@ class Handoff:
     goes to, recorded with the turn's messages (`agents.runtime.conversations`)."""
 
     target: Agent | None = None
+    conversation_id: int | None = None  # the conversation the turn answers (None: its first message)
 
 
 @dataclass
@@ -292,3 +293,107 @@ class HandoffTool(Tool):
             f"The conversation goes to agent '{arguments.agent}' once your answer is recorded: it answers the next "
             "messages, under your runtime policy."
         )
+
+
+# --- other conversations (runtime_policy.interaction.session_*) ------------------------
+def readable_conversation(context: TurnContext, pk: int | None) -> object:
+    """The conversation `pk` (None: the one this turn answers) if
+    `interaction.session_visibility` lets the agent read it: self, the one its turn
+    answers; agent, any of this agent's (sent to it or handed to it); granted, those
+    and the conversations of `session_agent_ids`. Always of its workspace. Raises
+    ToolError with the rule otherwise."""
+    from agents.models import Conversation
+
+    interaction = context.policy.interaction
+    own = context.handoff.conversation_id if context.handoff else None
+    pk = own if pk is None else pk
+    if pk is None:
+        raise ToolError("This turn answers no earlier conversation: give a conversation id.")
+    if interaction.session_visibility == "self" and pk != own:
+        raise ToolError(
+            "Refused: runtime_policy.interaction.session_visibility is self, so you may read only the "
+            "conversation your turn answers."
+        )
+    rows = Conversation.all_objects.filter(
+        pk=pk, workspace_id=context.agent.workspace_id, is_sandbox__in=[False, context.agent.is_sandbox]
+    ).select_related("agent")
+    conversation = rows.first()
+    mine = conversation is not None and context.agent.pk in (conversation.agent_id, conversation.answering_agent_id)
+    granted = (
+        conversation is not None
+        and interaction.session_visibility == "granted"
+        and conversation.agent.key in interaction.session_agent_ids
+    )
+    if pk != own and not (mine or granted):
+        raise ToolError(
+            f"Refused: conversation {pk} is not one runtime_policy.interaction.session_visibility "
+            f"({interaction.session_visibility}) lets you read."
+        )
+    return conversation
+
+
+@register
+class ReadConversation(Tool):
+    name = "read_conversation"
+    description = (
+        "Read the latest messages of a conversation: the one you answer by default, others as your runtime "
+        "policy's session_visibility allows."
+    )
+
+    class Arguments(_Arguments):
+        conversation: int | None = Field(None, ge=1, description="Conversation id; omitted: the one you answer.")
+        limit: int = Field(20, ge=1, le=50, description="How many of its latest messages.")
+
+    def run(self, context: TurnContext, arguments: BaseModel) -> str:
+        conversation = readable_conversation(context, arguments.conversation)
+        rows = list(conversation.messages(manager="all_objects").order_by("-sequence")[: arguments.limit])
+        lines = [f"#{m.sequence} {m.role}{f' ({m.agent_key})' if m.agent_key else ''}: {m.text}" for m in rows[::-1]]
+        return f"Conversation {conversation.pk} of {conversation.peer} with '{conversation.agent.key}':\n" + (
+            "\n".join(lines) or "(no messages)"
+        )
+
+
+@register
+class PostToConversation(Tool):
+    name = "post_to_conversation"
+    description = (
+        "Post a message, as yourself, into another conversation you may read (only when your runtime policy's "
+        "session_send allows it)."
+    )
+    has_side_effects = True
+
+    class Arguments(_Arguments):
+        conversation: int = Field(ge=1, description="Conversation id.")
+        text: str = Field(min_length=1, max_length=20_000, description="The message to post.")
+
+    def run(self, context: TurnContext, arguments: BaseModel) -> str:
+        from django.db import transaction
+        from django.utils import timezone
+
+        from agents.models import Conversation, ConversationMessage
+
+        if not context.policy.interaction.session_send:
+            raise ToolError("Refused: runtime_policy.interaction.session_send is false.")
+        own = context.handoff.conversation_id if context.handoff else None
+        if arguments.conversation == own:
+            raise ToolError("Refused: this is the conversation you answer; answer it instead of posting.")
+        found = readable_conversation(context, arguments.conversation)
+        with transaction.atomic():
+            conversation = Conversation.all_objects.select_for_update().get(pk=found.pk)
+            now = timezone.now()
+            ConversationMessage.all_objects.create(
+                conversation=conversation,
+                sequence=conversation.message_count + 1,
+                role=ConversationMessage.Role.ASSISTANT,
+                channel="agent",
+                text=arguments.text,
+                turn_id=context.turn.pk,
+                version_number=context.version.number,
+                agent_key=context.agent.key,
+                created_at=now,
+                is_sandbox=conversation.is_sandbox,
+            )
+            conversation.message_count += 1
+            conversation.last_message_at = now
+            conversation.save(update_fields=["message_count", "last_message_at", "updated_at"])
+        return f"Posted into conversation {conversation.pk} as message #{conversation.message_count}."

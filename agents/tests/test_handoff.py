@@ -27,6 +27,10 @@ def scripted(body: dict) -> str | dict:
     if body["messages"][-1]["role"] == "tool":
         return body["messages"][-1]["content"]
     text = last_user_text(body)
+    if text.startswith("call "):  # call <tool> <json arguments>
+        name, arguments = text.removeprefix("call ").split(" ", 1)
+        call = {"id": "call-0", "type": "function", "function": {"name": name, "arguments": arguments}}
+        return {"role": "assistant", "content": None, "tool_calls": [call]}
     if text.startswith("handoff "):
         arguments = json.dumps({"agent": text.removeprefix("handoff ")})
         call = {"id": "call-0", "type": "function", "function": {"name": "handoff", "arguments": arguments}}
@@ -173,3 +177,71 @@ def test_an_mcp_client_hands_a_conversation_off(desk, workspace: Workspace, alic
     )
     assert ok(again)["answer"] == "You are Expert. answers again"
     assert server.bodies[-1]["service_tier"] == "flex"
+
+
+# --- other conversations: interaction.session_visibility, session_agent_ids, session_send --------
+def reader(workspace: Workspace, ada: User, key: str, **interaction: object) -> object:
+    return make_agent(
+        workspace,
+        key,
+        f"You are {key}.",
+        by=ada,
+        allowed_tool_names=["read_conversation", "post_to_conversation"],
+        runtime_policy={"interaction": interaction},
+    )
+
+
+def tool_result(reply) -> str:
+    return DebugLog.all_objects.filter(turn=reply.turn).order_by("sequence")[0].tool_calls[0]["result"]
+
+
+def read(pk: int) -> str:
+    return "call read_conversation " + json.dumps({"conversation": pk})
+
+
+@pytest.mark.parametrize(
+    ("visibility", "granted", "reads_its_other", "reads_expert"),
+    [("self", [], False, False), ("agent", [], True, False), ("granted", ["expert"], True, True)],
+)
+def test_session_visibility_says_whose_conversations_an_agent_reads(
+    desk, workspace, ada, alice, bob, server, visibility, granted, reads_its_other, reads_expert
+) -> None:
+    _, expert = desk
+    watcher = reader(workspace, ada, "watcher", session_visibility=visibility, session_agent_ids=granted)
+    expert_talk = conversation_send(agent=expert, actor=Actor.for_user(bob), message="secret", channel="api")
+    bobs = conversation_send(agent=watcher, actor=Actor.for_user(bob), message="bob here", channel="api")
+    first = conversation_send(agent=watcher, actor=Actor.for_user(alice), message="hello", channel="api")
+    pk = first.conversation.pk
+
+    def result(message: str) -> str:
+        return tool_result(
+            conversation_send(agent=watcher, actor=Actor.for_user(alice), message=message, channel="api")
+        )
+
+    own, its_other, other = (
+        result(read(pk)),
+        result(read(bobs.conversation.pk)),
+        result(read(expert_talk.conversation.pk)),
+    )
+
+    assert own.startswith(f"Conversation {pk} of user:{alice.pk} with 'watcher':\n#1 user: hello\n#2 assistant (")
+    assert ("#1 user: bob here" in its_other) is reads_its_other
+    assert ("#1 user: secret" in other) is reads_expert
+    assert [text.startswith("Refused: ") for text in (its_other, other)] == [not reads_its_other, not reads_expert]
+
+
+def test_session_send_lets_an_agent_post_into_another_conversation(desk, workspace, ada, alice, bob, server) -> None:
+    _, expert = desk
+    talk = conversation_send(agent=expert, actor=Actor.for_user(bob), message="hi", channel="api").conversation
+    post = "call post_to_conversation " + json.dumps({"conversation": talk.pk, "text": "A note."})
+    muted = reader(workspace, ada, "muted", session_visibility="granted", session_agent_ids=["expert"])
+    sender = reader(
+        workspace, ada, "sender", session_visibility="granted", session_agent_ids=["expert"], session_send=True
+    )
+
+    refused = tool_result(conversation_send(agent=muted, actor=Actor.for_user(alice), message=post, channel="api"))
+    posted = tool_result(conversation_send(agent=sender, actor=Actor.for_user(alice), message=post, channel="api"))
+
+    assert refused == "Refused: runtime_policy.interaction.session_send is false."
+    assert posted == f"Posted into conversation {talk.pk} as message #3."
+    assert list(talk.messages.values_list("sequence", "agent_key", "text"))[-1] == (3, "sender", "A note.")
