@@ -489,6 +489,7 @@ class ConversationAdmin(WorkspaceScopedAdmin):
     readonly_fields = [
         "workspace",
         "agent",
+        "answering_agent",
         "peer",
         "channel_label",
         "message_count",
@@ -519,7 +520,7 @@ class ConversationAdmin(WorkspaceScopedAdmin):
         rows = list(
             ConversationMessage.objects.filter(conversation=obj)
             .order_by("-sequence")
-            .only("sequence", "role", "channel", "text", "turn_id", "version_number", "created_at")[
+            .only("sequence", "role", "channel", "text", "turn_id", "version_number", "agent_key", "created_at")[
                 :CONVERSATION_PAGE_MESSAGES
             ]
         )
@@ -532,7 +533,7 @@ class ConversationAdmin(WorkspaceScopedAdmin):
                 (
                     m.sequence,
                     m.created_at.strftime("%Y-%m-%d %H:%M:%S"),
-                    m.role,
+                    f"{m.role} ({m.agent_key})" if m.agent_key else m.role,  # who answered, hand-offs included
                     m.channel,
                     self._turn_link(m),
                     f"v{m.version_number}" if m.version_number else "",

@@ -302,12 +302,13 @@ def conversation_handoff(*, conversation: Conversation, agent_key: str, actor: A
     with transaction.atomic():
         locked = Conversation.all_objects.select_for_update().select_related("agent").get(pk=conversation.pk)
         answering = locked.answering_agent or locked.agent
-        target = handoff_target(agent=locked.agent, key=agent_key)
-        if target.pk == answering.pk:
-            raise ValidationError({"agent": f"Agent '{agent_key}' answers this conversation already."})
         inherited = locked.inherited_policy
         if inherited is None:
             inherited = parse_runtime_policy(answering.runtime_policy).model_dump(mode="json")
+        allowed = parse_runtime_policy(inherited).interaction.spawn_agent_ids
+        target = handoff_target(agent=locked.agent, key=agent_key, allowed=allowed)
+        if target.pk == answering.pk:
+            raise ValidationError({"agent": f"Agent '{agent_key}' answers this conversation already."})
         _hand_to(locked, target, inherited)
     return locked
 

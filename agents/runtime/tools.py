@@ -252,11 +252,20 @@ class Delegate(Tool):
 
 
 # --- handoff --------------------------------------------------------------------------
-def handoff_target(*, agent: Agent, key: str) -> Agent:
+def handoff_target(*, agent: Agent, key: str, allowed: list[str] | None = None) -> Agent:
     """The agent of `agent`'s workspace a conversation of `agent` may be handed to:
-    enabled, with a live version, a sandbox one only from a sandbox conversation.
-    Raises ValidationError({"agent"}) otherwise."""
+    enabled, with a live version, a sandbox one only from a sandbox conversation, and
+    named by `allowed` (the handing policy's `interaction.spawn_agent_ids`) when that is
+    a list. Raises ValidationError({"agent"}) otherwise."""
     from agents.models import Agent
+
+    if allowed is not None and key not in allowed:
+        raise ValidationError(
+            {
+                "agent": f"'{key}' is not among the agents this conversation may go to (runtime_policy.interaction."
+                "spawn_agent_ids)."
+            }
+        )
 
     target = (
         Agent.all_objects.filter(workspace_id=agent.workspace_id, key=key, is_active=True, live_version__isnull=False)
@@ -286,7 +295,9 @@ class HandoffTool(Tool):
         if arguments.agent == context.agent.key:
             raise ToolError(f"Hand-off refused: you are '{arguments.agent}', the agent answering already.")
         try:
-            context.handoff.target = handoff_target(agent=context.agent, key=arguments.agent)
+            context.handoff.target = handoff_target(
+                agent=context.agent, key=arguments.agent, allowed=context.policy.interaction.spawn_agent_ids
+            )
         except ValidationError as exc:
             raise ToolError(f"Hand-off refused: {' '.join(exc.messages)}") from None
         return (

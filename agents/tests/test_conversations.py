@@ -106,6 +106,7 @@ def test_the_admin_shows_a_conversation_read_only_with_each_answers_version(writ
     assert page.status_code == 200
     assert "Bonjour &lt;b&gt;" in html
     assert "<td>v1</td>" in html
+    assert f"<td>assistant ({writer.key})</td>" in html  # who answered (a hand-off would name another)
     assert reverse("admin:agents_agentturn_change", args=[reply.turn.pk]) in html
     assert 'name="_save"' not in html  # read-only
     assert foreign.status_code == 302  # another workspace's: Django's "doesn't exist" redirect

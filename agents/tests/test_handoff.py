@@ -245,3 +245,30 @@ def test_session_send_lets_an_agent_post_into_another_conversation(desk, workspa
     assert refused == "Refused: runtime_policy.interaction.session_send is false."
     assert posted == f"Posted into conversation {talk.pk} as message #3."
     assert list(talk.messages.values_list("sequence", "agent_key", "text"))[-1] == (3, "sender", "A note.")
+
+
+def test_spawn_agent_ids_bounds_where_a_conversation_may_go(
+    workspace: Workspace, ada: User, local_preset: Preset, alice_api, server
+) -> None:
+    make_agent(workspace, "expert", "You are Expert.", by=ada)
+    make_agent(workspace, "billing", "You are Billing.", by=ada)
+    make_agent(
+        workspace,
+        "front",
+        "You are Front.",
+        by=ada,
+        allowed_tool_names=["handoff"],
+        runtime_policy={"interaction": {"spawn_agent_ids": ["billing"]}},
+    )
+    refused_by_tool = alice_api.post(SEND.format("front"), {"message": "handoff expert"}).json()
+    url = f"/v1/admin/conversations/{refused_by_tool['conversation']['id']}/handoff"
+
+    refused_by_client = alice_api.post(url, {"agent": "expert"})
+    allowed = alice_api.post(url, {"agent": "billing"})
+
+    refusal = (
+        "'expert' is not among the agents this conversation may go to (runtime_policy.interaction.spawn_agent_ids)."
+    )
+    assert refused_by_tool["answer"]["text"] == f"Hand-off refused: {refusal}"
+    assert (refused_by_client.status_code, refused_by_client.json()["error"]["fields"]) == (422, {"agent": [refusal]})
+    assert (allowed.status_code, allowed.json()["answering_agent"]) == (200, "billing")
