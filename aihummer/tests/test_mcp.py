@@ -34,7 +34,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 OLD_PROMPT = "Tu es un rédacteur soigneux."
 NEW_PROMPT = "Tu es un rédacteur soigneux. Trois phrases au plus."
-TOOL_COUNT = 21
+TOOL_COUNT = 22
 
 
 # --- helpers ------------------------------------------------------------------------------------

@@ -43,6 +43,7 @@ VALID = {
     "model": "echo-1",
     "workflowKey": "flow",
     "definition": ONE_STEP,
+    "conversationId": 1,
 }
 VALID_FOR = {
     "create_sandbox_preset": {"key": "sb_p"},

@@ -24,6 +24,12 @@ from workflows.models import Workflow, WorkflowRun
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+KNOWN_TOOLS = (
+    "delegate, handoff, http_request, mail_send, post_to_conversation, propose_onboarding_edit, "
+    "propose_persona_edit, propose_section_edit, propose_tools_edit, read_conversation"
+)
+
+
 @pytest.fixture
 def real(workspace: Workspace, ada: User) -> dict:
     actor = Actor.for_user(ada)
@@ -141,18 +147,8 @@ def test_sandbox_agent_errors_name_the_parameter(real: dict, write_key: str, oth
     assert bodies[1]["fields"] == {"presetKey": ["Unknown preset 'missing'."]}
     assert bodies[2]["fields"] == {"presetKey": ["Unknown preset 'theirs'."]}
     assert bodies[3]["fields"] == {"systemPrompt": ["String should have at least 1 character"]}
-    assert bodies[4]["fields"] == {
-        "allowedToolNames": [
-            "Unknown tool 'Not A Tool'; the tools are: delegate, http_request, mail_send, propose_onboarding_edit, "
-            "propose_persona_edit, propose_section_edit, propose_tools_edit."
-        ]
-    }
-    assert bodies[5]["fields"] == {
-        "allowedToolNames": [
-            "Unknown tool 'rm_rf'; the tools are: delegate, http_request, mail_send, propose_onboarding_edit, "
-            "propose_persona_edit, propose_section_edit, propose_tools_edit."
-        ]
-    }
+    assert bodies[4]["fields"] == {"allowedToolNames": [f"Unknown tool 'Not A Tool'; the tools are: {KNOWN_TOOLS}."]}
+    assert bodies[5]["fields"] == {"allowedToolNames": [f"Unknown tool 'rm_rf'; the tools are: {KNOWN_TOOLS}."]}
     assert not Agent.all_objects.filter(is_sandbox=True).exists()
 
 

@@ -48,7 +48,7 @@ def test_a_reviewer_approves_an_e_mail_in_the_admin_and_it_is_sent_once(
         # bob finds the waiting step on the run's page, follows it to the request
         page = admin_log_in(browser, live_server.url, "bob", landmark="#aih-action-requests")
         page.goto(f"/admin/workflows/workflowrun/{run.pk}/change/")
-        expect(page.locator("#step-mail .aih-step-status")).to_have_text("waiting")
+        expect(page.locator("#step-mail .aih-step-status")).to_have_text("waiting for a person")
         page.click("#step-mail .aih-step-approval")
         # and reads the e-mail exactly as it will be sent, then approves it
         page.click(f"text=mail_send #{request.pk}")
