@@ -77,26 +77,30 @@ class OidcTestProvider:
             "MCP_TOKEN_TTL": str(self.mcp_token_ttl),
         }
         self.process = subprocess.Popen(
-            ["node", str(SCRIPT)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+            ["node", str(SCRIPT)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
         )
         self._wait_until_ready()
 
     def _wait_until_ready(self) -> None:
+        # Read the pipe's raw bytes: a buffered readline() may pull "ready" into Python's
+        # buffer along with an earlier line, and select() on the descriptor then waits
+        # for bytes that already arrived (lines coalesce when the machine is loaded).
         deadline = time.monotonic() + START_TIMEOUT_SECONDS
-        output = []
+        descriptor = self.process.stdout.fileno()
+        received = b""
         with selectors.DefaultSelector() as selector:
-            selector.register(self.process.stdout, selectors.EVENT_READ)
+            selector.register(descriptor, selectors.EVENT_READ)
             while time.monotonic() < deadline:
                 if not selector.select(timeout=deadline - time.monotonic()):
                     break
-                line = self.process.stdout.readline()
-                if not line:
+                chunk = os.read(descriptor, 65536)
+                if not chunk:
                     break
-                output.append(line)
-                if line.startswith("ready "):
+                received += chunk
+                if any(line.startswith(b"ready ") for line in received.splitlines()):
                     return
         self.stop()
-        raise RuntimeError("The OIDC test provider did not start:\n" + "".join(output))
+        raise RuntimeError("The OIDC test provider did not start:\n" + received.decode(errors="replace"))
 
     def environment(self) -> dict[str, str]:
         """`django_settings()` as a server process's environment variables."""
