@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -25,6 +26,8 @@ from aihummer.tests.waiting import wait_until
 from workflows.tests.fake_openai import FakeOpenAI
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+STOPPED_WAITING = "MCP run_agent_test: the client cancelled the call or went away; stopped waiting"
 
 
 @pytest.fixture
@@ -95,7 +98,7 @@ def test_a_cancelled_call_stops_waiting_and_the_turn_goes_on(
 
     assert turns_while_cancelled == 0
     assert ok(after)["count"] == 1
-    assert "MCP run_agent_test: the client cancelled the call or went away; stopped waiting" in caplog.text
+    assert STOPPED_WAITING in caplog.text
     answer_now.set()
     wait_until(lambda: AgentTurn.objects.filter(status="succeeded").exists())
     assert AgentTurn.objects.get().answer == "Voilà."
@@ -153,12 +156,12 @@ def test_send_message_refuses_a_peer_from_a_key_that_may_not_vouch(streaming_wri
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 def test_over_http_a_cancelled_call_stops_waiting_and_the_turn_goes_on(
-    held_model: Preset, answer_now: threading.Event, raw_key: str, mode: str
+    held_model: Preset, answer_now: threading.Event, raw_key: str, mode: str, tmp_path: Path
 ) -> None:
     """Over HTTP (notifications/cancelled in legacy mode, the request stream closed in
-    2026 mode): the session goes on serving while the model still holds the turn, and
-    the server still records the turn once the model answers. (That the tool stopped
-    waiting is shown in-process above, by its log line; the server's log is not read here.)"""
+    2026 mode): the server's tool stops waiting (its log says so before the model
+    answers), the session goes on serving while the model still holds the turn, and the
+    server still records the turn once the model answers."""
 
     async def work(client: Client) -> tuple[int, Any]:
         started = anyio.Event()
@@ -174,8 +177,10 @@ def test_over_http_a_cancelled_call_stops_waiting_and_the_turn_goes_on(
         after = await client.call_tool("list_agents", {})
         return await in_thread(AgentTurn.objects.count), after
 
-    with live_uvicorn(server_env()) as url:
+    server_log = tmp_path / "uvicorn.log"
+    with live_uvicorn(server_env(), log_to=server_log) as url:
         turns_while_cancelled, after = with_client(http_client(url, raw_key, mode=mode), work)
         assert (turns_while_cancelled, ok(after)["count"]) == (0, 1)
+        wait_until(lambda: STOPPED_WAITING in server_log.read_text())
         answer_now.set()
         wait_until(lambda: AgentTurn.objects.filter(status="succeeded").exists())

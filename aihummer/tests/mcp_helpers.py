@@ -107,12 +107,18 @@ def http_client(base_url: str, raw_key: str, *, name: str = "http-test", mode: s
 
 @contextmanager
 def live_uvicorn(
-    env: dict[str, str], *, port: int | None = None, app: str = "aihummer.asgi:application"
+    env: dict[str, str],
+    *,
+    port: int | None = None,
+    app: str = "aihummer.asgi:application",
+    log_to: Path | None = None,
 ) -> Iterator[str]:
     """`uvicorn <app>` on `port` (default: a free one) with `env` (see `server_env`);
-    its base URL while the block runs."""
+    its base URL while the block runs. `log_to`: a file that keeps what the server
+    printed, for a test to read (by default a temporary file, removed after)."""
     port = port or free_port()
-    log = tempfile.NamedTemporaryFile("w+", suffix=".log", delete=False)  # noqa: SIM115  (closed below)
+    log_path = log_to or Path(tempfile.gettempdir()) / f"uvicorn-{port}-{os.getpid()}.log"
+    log = log_path.open("w+")  # closed below
     command = [sys.executable, "-m", "uvicorn", app, "--port", str(port)]
     command += ["--timeout-graceful-shutdown", "2"]  # open SSE streams would hold the shutdown
     process = subprocess.Popen(command, cwd=settings.BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -124,11 +130,12 @@ def live_uvicorn(
                 break
             except OSError:
                 if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"uvicorn did not start:\n{Path(log.name).read_text()}") from None
+                    raise RuntimeError(f"uvicorn did not start:\n{log_path.read_text()}") from None
                 time.sleep(0.1)
         yield f"http://127.0.0.1:{port}"
     finally:
         process.terminate()
         process.wait(timeout=10)
         log.close()
-        os.unlink(log.name)
+        if log_to is None:
+            log_path.unlink()
