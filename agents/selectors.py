@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 
 from django.core.paginator import Page, Paginator
 from django.db import connection
-from django.db.models import Exists, Model, OuterRef, Q, QuerySet
+from django.db.models import CharField, Exists, F, Model, OuterRef, Q, QuerySet, Value
+from django.db.models.functions import Cast
 from django.utils.translation import gettext, gettext_lazy
 
 from agents.judge import band
@@ -507,3 +508,64 @@ def execution_tree(*, turn: AgentTurn) -> ExecutionTree | None:
         parent = nodes.get(node.turn.parent_id)
         (parent.children if parent is not None else roots).append(node)
     return ExecutionTree(roots=roots, turns=len(shown), truncated=len(rows) > EXECUTION_TREE_MAX_TURNS)
+
+
+# --- the review list: both kinds of request in one queue --------------------------------
+REVIEW_KINDS = ("proposal", "action")
+
+
+def _review_rows(queryset: QuerySet, kind: str, **columns: object) -> QuerySet:
+    # Every column is an annotation, in one order for both tables: a UNION pairs its
+    # columns by position.
+    return (
+        queryset.order_by()
+        .annotate(
+            item_kind=Value(kind, output_field=CharField()),
+            item_pk=F("pk"),
+            item_label=columns["label"],
+            item_detail=Cast(columns["detail"], CharField()),
+            item_source=F(columns["source"]),
+            item_workspace=F("workspace__slug"),
+            item_status=F("status"),
+            item_created_at=F("created_at"),
+        )
+        .values(
+            "item_kind",
+            "item_pk",
+            "item_label",
+            "item_detail",
+            "item_source",
+            "item_workspace",
+            "item_status",
+            "item_created_at",
+        )
+    )
+
+
+def review_item_counts(*, actor: Actor, status: str = "pending") -> dict[str, int]:
+    """How many proposals and action requests the review list holds for `status`
+    (`"all"`: every status), per kind: one COUNT per table."""
+    counts = {}
+    for kind, model in (("proposal", PromptVersion), ("action", ApprovalRequest)):
+        queryset = _scoped(model.objects.all(), actor)
+        counts[kind] = (queryset if status == "all" else queryset.filter(status=status)).count()
+    return counts
+
+
+def review_item_list(*, actor: Actor, kind: str = "", status: str = "pending") -> QuerySet:
+    """Prompt proposals and action requests the actor may read, in one queue, oldest
+    first (what waited longest comes first): rows of dicts `item_*`, no sandbox row
+    (both models' default managers hide them). `kind` narrows to one kind."""
+    parts = []
+    if kind in ("", "proposal"):
+        versions = _scoped(PromptVersion.objects.all(), actor)
+        parts.append(_review_rows(versions, "proposal", label=F("agent__key"), detail=F("number"), source="source"))
+    if kind in ("", "action"):
+        requests = _scoped(ApprovalRequest.objects.all(), actor)
+        parts.append(
+            _review_rows(requests, "action", label=F("agent_key"), detail=F("tool_name"), source="actor_source")
+        )
+    if status != "all":
+        parts = [part.filter(status=status) for part in parts]
+    rows = parts[0] if len(parts) == 1 else parts[0].union(parts[1], all=True)
+    return rows.order_by("item_created_at", "item_kind", "item_pk")

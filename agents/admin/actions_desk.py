@@ -10,7 +10,7 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import models
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
@@ -20,6 +20,7 @@ from django.utils.html import format_html
 from django.utils.timesince import timesince
 
 from agents.admin.review import status_badge
+from agents.admin.review_list import review_list_view
 from agents.models import ApprovalRequest
 from agents.runtime.effects import HttpRequest as HttpRequestTool
 from agents.runtime.effects import MailSend
@@ -134,7 +135,17 @@ class ApprovalRequestAdmin(WorkspaceScopedAdmin):
 
     def get_urls(self) -> list:
         review = self.admin_site.admin_view(self.review_view)
-        return [path("<path:object_id>/review/", review, name="agents_approvalrequest_review"), *super().get_urls()]
+        desk = self.admin_site.admin_view(self.review_list_view)
+        return [
+            path("desk/", desk, name="agents_review_list"),
+            path("<path:object_id>/review/", review, name="agents_approvalrequest_review"),
+            *super().get_urls(),
+        ]
+
+    def review_list_view(self, request: HttpRequest) -> HttpResponse:
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        return review_list_view(self, request)
 
     def change_view(self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: dict | None = None):
         return redirect("admin:agents_approvalrequest_review", object_id)
