@@ -478,6 +478,49 @@ def conversation_notes(*, conversation: Conversation, limit: int = 50) -> list[C
     return rows
 
 
+# --- an execution tree (issue 29: the turn page shows it) --------------------------------
+# Turns one tree's view draws at most. The policy bounds a tree's shape (depth ≤ 4, ≤ 5
+# children per parent), not how often a long turn delegates over its iterations.
+EXECUTION_TREE_MAX_TURNS = 200
+
+
+@dataclass
+class TreeNode:
+    turn: AgentTurn
+    offset_ms: int  # when it started, after the root started
+    children: list[TreeNode] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ExecutionTree:
+    roots: list[TreeNode]  # the root turn; more than one only when the root row was deleted
+    turns: int
+    truncated: bool  # more than EXECUTION_TREE_MAX_TURNS: the earliest started are drawn
+
+
+def execution_tree(*, turn: AgentTurn) -> ExecutionTree | None:
+    """The execution tree `turn` belongs to (its root turn and every turn under it,
+    nested by parent, each in the order it started), or None for a turn that is a tree
+    of one. One query; sandbox turns never appear."""
+    root_id = turn.root_id or turn.pk
+    rows = list(
+        AgentTurn.objects.filter(workspace_id=turn.workspace_id)
+        .filter(Q(pk=root_id) | Q(root_id=root_id))
+        .only("pk", "parent_id", "agent_key", "status", "error_kind", "depth", "started_at", "finished_at")
+        .order_by("started_at", "pk")[: EXECUTION_TREE_MAX_TURNS + 1]
+    )
+    if len(rows) <= 1:
+        return None
+    shown = rows[:EXECUTION_TREE_MAX_TURNS]
+    start = shown[0].started_at
+    nodes = {row.pk: TreeNode(row, int((row.started_at - start).total_seconds() * 1000)) for row in shown}
+    roots = []
+    for node in nodes.values():
+        parent = nodes.get(node.turn.parent_id)
+        (parent.children if parent is not None else roots).append(node)
+    return ExecutionTree(roots=roots, turns=len(shown), truncated=len(rows) > EXECUTION_TREE_MAX_TURNS)
+
+
 # --- the review list: both kinds of request in one queue --------------------------------
 REVIEW_KINDS = ("proposal", "action")
 
