@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.apps import apps
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils.translation import gettext
 
 from agents.models import Agent, Preset, PromptVersion
 from agents.policy import upgrade_stored_policy
@@ -57,7 +58,8 @@ def agent_create(
     actor.require(write_verb(is_sandbox), workspace)
     snapshot = normalize_snapshot(snapshot if snapshot is not None else {"identity": {"name": name}})
     if is_empty_prompt(snapshot):
-        raise ValidationError({"snapshot": "The agent would be told nothing: give an identity, sections or a prompt."})
+        message = gettext("The agent would be told nothing: give an identity, sections or a prompt.")
+        raise ValidationError({"snapshot": message})
     agent = Agent(
         workspace=workspace,
         key=key,
@@ -72,7 +74,7 @@ def agent_create(
     if is_sandbox and agent.preset is None:
         agent.preset = Preset.objects.for_workspace(workspace).active().first()
         if agent.preset is None:
-            raise ValidationError({"preset": "This workspace has no default preset; give one."})
+            raise ValidationError({"preset": gettext("This workspace has no default preset; give one.")})
     same_workspace(agent.preset, workspace, "preset", "preset")
     no_sandbox_reference(agent, agent.preset, "preset", "preset")
     snapshot["preset"] = agent.preset.key if agent.preset else None

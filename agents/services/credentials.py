@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils.translation import gettext
 from django.views.decorators.debug import sensitive_variables
 
 from agents import vault
@@ -19,9 +20,9 @@ MAX_SECRET_CHARS = 10_000
 @sensitive_variables("secret")
 def _clean_secret(secret: object) -> str:
     if not isinstance(secret, str) or not secret.strip():
-        raise ValidationError({"secret": "Give the secret; it cannot be empty."})
+        raise ValidationError({"secret": gettext("Give the secret; it cannot be empty.")})
     if len(secret) > MAX_SECRET_CHARS:
-        raise ValidationError({"secret": f"At most {MAX_SECRET_CHARS} characters."})
+        raise ValidationError({"secret": gettext("At most %(count)d characters.") % {"count": MAX_SECRET_CHARS}})
     return secret.strip()
 
 

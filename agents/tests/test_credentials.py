@@ -403,3 +403,18 @@ def test_a_reviewer_cannot_open_the_add_form(client: Client, bob):
     client.force_login(bob)
 
     assert client.get(reverse("admin:agents_credential_add")).status_code == 403
+
+
+def test_the_add_form_says_its_refusal_in_french_to_a_french_admin(client: Client, workspace, ada):
+    ada.language = "fr"
+    ada.save(update_fields=["language"])
+    client.force_login(ada)
+
+    response = client.post(
+        reverse("admin:agents_credential_add"),
+        {"workspace": workspace.pk, "key": "anthropic", "name": "Anthropic", "secret": ""},
+    )
+
+    assert response.context["adminform"].form.errors == {
+        "secret": ["Saisissez le secret\u00a0; il ne peut pas être vide."]
+    }
