@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 
 from django.core.paginator import Page, Paginator
 from django.db import connection
-from django.db.models import CharField, Exists, F, Model, OuterRef, Q, QuerySet, Value
-from django.db.models.functions import Cast
+from django.db.models import CharField, Exists, F, Func, JSONField, Model, OuterRef, Q, QuerySet, Value
+from django.db.models.functions import Cast, JSONObject
 from django.utils.translation import gettext, gettext_lazy
 
 from agents.judge import band
@@ -179,21 +179,32 @@ def _step_runs() -> QuerySet:
 
 def agent_turns_from(queryset: QuerySet, origin: str) -> QuerySet:
     """The turns of `queryset` that came from `origin` (one of TURN_ORIGINS); a
-    delegated turn counts with its parent. A workflow step's earlier, failed attempts
-    are found by the turn page (through the step's attempt log), not by this filter."""
+    delegated turn counts with its parent, and a workflow step's earlier, failed attempt
+    with its step (through the step's attempt log, on PostgreSQL: as the turn page)."""
 
-    def came_from(ref: str) -> dict[str, Exists]:
+    def came_from(ref: str, agent: str) -> dict[str, Q]:
         return {
             "evidence": Exists(CaseResult.objects.filter(turn_id=OuterRef(ref))),
             "conversation": Exists(ConversationMessage.objects.filter(turn_id=OuterRef(ref))),
-            "workflow": Exists(_step_runs().filter(turn_id=OuterRef(ref))),
+            "workflow": Exists(_step_runs().filter(turn_id=OuterRef(ref))) | _an_earlier_attempt(ref, agent),
         }
 
-    own, parents = came_from("pk"), came_from("parent_id")
+    own, parents = came_from("pk", "agent_id"), came_from("parent_id", "parent__agent_id")
     kinds = {kind: Q(own[kind]) | Q(parents[kind]) for kind in own}
     kinds["try_it"] = Q(dry_run=True) & ~kinds["evidence"]
     kinds["direct"] = Q(dry_run=False) & ~kinds["workflow"] & ~kinds["conversation"]
     return queryset.filter(kinds[origin]) if origin in kinds else queryset
+
+
+def _an_earlier_attempt(ref: str, agent: str) -> Q:
+    """The turn `ref` names was an earlier attempt of a step: the step's row points at its
+    newest turn only, its attempt log at the others. Among the steps of the turn's agent
+    (the foreign key's index), not every step's log; nothing on a database without JSON
+    containment (SQLite), as on the turn page."""
+    if not connection.features.supports_json_field_contains:
+        return Q(pk__in=[])
+    logged = Func(JSONObject(turn_id=OuterRef(ref)), function="JSONB_BUILD_ARRAY", output_field=JSONField())
+    return Q(Exists(_step_runs().filter(agent_id=OuterRef(agent), attempt_log__contains=logged)))
 
 
 @dataclass(frozen=True)
@@ -465,6 +476,49 @@ def conversation_notes(*, conversation: Conversation, limit: int = 50) -> list[C
     rows = list(ConversationNote.all_objects.filter(conversation=conversation).order_by("-pk")[:limit])
     rows.reverse()
     return rows
+
+
+# --- an execution tree (issue 29: the turn page shows it) --------------------------------
+# Turns one tree's view draws at most. The policy bounds a tree's shape (depth ≤ 4, ≤ 5
+# children per parent), not how often a long turn delegates over its iterations.
+EXECUTION_TREE_MAX_TURNS = 200
+
+
+@dataclass
+class TreeNode:
+    turn: AgentTurn
+    offset_ms: int  # when it started, after the root started
+    children: list[TreeNode] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ExecutionTree:
+    roots: list[TreeNode]  # the root turn; more than one only when the root row was deleted
+    turns: int
+    truncated: bool  # more than EXECUTION_TREE_MAX_TURNS: the earliest started are drawn
+
+
+def execution_tree(*, turn: AgentTurn) -> ExecutionTree | None:
+    """The execution tree `turn` belongs to (its root turn and every turn under it,
+    nested by parent, each in the order it started), or None for a turn that is a tree
+    of one. One query; sandbox turns never appear."""
+    root_id = turn.root_id or turn.pk
+    rows = list(
+        AgentTurn.objects.filter(workspace_id=turn.workspace_id)
+        .filter(Q(pk=root_id) | Q(root_id=root_id))
+        .only("pk", "parent_id", "agent_key", "status", "error_kind", "depth", "started_at", "finished_at")
+        .order_by("started_at", "pk")[: EXECUTION_TREE_MAX_TURNS + 1]
+    )
+    if len(rows) <= 1:
+        return None
+    shown = rows[:EXECUTION_TREE_MAX_TURNS]
+    start = shown[0].started_at
+    nodes = {row.pk: TreeNode(row, int((row.started_at - start).total_seconds() * 1000)) for row in shown}
+    roots = []
+    for node in nodes.values():
+        parent = nodes.get(node.turn.parent_id)
+        (parent.children if parent is not None else roots).append(node)
+    return ExecutionTree(roots=roots, turns=len(shown), truncated=len(rows) > EXECUTION_TREE_MAX_TURNS)
 
 
 # --- the review list: both kinds of request in one queue --------------------------------

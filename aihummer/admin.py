@@ -9,6 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
+from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
 from aihummer.actors import Actor, Verb
@@ -73,7 +74,7 @@ class MembershipForm(forms.ModelForm):
         role = self.cleaned_data["role"]
         if self.instance.pk and self.instance.managed_by_sso and role != self.instance.role:
             raise forms.ValidationError(
-                "This role comes from the person's groups at the identity provider; change the groups there."
+                _("This role comes from the person's groups at the identity provider; change the groups there.")
             )
         return role
 
@@ -143,8 +144,11 @@ class WorkspaceAdmin(WorkspaceScopedAdmin):
                 )
                 messages.info(
                     request,
-                    f"Invitation for '{data['identifier']}' saved: they join as {data['role']} when they next "
-                    "sign in with that username or e-mail.",
+                    gettext(
+                        "Invitation for “%(identifier)s” saved: they join as %(role)s when they next sign in "
+                        "with that username or e-mail."
+                    )
+                    % {"identifier": data["identifier"], "role": str(Membership.Role(data["role"]).label).lower()},
                 )
             else:
                 membership_set(workspace=form.instance, user=row.instance.user, role=data["role"], actor=actor)
@@ -164,7 +168,7 @@ class WorkspaceAdmin(WorkspaceScopedAdmin):
     def get_queryset(self, request: HttpRequest) -> models.QuerySet:
         return super().get_queryset(request).annotate(member_count=models.Count("memberships"))
 
-    @admin.display(description="members", ordering="member_count")
+    @admin.display(description=_("members"), ordering="member_count")
     def member_count(self, obj: Workspace) -> int:
         return obj.member_count
 
@@ -179,14 +183,17 @@ class WorkspaceAdmin(WorkspaceScopedAdmin):
 
 
 class ApiKeyCreateForm(ServiceModelForm):
-    scopes = forms.MultipleChoiceField(choices=ApiKey.Scope.choices, widget=forms.CheckboxSelectMultiple)
+    scopes = forms.MultipleChoiceField(
+        choices=ApiKey.Scope.choices, widget=forms.CheckboxSelectMultiple, label=_("scopes")
+    )
     owner = forms.ModelChoiceField(
         queryset=User.objects.filter(is_active=True),
         to_field_name="username",
         widget=forms.TextInput,
         required=False,
-        help_text="Username of the person answerable for this key (optional).",
-        error_messages={"invalid_choice": "No active user has this username."},
+        label=_("owner"),
+        help_text=_("Username of the person answerable for this key (optional)."),
+        error_messages={"invalid_choice": _("No active user has this username.")},
     )
 
     class Meta:
@@ -223,9 +230,9 @@ class ApiKeyAdmin(WorkspaceScopedAdmin):
         "created_at",
     ]
 
-    @admin.display(description="status")
+    @admin.display(description=_("status"))
     def status(self, obj: ApiKey) -> str:
-        return "revoked" if obj.is_revoked else "active"
+        return gettext("revoked") if obj.is_revoked else gettext("active")
 
     def get_form(self, request: HttpRequest, obj: ApiKey | None = None, **kwargs: object) -> type[forms.ModelForm]:
         if obj is None:
@@ -263,7 +270,7 @@ class ApiKeyAdmin(WorkspaceScopedAdmin):
         add_never_cache_headers(response)
         return response
 
-    @admin.action(description="Revoke selected API keys", permissions=["revoke"])
+    @admin.action(description=_("Revoke selected API keys"), permissions=["revoke"])
     def revoke_keys(self, request: HttpRequest, queryset: models.QuerySet) -> None:
         actor = self.actor(request)
         revoked = 0
@@ -274,7 +281,10 @@ class ApiKeyAdmin(WorkspaceScopedAdmin):
             except SERVICE_ERRORS as exc:
                 messages.error(request, f"{api_key.name}: {service_error_message(exc)}")
         if revoked:
-            messages.success(request, f"Revoked {revoked} API key(s) at {timezone.now():%Y-%m-%d %H:%M} UTC.")
+            message = ngettext(
+                "Revoked %(count)d API key at %(time)s UTC.", "Revoked %(count)d API keys at %(time)s UTC.", revoked
+            )
+            messages.success(request, message % {"count": revoked, "time": f"{timezone.now():%Y-%m-%d %H:%M}"})
 
 
 @admin.register(ApiAuditEntry)

@@ -35,11 +35,13 @@ from agents.models import (
 from agents.policy import runtime_policy_sections
 from agents.rendering import render_prefix
 from agents.selectors import (
+    EXECUTION_TREE_MAX_TURNS,
     TURN_ORIGINS,
     agent_pending_proposal_count,
     agent_turn_origin,
     agent_turns_from,
     debug_log_page,
+    execution_tree,
 )
 from agents.services import (
     agent_delete,
@@ -374,6 +376,7 @@ class AgentTurnAdmin(WorkspaceScopedAdmin):
         "started_at",
         "finished_at",
         "calls",
+        "tree",
     ]
     fieldsets = [
         (
@@ -409,6 +412,7 @@ class AgentTurnAdmin(WorkspaceScopedAdmin):
                 ]
             },
         ),
+        (gettext_lazy("Execution tree"), {"fields": ["tree"]}),
         (gettext_lazy("Debug log"), {"fields": ["calls"]}),
     ]
 
@@ -461,6 +465,11 @@ class AgentTurnAdmin(WorkspaceScopedAdmin):
         if turn is not None:
             turn.calls_page = request.GET.get("calls")  # which page of model calls `calls` shows
         return turn
+
+    @admin.display(description=gettext_lazy("turns"))
+    def tree(self, obj: AgentTurn) -> str:
+        context = {"tree": execution_tree(turn=obj), "current": obj.pk, "limit": EXECUTION_TREE_MAX_TURNS}
+        return render_to_string("admin/agents/execution_tree.html", context)
 
     @admin.display(description=gettext_lazy("model calls"))
     def calls(self, obj: AgentTurn) -> str:

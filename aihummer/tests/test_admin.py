@@ -128,3 +128,39 @@ def test_the_index_shows_no_django_groups_no_view_site_and_declares_its_icon(cli
     assert "View site" not in page
     assert '<link rel="icon" href="data:image/svg+xml,' in page  # no /favicon.ico request, no 404
     assert client.get("/admin/auth/group/").status_code == 404
+
+
+def test_a_french_admin_creates_lists_and_revokes_keys_in_french(client, workspace, ada, bob) -> None:
+    # Given ada reads the desk in French (her profile)
+    ada.language = "fr"
+    ada.save(update_fields=["language"])
+    client.force_login(ada)
+
+    # When she creates a key, then lists and revokes it
+    created = client.post(
+        reverse("admin:aihummer_apikey_add"),
+        {"workspace": workspace.pk, "name": "deploy", "owner": "bob", "scopes": ["read"]},
+    ).content.decode()
+    listing = client.get(reverse("admin:aihummer_apikey_changelist")).content.decode()
+    api_key = ApiKey.objects.get(name="deploy")
+    revoked = client.post(
+        reverse("admin:aihummer_apikey_changelist"),
+        {"action": "revoke_keys", "_selected_action": [api_key.pk]},
+        follow=True,
+    )
+
+    # Then every page speaks French, and none of the English is left
+    assert "Copiez cette clé maintenant\u00a0: elle ne sera plus affichée." in created
+    assert f"Espace de travail {workspace.slug}, portées read, propriétaire bob." in created
+    assert "Voir la clé" in created and "Toutes les clés d\u2019API" in created
+    assert "Copy this key" not in created and "See the key" not in created and "owned by" not in created
+    assert "Révoquer les clés d\u2019API sélectionnées" in listing and ">actif<" in listing
+    assert [str(m).split(" le ")[0] for m in revoked.context["messages"]] == ["1 clé d\u2019API révoquée"]
+    assert ">révoquée<" in revoked.content.decode()
+    form = client.get(reverse("admin:aihummer_apikey_add")).content.decode()
+    assert "Nom d\u2019utilisateur de la personne responsable de cette clé (facultatif)." in form
+    bad = client.post(
+        reverse("admin:aihummer_apikey_add"),
+        {"workspace": workspace.pk, "name": "x", "owner": "nobody", "scopes": ["read"]},
+    ).content.decode()
+    assert "Aucun utilisateur actif n\u2019a ce nom d\u2019utilisateur." in bad

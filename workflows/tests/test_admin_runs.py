@@ -198,6 +198,14 @@ def test_an_editor_resumes_a_failed_run(client, alice, make_run, django_capture_
     # the first attempt's turn still links back to its step (through the log)
     turn_page = client.get(reverse("admin:agents_agentturn_change", args=[first_turn.pk])).content.decode()
     assert f'<a href="{run_url(run)}#step-s0" id="aih-turn-step">' in turn_page
+    # and the turns list's origin filter counts it with the workflow steps, not as direct
+    turns = reverse("admin:agents_agentturn_changelist")
+
+    def listed(origin: str) -> set[int]:
+        return {turn.pk for turn in client.get(turns, {"origin": origin}).context["cl"].result_list}
+
+    assert first_turn.pk in listed("workflow") and first_turn.pk not in listed("direct")
+    assert listed("workflow") == set(AgentTurn.objects.values_list("pk", flat=True))
     page = client.get(run_url(run)).content.decode()
     row = page[page.index('class="aih-tl-row" data-step="s0"') :]
     assert row[: row.index("</div>\n  </div>")].count("aih-tl-attempt") == 1
