@@ -190,7 +190,8 @@ def ends_on_reject(request: ApprovalRequest) -> bool:
 def _carried(render_context: dict | None, history: History, *, redactor: Redactor) -> dict:
     carried: dict = {}
     if render_context:
-        carried["context"] = render_context
+        # Stored like every other text a turn keeps: redacted by value (secrets never render).
+        carried["context"] = redactor.value(render_context)
     if history.messages or history.reference:
         carried["history"] = {
             "messages": [_dump(m, redactor) for m in history.messages],

@@ -137,3 +137,25 @@ def test_a_streamed_message_whose_turn_waits_ends_with_the_review_link(
     assert (final["answer"], final["turn"]["status"]) == (None, "waiting")
     assert final["turn"]["waiting_for"]["review_url"] == f"/admin/agents/approvalrequest/{request.pk}/review/"
     assert httpserver.log == []
+
+
+def test_the_render_context_kept_for_the_resume_is_redacted_by_value(
+    notifier, workspace, ada, alice, bob, openai_server
+) -> None:
+    from agents.services.credentials import credential_create
+
+    secret = "ctx-secret-Zq81-never-stored"
+    credential_create(workspace=workspace, key="crm", secret=secret, actor=Actor.for_user(ada))
+    context = {"user": "Lea", "note": f"token {secret}", "nested": [{"k": secret}]}
+    turn = agent_turn_run(agent=notifier, message=NOTIFY, actor=Actor.for_user(alice), context=context)
+    assert turn.status == "waiting"
+
+    stored = ApprovalRequest.objects.values_list("resume_state", flat=True).get()
+    assert secret not in json.dumps(stored)
+    assert stored["context"]["user"] == "Lea"
+
+    approve(bob)
+
+    turn.refresh_from_db()
+    assert (turn.status, turn.answer) == ("succeeded", "Notified.")
+    assert "- user: Lea" in json.dumps(openai_server.bodies[-1]["messages"][0])
