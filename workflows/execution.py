@@ -482,11 +482,12 @@ def _recover(step: StepRun, now: datetime) -> bool:
 def _redispatch_stalled(now: datetime) -> int:
     """Runs with nothing running, something pending and no progress for a lease: the
     task that should have carried their next step was lost. Send it again (the claim
-    makes a duplicate harmless)."""
+    makes a duplicate harmless). A waiting run too: a parallel branch of it runs on
+    while one step waits for a person (that step holds no lease, and is not ready)."""
     quiet = now - timedelta(seconds=settings.AIHUMMER_STEP_LEASE_SEC)
     steps = StepRun.objects.filter(run=OuterRef("pk"))
     stalled = (
-        WorkflowRun.all_objects.unfinished()
+        WorkflowRun.all_objects.in_progress()
         .filter(created_at__lt=quiet)
         .filter(Exists(steps.filter(status=StepStatus.PENDING)))
         .exclude(Exists(steps.filter(status=StepStatus.RUNNING)))

@@ -422,8 +422,18 @@ def step_wait(*, claim: Claim, outcome: Outcome) -> bool:
         prefix_hash=outcome.prefix_hash,
     )
     if waited:
-        WorkflowRun.all_objects.filter(pk=claim.run_id, status=RunStatus.RUNNING).update(status=RunStatus.WAITING)
+        with transaction.atomic():
+            # Locked before it is read, as `step_take_back` does: a parallel step resumed
+            # at this moment reads this step's wait once it is committed, or this update
+            # reads the run it put back to running (never both misses, a waiting step in
+            # a run that says running).
+            _lock_run(claim.run_id)
+            WorkflowRun.all_objects.filter(pk=claim.run_id, status=RunStatus.RUNNING).update(status=RunStatus.WAITING)
     return bool(waited)
+
+
+def _lock_run(run_id: UUID) -> None:
+    list(WorkflowRun.all_objects.select_for_update().filter(pk=run_id).values_list("pk", flat=True))
 
 
 def step_take_back(*, step_id: int, run_id: UUID, waited_since: datetime, now: datetime) -> StepRun | None:
@@ -441,7 +451,10 @@ def step_take_back(*, step_id: int, run_id: UUID, waited_since: datetime, now: d
             return None
         waited = now - waited_since
         # The run waits while any of its steps does (parallel steps each pause on a call
-        # of their own): it runs again with the last of them.
+        # of their own): it runs again with the last of them. Its row locked first (after
+        # the step's, the lock order), so of two steps resumed (or one resumed, one
+        # pausing) at once the second reads the first one's committed status.
+        _lock_run(run_id)
         others_wait = StepRun.objects.filter(run_id=run_id, status=StepStatus.WAITING).exclude(pk=step_id)
         WorkflowRun.all_objects.filter(pk=run_id, status=RunStatus.WAITING).exclude(Exists(others_wait)).update(
             status=RunStatus.RUNNING, deadline_at=F("deadline_at") + waited

@@ -5,8 +5,10 @@ worker busy, the approved message is sent exactly once, and the run completes.""
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from agents.models import AgentTurn, ApprovalRequest
 from agents.services.tool_approvals import approval_request_approve, approval_request_reject
@@ -14,6 +16,7 @@ from aihummer.actors import Actor
 from aihummer.tests.factories import make_agent, make_mailer
 from aihummer.tests.smtp import SmtpServer
 from aihummer.tests.waiting import wait_until
+from workflows.execution import workflow_runs_revive, workflow_step_run
 from workflows.models import StepRun, WorkflowRun
 from workflows.services import workflow_create, workflow_run_cancel, workflow_run_start, workflow_run_wait
 
@@ -153,3 +156,39 @@ def test_a_run_waits_while_any_of_its_parallel_steps_waits(workspace, ada, alice
     assert (after_one, statuses) == ("waiting", {"mail_a": "completed", "mail_b": "waiting"})
     assert WorkflowRun.objects.get(pk=run.pk).status == "completed"
     assert len(smtp.messages) == 2
+
+
+@pytest.mark.django_db  # not transaction=True: what the run's start enqueues on commit never runs (lost tasks)
+def test_the_sweep_resends_a_lost_parallel_step_of_a_waiting_run(
+    workspace, ada, alice, echo_preset, django_capture_on_commit_callbacks
+) -> None:
+    make_mailer(workspace, by=ada, smtp_port=2525, password=PASSWORD)  # nothing is sent: no approval here
+    make_agent(workspace, "scribe", "You sum up.", by=ada)
+    steps = [
+        {"name": "mail", "agent_name": "mailer", "depends_on": []},
+        {"name": "note", "agent_name": "scribe", "depends_on": []},
+    ]
+    workflow = workflow_create(
+        workspace=workspace,
+        actor=Actor.for_user(ada),
+        key="branches",
+        name="Branches",
+        definition={"version": 1, "steps": steps},
+    )
+    run = workflow_run_start(workflow=workflow, actor=Actor.for_user(alice), message=mail_message())
+    # The task of `mail` arrives and its call waits for a person; the task of `note` was lost.
+    assert workflow_step_run(run_id=run.pk, step="mail") == "waiting"
+    assert WorkflowRun.objects.get(pk=run.pk).status == "waiting"
+    WorkflowRun.objects.filter(pk=run.pk).update(created_at=timezone.now() - timedelta(minutes=5))
+
+    with django_capture_on_commit_callbacks(execute=True) as sent:
+        counts = workflow_runs_revive()
+
+    assert counts["steps_redispatched"] == 1
+    assert len(sent) == 1
+    statuses = {s.name: (s.status, s.lease_expires_at) for s in StepRun.objects.filter(run=run)}
+    assert statuses == {"mail": ("waiting", None), "note": ("completed", None)}
+    assert WorkflowRun.objects.get(pk=run.pk).status == "waiting"  # `mail` still waits for its person
+    with django_capture_on_commit_callbacks() as sent:
+        assert workflow_runs_revive()["steps_redispatched"] == 0  # nothing else is ready: the waiting step is not
+    assert sent == []
