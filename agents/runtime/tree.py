@@ -108,7 +108,9 @@ class Place:
         with transaction.atomic():
             # The tree's takers in turn, on the root's row. NO KEY: a child turn's insert,
             # which points at the root (FOR KEY SHARE), is not held up.
-            list(AgentTurn.all_objects.select_for_update(no_key=True).filter(pk=self.root_id).order_by().values("pk"))
+            root = AgentTurn.all_objects.select_for_update(no_key=True).filter(pk=self.root_id).order_by()
+            if not root.values("pk"):  # not this connection's to see (or gone): no place in it
+                return False
             TreePlace.objects.filter(root_id=self.root_id, lease_until__lte=Now()).delete()  # lapsed
             if live.count() >= self.cap:
                 return False
