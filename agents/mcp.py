@@ -48,7 +48,18 @@ from agents.services import (
 )
 from aihummer.actors import Verb
 from aihummer.exceptions import ApplicationError, NotFound
-from aihummer.mcp import Caller, Out, Progress, ToolOutput, comma_list, run_beside, tool
+from aihummer.mcp import (
+    NOTHING_CHANGED,
+    Caller,
+    Out,
+    Progress,
+    ToolOutput,
+    comma_list,
+    differing,
+    run_beside,
+    saved_message,
+    tool,
+)
 
 PENDING_MESSAGE = (
     "Proposal queued for human review (pending). It will NOT affect the live agent until an admin approves it."
@@ -805,10 +816,10 @@ PROPOSED_PARAMETERS = ("allowedToolNames", "modelPresetKey")
 
 def _update_agent_message(changed: list[str], version: PromptVersion | None) -> str:
     if not changed:
-        return "Nothing changed: the values given are the current ones."
+        return NOTHING_CHANGED
     proposed = [name for name in changed if name in PROPOSED_PARAMETERS]
     saved = [name for name in changed if name not in PROPOSED_PARAMETERS]
-    parts = [f"Saved: {', '.join(saved)}."] if saved else []
+    parts = [saved_message(saved)] if saved else []
     if version is not None and version.is_pending:
         parts.append(
             f"The change to {', '.join(proposed)} waits for review as version {version.number} (pending): "
@@ -851,7 +862,7 @@ def update_preset(
         raise ValidationError(NOTHING_GIVEN)
     preset = preset_get_by_key(actor=caller.actor, workspace=caller.workspace, key=key)
     wanted = {"name": name, "temperature": temperature, "top_p": topP, "streaming_enabled": streamingEnabled}
-    fields = {field: value for field, value in wanted.items() if value is not None and getattr(preset, field) != value}
+    fields = differing(preset, wanted)
     if maxOutputTokens is not None and (maxOutputTokens or None) != preset.max_output_tokens:
         fields["max_output_tokens"] = maxOutputTokens or None
     activate = isActive is True and not preset.is_active
@@ -860,9 +871,7 @@ def update_preset(
     return {
         "presetKey": preset.key,
         "changed": changed,
-        "message": f"Saved: {', '.join(changed)}."
-        if changed
-        else "Nothing changed: the values given are the current ones.",
+        "message": saved_message(changed),
         "preset": _preset_item(preset),
     }
 

@@ -261,6 +261,19 @@ def comma_list(value: str | None) -> list[str]:
     return [item.strip() for item in (value or "").split(",") if item.strip()]
 
 
+NOTHING_CHANGED = "Nothing changed: the values given are the current ones."
+
+
+def differing(row: object, wanted: dict[str, object]) -> dict[str, object]:
+    """The fields of `wanted` given (not None) and unlike `row`'s: what an update tool writes."""
+    return {field: value for field, value in wanted.items() if value is not None and getattr(row, field) != value}
+
+
+def saved_message(changed: list[str]) -> str:
+    """What an update tool tells the model it wrote (by parameter name), or that nothing changed."""
+    return f"Saved: {', '.join(changed)}." if changed else NOTHING_CHANGED
+
+
 # --- results ------------------------------------------------------------------------------
 def _result(body: dict, *, is_error: bool) -> CallToolResult:
     text = json.dumps(body, cls=DjangoJSONEncoder, ensure_ascii=False)
