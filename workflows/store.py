@@ -436,6 +436,18 @@ def _lock_run(run_id: UUID) -> None:
     list(WorkflowRun.all_objects.select_for_update().filter(pk=run_id).values_list("pk", flat=True))
 
 
+def step_count_attempt(*, step: StepRun, error: str, now: datetime, turn_id: int | None = None) -> bool:
+    """A new attempt of a running step whose worker is gone without a lease to show it
+    (a resumed turn's): attempts + 1, the one that ended at `now` added to its log.
+    False when the step changed since `step` was read."""
+    log = step.attempt_log_closed(ended_at=now, error=error, turn_id=turn_id)
+    return bool(
+        StepRun.objects.filter(
+            pk=step.pk, status=StepStatus.RUNNING, attempts=step.attempts, lease_expires_at__isnull=True
+        ).update(attempts=F("attempts") + 1, started_at=now, error=error, attempt_log=log)
+    )
+
+
 def step_take_back(*, step_id: int, run_id: UUID, waited_since: datetime, now: datetime) -> StepRun | None:
     """A waiting step whose call was decided, running again for its resumed turn: with
     no lease (the approval request's lease covers the resumed turn, and the step sweep

@@ -11,7 +11,11 @@ import pytest
 from django.utils import timezone
 
 from agents.models import AgentTurn, ApprovalRequest
-from agents.services.tool_approvals import approval_request_approve, approval_request_reject
+from agents.services.tool_approvals import (
+    approval_request_approve,
+    approval_request_reject,
+    approval_requests_sweep,
+)
 from aihummer.actors import Actor
 from aihummer.tests.factories import make_agent, make_mailer
 from aihummer.tests.smtp import SmtpServer
@@ -192,3 +196,42 @@ def test_the_sweep_resends_a_lost_parallel_step_of_a_waiting_run(
     with django_capture_on_commit_callbacks() as sent:
         assert workflow_runs_revive()["steps_redispatched"] == 0  # nothing else is ready: the waiting step is not
     assert sent == []
+
+
+def test_a_resume_that_keeps_failing_fails_its_step_and_run_once_its_attempts_are_spent(
+    workspace, ada, alice, bob, echo_preset, settings
+) -> None:
+    settings.AIHUMMER_STEP_RECOVERIES = 1  # `mail` has no retries: 2 attempts in all
+    with SmtpServer(user="agent@acme.test", password=PASSWORD) as smtp:
+        workflow = mailer_workflow(workspace, ada, smtp)
+        run = workflow_run_start(workflow=workflow, actor=Actor.for_user(alice), message=mail_message())
+        request = ApprovalRequest.objects.get(run_id=run.pk)
+        # A resume that can never succeed (here: the turn's saved state cannot be read),
+        # as a worker killed at every resume would leave it.
+        ApprovalRequest.objects.filter(pk=request.pk).update(resume_state={"messages": [{"role": "user"}]})
+        approval_request_approve(request=request, actor=Actor.for_user(bob), arguments_hash=request.arguments_hash)
+        request.refresh_from_db()
+        assert (request.progress, request.effect_ok) == ("resuming", True)  # sent, recorded; the resume raised
+        resent = []
+        for _ in range(4):  # more sweeps than attempts: the step's count ends it, not the sweeps
+            # The resuming lease has passed (as it would once the resuming worker died).
+            ApprovalRequest.objects.filter(pk=request.pk, progress="resuming").update(
+                progress_until=timezone.now() - timedelta(seconds=1)
+            )
+            resent.append(approval_requests_sweep()["resent"])
+
+    assert resent == [1, 1, 0, 0]
+    assert len(smtp.messages) == 1  # the effect was recorded: never sent again
+    run.refresh_from_db()
+    step = StepRun.objects.get(run=run, name="mail")
+    assert (step.status, step.attempts) == ("failed", 2)
+    assert step.error == (
+        f"Attempt 2 never finished after its approved call (request {request.pk}): the worker resuming its turn "
+        "died, or the resume failed. No attempts left (2 of 2)."
+    )
+    assert [entry["attempt"] for entry in step.attempt_log] == [1]
+    assert (run.status, run.error) == ("failed", f"Step 'mail' failed: {step.error}")
+    assert StepRun.objects.get(run=run, name="sum_up").status == "pending"
+    request.refresh_from_db()
+    assert request.progress == "resumed"  # nothing is resent any more
+    assert request.turn.status == "failed"
