@@ -4,6 +4,7 @@ import json
 
 from django.contrib import admin, messages
 from django.contrib.admin import RelatedOnlyFieldListFilter
+from django.contrib.admin.utils import flatten_fieldsets
 from django.db import models
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
@@ -352,32 +353,6 @@ class AgentTurnAdmin(WorkspaceScopedAdmin):
     ]
     list_select_related = ["workspace"]
     search_fields = ["agent_key", "message", "answer", "actor_source"]
-    readonly_fields = [
-        "workspace",
-        "agent_link",
-        "origin",
-        "version_number",
-        "parent",
-        "depth",
-        "actor_source",
-        "dry_run",
-        "status",
-        "provider_name",
-        "model",
-        "message_text",
-        "answer_text",
-        "error",
-        "model_calls",
-        "input_tokens",
-        "cached_input_tokens",
-        "output_tokens",
-        "cost",
-        "prefix_hash",
-        "started_at",
-        "finished_at",
-        "calls",
-        "tree",
-    ]
     fieldsets = [
         (
             None,
@@ -415,6 +390,7 @@ class AgentTurnAdmin(WorkspaceScopedAdmin):
         (gettext_lazy("Execution tree"), {"fields": ["tree"]}),
         (gettext_lazy("Debug log"), {"fields": ["calls"]}),
     ]
+    readonly_fields = flatten_fieldsets(fieldsets)  # a turn is a record: every field shown, none edited
 
     @admin.display(description=gettext_lazy("cost"), ordering="cost_usd")
     def cost(self, obj: AgentTurn) -> str:
