@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('agents', '0022_turn_tree_roots_of_earlier_turns'),
+        ('agents', '0023_desk_french_action_requests'),
     ]
 
     operations = [
