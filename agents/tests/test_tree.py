@@ -5,6 +5,7 @@ which replaces the global settings for it, lower or higher (`agents.runtime.tree
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -16,9 +17,11 @@ from django.conf import settings as django_settings
 from django.db import connection
 from pytest_django.fixtures import Settings
 
-from agents.models import Agent, AgentTurn, DebugLog, Preset, TreePlace
+from agents.models import Agent, AgentTurn, ApprovalRequest, DebugLog, Preset, TreePlace
 from agents.runtime import agent_turn_run
 from agents.runtime.tree import KEEPER, Place, concurrency_refusal
+from agents.services.tool_approvals import approval_request_approve
+from agents.services.tool_settings import agent_tool_settings_update, workspace_tool_policy_update
 from agents.tests.helpers import delegations, most_at_once, scripted
 from aihummer.actors import Actor
 from aihummer.models import User, Workspace
@@ -297,3 +300,53 @@ def test_a_running_childs_place_outlasts_its_lease(
     assert len([call for call in server.calls if call[2] == "sleep 1.5"]) == 2
     assert most_at_once(server.calls) == 1
     assert (places(turn), KEEPER.held()) == (0, frozenset())
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.timeout(90)
+def test_a_resumed_root_turn_keeps_its_trees_cap(
+    workspace: Workspace, ada: User, alice: User, bob: User, local_preset: Preset, server, httpserver
+) -> None:
+    # The root's first call waits for a person (http_request); once bob approves it, the
+    # turn resumes (inline: no broker) and delegates two slow leaves under max_concurrent 1.
+    httpserver.expect_request("/hook", method="POST").respond_with_data("accepted", status=202)
+    root = make_agent(
+        workspace,
+        "root",
+        by=ada,
+        allowed_tool_names=["http_request", "delegate"],
+        runtime_policy={"children": {"max_concurrent": 1, "max_per_parent": 2, "timeout_seconds": 30}},
+    )
+    workspace_tool_policy_update(workspace=workspace, actor=Actor.for_user(ada), allow_private_addresses=True)
+    agent_tool_settings_update(agent=root, actor=Actor.for_user(ada), http_allowed_hosts=["127.0.0.1", "localhost"])
+    make_agent(workspace, "leaf", by=ada)
+    hook = {"method": "POST", "url": httpserver.url_for("/hook"), "body": "{}"}
+
+    def reply(body: dict) -> str | dict:
+        last = body["messages"][-1]
+        if last_user_text(body) == "hook" and last["role"] == "user":
+            call = {
+                "id": "call-hook",
+                "type": "function",
+                "function": {"name": "http_request", "arguments": json.dumps(hook)},
+            }
+            return {"role": "assistant", "content": None, "tool_calls": [call]}
+        if last["role"] == "tool" and last["tool_call_id"] == "call-hook":  # resumed: now the children
+            return scripted({"messages": [{"role": "user", "content": delegations(*[("leaf", "sleep 0.5")] * 2)}]})
+        return scripted(body)
+
+    server.reply = reply
+    paused = agent_turn_run(agent=root, message="hook", actor=Actor.for_user(alice))
+    assert paused.status == AgentTurn.Status.WAITING
+    request = ApprovalRequest.objects.get(turn=paused)
+
+    approval_request_approve(request=request, actor=Actor.for_user(bob), arguments_hash=request.arguments_hash)
+
+    turn = AgentTurn.objects.get(pk=paused.pk)
+    assert turn.status == AgentTurn.Status.SUCCEEDED, turn.error
+    assert turn.answer.endswith("slept | slept")
+    children = AgentTurn.objects.filter(parent=turn)
+    assert [(c.agent_key, c.root_id, c.status) for c in children] == [("leaf", turn.pk, "succeeded")] * 2
+    leaf_calls = [call for call in server.calls if call[2] == "sleep 0.5"]
+    assert (len(leaf_calls), most_at_once(leaf_calls)) == (2, 1)
+    assert places(turn) == 0
