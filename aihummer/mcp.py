@@ -73,7 +73,7 @@ from aihummer.sso.views import resource_metadata_url
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
-# Each app's `mcp.py` exposes `TOOLS`, a list of `@tool` functions. `workflows.mcp`
+# Each app's `mcp` module (or package) exposes `TOOLS`, a list of `@tool` functions. `workflows.mcp`
 # joins this tuple with the workflow engine (list_workflows, update_workflow,
 # delete_workflow); nothing else changes here.
 TOOL_MODULES: tuple[str, ...] = ("agents.mcp", "workflows.mcp", "sandbox.mcp")

@@ -65,9 +65,9 @@ STATUS_COLOURS = {
 }
 
 
-def status_badge(status: str) -> str:
+def status_badge(status: str, choices: type[models.TextChoices] = PromptVersion.Status) -> str:
     """The status in the person's language, in its colour (the value stays in `data-status`)."""
-    label = PromptVersion.Status(status).label.lower() if status in PromptVersion.Status.values else status
+    label = choices(status).label.lower() if status in choices.values else status
     return format_html(
         '<span class="aih-badge" data-status="{}" style="background:{}">{}</span>',
         status,

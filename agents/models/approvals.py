@@ -62,6 +62,8 @@ class WorkspaceToolPolicy(TimeStampedModel):
     history = ConfigurationHistory()
 
     class Meta:
+        verbose_name = _("workspace tool policy")
+        verbose_name_plural = _("workspace tool policies")
         constraints = [
             models.CheckConstraint(
                 condition=Q(approval_expiry_hours__gte=1, approval_expiry_hours__lte=24 * 30),
@@ -120,7 +122,8 @@ class AgentToolSettings(TimeStampedModel):
     history = ConfigurationHistory()
 
     class Meta:
-        verbose_name_plural = "agent tool settings"
+        verbose_name = _("agent tool settings")
+        verbose_name_plural = _("agent tool settings")
         constraints = [
             models.CheckConstraint(
                 condition=Q(smtp_security__in=["none", "starttls", "ssl"]),
@@ -154,10 +157,10 @@ class ApprovalRequest(SandboxedModel, TimeStampedModel):
     no history, its arguments never change, and it outlives the turn's agent."""
 
     class Status(models.TextChoices):
-        PENDING = "pending", "Pending"
-        APPROVED = "approved", "Approved"
-        REJECTED = "rejected", "Rejected"
-        EXPIRED = "expired", "Expired"
+        PENDING = "pending", _("Pending")
+        APPROVED = "approved", _("Approved")
+        REJECTED = "rejected", _("Rejected")
+        EXPIRED = "expired", _("Expired")
 
     class Progress(models.TextChoices):
         NONE = "", _("Not started")
@@ -179,11 +182,13 @@ class ApprovalRequest(SandboxedModel, TimeStampedModel):
         TURN = "turn", "Agent turn"
         WORKFLOW_STEP = "workflow_step", "Workflow step"
 
-    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="approval_requests")
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.CASCADE, related_name="approval_requests", verbose_name=_("workspace")
+    )
     agent = models.ForeignKey(
         "agents.Agent", null=True, blank=True, on_delete=models.SET_NULL, related_name="approval_requests"
     )
-    agent_key = models.CharField(max_length=50)
+    agent_key = models.CharField(max_length=50, verbose_name=_("agent"))
     turn = models.ForeignKey(
         "agents.AgentTurn", null=True, blank=True, on_delete=models.SET_NULL, related_name="approval_requests"
     )
@@ -192,16 +197,16 @@ class ApprovalRequest(SandboxedModel, TimeStampedModel):
     # sit above agents.
     run_id = models.UUIDField(null=True, blank=True)
     step_name = models.CharField(max_length=100, blank=True)
-    tool_name = models.CharField(max_length=50)
+    tool_name = models.CharField(max_length=50, verbose_name=_("tool"))
     call_id = models.CharField(max_length=200)
     arguments = models.JSONField(help_text="Exactly what will run when approved.")
     arguments_hash = models.CharField(max_length=64)
     ledger_key = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING, verbose_name=_("status"))
     # Who answers for the call (the turn's or run's starter, `Actor.identity_label`):
     # none of them may approve it.
     proposer_identity = models.CharField(max_length=120)
-    actor_source = models.CharField(max_length=200)
+    actor_source = models.CharField(max_length=200, verbose_name=_("on behalf of"))
     started_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -14,7 +14,7 @@ from django.utils.translation import gettext_lazy as _
 
 from agents.models.profiles import Agent
 from agents.models.versions import PromptVersion
-from agents.policy import TREE_MAX_CONCURRENT, ChildrenPolicy
+from agents.policy import ChildrenPolicy
 from aihummer.models import Workspace
 from sandbox.models import SandboxedModel, SandboxQuerySet, VisibleManager
 
@@ -96,14 +96,6 @@ class AgentTurn(SandboxedModel):
         help_text=_("The root turn of this turn's execution tree; null on a root."),
     )
     depth = models.PositiveSmallIntegerField(default=0, verbose_name=_("depth"))
-    tree_running = models.PositiveSmallIntegerField(
-        default=0,
-        help_text=_(
-            "On a root turn: the children of its execution tree running now, whatever process runs "
-            "them; a child takes a place with a conditional UPDATE (agents.runtime.tree.Place)."
-        ),
-        verbose_name=_("tree running"),
-    )
     actor_source = models.CharField(max_length=200, verbose_name=_("actor source"))
     started_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -148,10 +140,6 @@ class AgentTurn(SandboxedModel):
                 condition=Q(status__in=["running", "waiting", "succeeded", "failed"]),
                 name="agents_agentturn_status_valid",
             ),
-            models.CheckConstraint(
-                condition=Q(tree_running__gte=0, tree_running__lte=TREE_MAX_CONCURRENT),
-                name="agents_agentturn_tree_running_range",
-            ),
         ]
 
     def __str__(self) -> str:
@@ -167,6 +155,30 @@ class AgentTurn(SandboxedModel):
         if self.finished_at is None:
             return None
         return int((self.finished_at - self.started_at).total_seconds() * 1000)
+
+
+class TreePlace(models.Model):
+    """A running child's place in its execution tree (`children.max_concurrent`): a row
+    that lapses unless the process running the child renews it, so the places of a
+    process killed mid-tree stop counting one lease later (`agents.runtime.tree`)."""
+
+    root = models.ForeignKey(
+        AgentTurn, on_delete=models.CASCADE, related_name="tree_places", verbose_name=_("root turn")
+    )
+    process = models.CharField(
+        max_length=100, help_text=_("The process holding the place (host:pid)."), verbose_name=_("process")
+    )
+    lease_until = models.DateTimeField(
+        help_text=_("The place stops counting after this unless its process renews it."),
+        verbose_name=_("lease until"),
+    )
+
+    class Meta:
+        verbose_name = _("execution tree place")
+        verbose_name_plural = _("execution tree places")
+
+    def __str__(self) -> str:
+        return f"place in tree {self.root_id} ({self.process})"
 
 
 class DebugLog(SandboxedModel):

@@ -37,6 +37,7 @@ from django.db import transaction
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 from django.utils.module_loading import import_string
+from django.utils.translation import gettext_lazy as _
 
 from agents.models import Agent, AgentTurn, ApprovalRequest
 from agents.runtime.conversations import conversation_turn_resumed
@@ -60,7 +61,7 @@ class ArgumentsChanged(ApplicationError):
     """The caller reviewed other arguments than the request holds."""
 
 
-FOUR_EYES = "You started the turn or run this call comes from: another person must decide it (four eyes)."
+FOUR_EYES = _("You started the turn or run this call comes from: another person must decide it (four eyes).")
 
 
 # --- selectors --------------------------------------------------------------------------

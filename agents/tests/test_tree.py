@@ -5,6 +5,7 @@ which replaces the global settings for it, lower or higher (`agents.runtime.tree
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -16,9 +17,11 @@ from django.conf import settings as django_settings
 from django.db import connection
 from pytest_django.fixtures import Settings
 
-from agents.models import Agent, AgentTurn, DebugLog, Preset
+from agents.models import Agent, AgentTurn, ApprovalRequest, DebugLog, Preset, TreePlace
 from agents.runtime import agent_turn_run
-from agents.runtime.tree import Place, concurrency_refusal
+from agents.runtime.tree import KEEPER, Place, concurrency_refusal
+from agents.services.tool_approvals import approval_request_approve
+from agents.services.tool_settings import agent_tool_settings_update, workspace_tool_policy_update
 from agents.tests.helpers import delegations, most_at_once, scripted
 from aihummer.actors import Actor
 from aihummer.models import User, Workspace
@@ -36,6 +39,11 @@ def server(openai_server):
 
 def delegating(workspace: Workspace, ada: User, key: str, **children: object) -> Agent:
     return make_agent(workspace, key, by=ada, allowed_tool_names=["delegate"], runtime_policy={"children": children})
+
+
+def places(root: AgentTurn) -> int:
+    """The places taken in `root`'s tree, lapsed or not: a given-back place is deleted."""
+    return TreePlace.objects.filter(root=root).count()
 
 
 def tool_results(turn: AgentTurn) -> list[str]:
@@ -114,7 +122,7 @@ def test_no_more_children_than_max_concurrent_are_at_the_provider_at_once(
     leaf_calls = [call for call in server.calls if call[2] == "sleep 0.3"]
     assert len(leaf_calls) == 4
     assert most_at_once(server.calls) <= 2
-    assert AgentTurn.objects.get(pk=turn.pk).tree_running == 0  # every place given back
+    assert places(turn) == 0  # every place given back
     assert turn.answer.startswith("done: done: slept | slept")
 
 
@@ -137,7 +145,7 @@ def test_a_child_lends_its_place_while_its_own_children_run(
         ("leaf", 2, AgentTurn.Status.SUCCEEDED),
     ]
     assert turn.answer == "done: done: slept"
-    assert AgentTurn.objects.get(pk=turn.pk).tree_running == 0
+    assert places(turn) == 0
 
 
 @pytest.mark.django_db(transaction=True)
@@ -178,9 +186,9 @@ def test_a_child_without_a_place_before_its_deadline_is_refused_as_a_tool_result
         "(runtime_policy.children.max_concurrent = 1); try again later or with fewer children at once."
     )
     assert AgentTurn.objects.filter(parent=turn).count() == 1
-    assert AgentTurn.objects.get(pk=turn.pk).tree_running == 1  # the outside holder's
+    assert places(turn) == 1  # the outside holder's
     outside[0].give_back()
-    assert AgentTurn.objects.get(pk=turn.pk).tree_running == 0
+    assert places(turn) == 0
 
 
 HOLDER = """
@@ -198,16 +206,16 @@ print("given back", flush=True)
 """
 
 
-@pytest.mark.django_db(transaction=True)
-def test_the_count_holds_across_processes(workspace: Workspace, ada: User, alice: User, echo_preset: Preset) -> None:
-    root = agent_turn_run(agent=make_agent(workspace, "root", by=ada), message="hi", actor=Actor.for_user(alice))
+def holder(root: AgentTurn, *, lease_seconds: int = 30) -> subprocess.Popen:
+    """Another process holding two of `root`'s places (cap 2) until told on its stdin."""
     db = django_settings.DATABASES["default"]
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "aihummer.settings",
         "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "AIHUMMER_TREE_PLACE_LEASE_SEC": str(lease_seconds),
     }
-    holder = subprocess.Popen(
+    process = subprocess.Popen(
         [sys.executable, "-c", HOLDER, str(root.pk)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -215,22 +223,130 @@ def test_the_count_holds_across_processes(workspace: Workspace, ada: User, alice
         env=env,
         cwd=django_settings.BASE_DIR,
     )
+    assert process.stdout.readline().strip() == "held"
+    return process
+
+
+def stopped(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        process.kill()
+    process.wait(timeout=10)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.timeout(60)
+def test_the_count_holds_across_processes(workspace: Workspace, ada: User, alice: User, echo_preset: Preset) -> None:
+    root = agent_turn_run(agent=make_agent(workspace, "root", by=ada), message="hi", actor=Actor.for_user(alice))
+    other = holder(root)
     try:
-        assert holder.stdout.readline().strip() == "held"
         here = Place(root.pk, cap=2)
         refused = here.take(time.monotonic() + 0.1)
-        count_while_held = AgentTurn.objects.get(pk=root.pk).tree_running
-        holder.stdin.write("\n")
-        holder.stdin.flush()
-        assert holder.stdout.readline().strip() == "given back"
+        count_while_held = places(root)
+        other.stdin.write("\n")
+        other.stdin.flush()
+        assert other.stdout.readline().strip() == "given back"
         taken = here.take(time.monotonic() + 1)
-        holder.stdin.close()
-        holder.wait(timeout=10)  # its connection closed before the test database goes
+        other.stdin.close()
+        other.wait(timeout=10)  # its connection closed before the test database goes
     finally:
-        if holder.poll() is None:
-            holder.kill()
-            holder.wait(timeout=10)
+        stopped(other)
 
     assert (refused, count_while_held, taken) == (False, 2, True)
     here.give_back()
-    assert AgentTurn.objects.get(pk=root.pk).tree_running == 0
+    assert places(root) == 0
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.timeout(60)
+def test_a_killed_processs_places_lapse_and_a_live_ones_do_not(
+    workspace: Workspace, ada: User, alice: User, echo_preset: Preset
+) -> None:
+    # Leases of 1 s: the holder's keeper renews them while it lives; SIGKILL stops it
+    # before it can give them back.
+    root = agent_turn_run(agent=make_agent(workspace, "root", by=ada), message="hi", actor=Actor.for_user(alice))
+    other = holder(root, lease_seconds=1)
+    try:
+        here = Place(root.pk, cap=2)
+        refused_for_two_leases = here.take(time.monotonic() + 2.5)
+        other.kill()  # SIGKILL: no give-back, no last renewal
+        other.wait(timeout=10)
+        left_behind = places(root)
+        taken = here.take(time.monotonic() + 10)
+    finally:
+        stopped(other)
+
+    assert (refused_for_two_leases, left_behind, taken) == (False, 2, True)
+    assert places(root) == 1  # the lapsed places deleted by the take, this one kept
+    here.give_back()
+    assert places(root) == 0
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.timeout(60)
+def test_a_running_childs_place_outlasts_its_lease(
+    workspace: Workspace, ada: User, alice: User, local_preset: Preset, server, settings: Settings
+) -> None:
+    # One place, leases of 1 s, each leaf at the provider for 1.5 s: unless this
+    # process's keeper renews the first leaf's place, the second starts beside it.
+    settings.AIHUMMER_TREE_PLACE_LEASE_SEC = 1
+    root = delegating(workspace, ada, "root", max_concurrent=1, max_per_parent=2, timeout_seconds=30)
+    make_agent(workspace, "leaf", by=ada)
+
+    turn = agent_turn_run(
+        agent=root, message=delegations(("leaf", "sleep 1.5"), ("leaf", "sleep 1.5")), actor=Actor.for_user(alice)
+    )
+
+    assert turn.answer == "done: slept | slept"
+    assert len([call for call in server.calls if call[2] == "sleep 1.5"]) == 2
+    assert most_at_once(server.calls) == 1
+    assert (places(turn), KEEPER.held()) == (0, frozenset())
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.timeout(90)
+def test_a_resumed_root_turn_keeps_its_trees_cap(
+    workspace: Workspace, ada: User, alice: User, bob: User, local_preset: Preset, server, httpserver
+) -> None:
+    # The root's first call waits for a person (http_request); once bob approves it, the
+    # turn resumes (inline: no broker) and delegates two slow leaves under max_concurrent 1.
+    httpserver.expect_request("/hook", method="POST").respond_with_data("accepted", status=202)
+    root = make_agent(
+        workspace,
+        "root",
+        by=ada,
+        allowed_tool_names=["http_request", "delegate"],
+        runtime_policy={"children": {"max_concurrent": 1, "max_per_parent": 2, "timeout_seconds": 30}},
+    )
+    workspace_tool_policy_update(workspace=workspace, actor=Actor.for_user(ada), allow_private_addresses=True)
+    agent_tool_settings_update(agent=root, actor=Actor.for_user(ada), http_allowed_hosts=["127.0.0.1", "localhost"])
+    make_agent(workspace, "leaf", by=ada)
+    hook = {"method": "POST", "url": httpserver.url_for("/hook"), "body": "{}"}
+
+    def reply(body: dict) -> str | dict:
+        last = body["messages"][-1]
+        if last_user_text(body) == "hook" and last["role"] == "user":
+            call = {
+                "id": "call-hook",
+                "type": "function",
+                "function": {"name": "http_request", "arguments": json.dumps(hook)},
+            }
+            return {"role": "assistant", "content": None, "tool_calls": [call]}
+        if last["role"] == "tool" and last["tool_call_id"] == "call-hook":  # resumed: now the children
+            return scripted({"messages": [{"role": "user", "content": delegations(*[("leaf", "sleep 0.5")] * 2)}]})
+        return scripted(body)
+
+    server.reply = reply
+    paused = agent_turn_run(agent=root, message="hook", actor=Actor.for_user(alice))
+    assert paused.status == AgentTurn.Status.WAITING
+    request = ApprovalRequest.objects.get(turn=paused)
+
+    approval_request_approve(request=request, actor=Actor.for_user(bob), arguments_hash=request.arguments_hash)
+
+    turn = AgentTurn.objects.get(pk=paused.pk)
+    assert turn.status == AgentTurn.Status.SUCCEEDED, turn.error
+    assert turn.answer.endswith("slept | slept")
+    children = AgentTurn.objects.filter(parent=turn)
+    assert [(c.agent_key, c.root_id, c.status) for c in children] == [("leaf", turn.pk, "succeeded")] * 2
+    leaf_calls = [call for call in server.calls if call[2] == "sleep 0.5"]
+    assert (len(leaf_calls), most_at_once(leaf_calls)) == (2, 1)
+    assert places(turn) == 0
