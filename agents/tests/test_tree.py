@@ -92,6 +92,24 @@ def test_a_null_timeout_takes_the_global_setting(
     assert AgentTurn.objects.get(parent=turn).error == OUT_OF_TIME
 
 
+def test_a_childs_long_timeout_is_still_bounded_by_what_its_parent_has_left(
+    workspace: Workspace, ada: User, alice: User, local_preset: Preset, server, settings: Settings
+) -> None:
+    boss = delegating(workspace, ada, "boss", timeout_seconds=48 * 3600)
+    make_agent(workspace, "slow", by=ada)
+    agent_turn_run(
+        agent=boss, message="warm", actor=Actor.for_user(alice)
+    )  # the SDK's first import is not the root's time
+    settings.AIHUMMER_TURN_TIMEOUT_SEC = 1  # the root's own time
+
+    turn = agent_turn_run(agent=boss, message=delegations(("slow", "sleep 1.5")), actor=Actor.for_user(alice))
+
+    child = AgentTurn.objects.get(parent=turn)
+    assert (child.status, child.error) == (AgentTurn.Status.FAILED, OUT_OF_TIME), turn.error
+    assert tool_results(turn) == [f"Agent 'slow' failed: {OUT_OF_TIME}"]
+    assert (turn.status, turn.error) == (AgentTurn.Status.FAILED, OUT_OF_TIME)
+
+
 # --- children.max_concurrent: counted per tree, in the database -----------------------
 # Children run in threads with their own connections: the rows must be committed.
 def two_by_two(leaf_message: str) -> str:
