@@ -146,6 +146,21 @@ def test_no_more_children_than_max_concurrent_are_at_the_provider_at_once(
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.timeout(90)
+def test_children_run_side_by_side_up_to_max_concurrent(
+    workspace: Workspace, ada: User, alice: User, local_preset: Preset, server
+) -> None:
+    root = delegating(workspace, ada, "root", max_concurrent=4, max_per_parent=4)
+    make_agent(workspace, "leaf", by=ada)
+
+    turn = agent_turn_run(agent=root, message=delegations(*[("leaf", "sleep 0.5")] * 4), actor=Actor.for_user(alice))
+
+    assert turn.answer == "done: " + " | ".join(["slept"] * 4)
+    assert most_at_once([call for call in server.calls if call[2] == "sleep 0.5"]) == 4
+    assert places(turn) == 0
+
+
+@pytest.mark.django_db(transaction=True)
 def test_a_child_lends_its_place_while_its_own_children_run(
     workspace: Workspace, ada: User, alice: User, local_preset: Preset, server
 ) -> None:
