@@ -18,8 +18,9 @@ from django.db import connection
 from pytest_django.fixtures import Settings
 
 from agents.models import Agent, AgentTurn, ApprovalRequest, DebugLog, Preset, TreePlace
-from agents.runtime import agent_turn_run
-from agents.runtime.tree import KEEPER, Place, concurrency_refusal
+from agents.runtime import agent_turn_run, agent_turn_run_child
+from agents.runtime.tools import ToolError
+from agents.runtime.tree import KEEPER, Place, concurrency_refusal, depth_refusal
 from agents.services.tool_approvals import approval_request_approve
 from agents.services.tool_settings import agent_tool_settings_update, workspace_tool_policy_update
 from agents.tests.helpers import delegations, most_at_once, scripted
@@ -91,6 +92,24 @@ def test_a_null_timeout_takes_the_global_setting(
     assert AgentTurn.objects.get(parent=turn).error == OUT_OF_TIME
 
 
+def test_a_childs_long_timeout_is_still_bounded_by_what_its_parent_has_left(
+    workspace: Workspace, ada: User, alice: User, local_preset: Preset, server, settings: Settings
+) -> None:
+    boss = delegating(workspace, ada, "boss", timeout_seconds=48 * 3600)
+    make_agent(workspace, "slow", by=ada)
+    agent_turn_run(
+        agent=boss, message="warm", actor=Actor.for_user(alice)
+    )  # the SDK's first import is not the root's time
+    settings.AIHUMMER_TURN_TIMEOUT_SEC = 1  # the root's own time
+
+    turn = agent_turn_run(agent=boss, message=delegations(("slow", "sleep 1.5")), actor=Actor.for_user(alice))
+
+    child = AgentTurn.objects.get(parent=turn)
+    assert (child.status, child.error) == (AgentTurn.Status.FAILED, OUT_OF_TIME), turn.error
+    assert tool_results(turn) == [f"Agent 'slow' failed: {OUT_OF_TIME}"]
+    assert (turn.status, turn.error) == (AgentTurn.Status.FAILED, OUT_OF_TIME)
+
+
 # --- children.max_concurrent: counted per tree, in the database -----------------------
 # Children run in threads with their own connections: the rows must be committed.
 def two_by_two(leaf_message: str) -> str:
@@ -124,6 +143,21 @@ def test_no_more_children_than_max_concurrent_are_at_the_provider_at_once(
     assert most_at_once(server.calls) <= 2
     assert places(turn) == 0  # every place given back
     assert turn.answer.startswith("done: done: slept | slept")
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.timeout(90)
+def test_children_run_side_by_side_up_to_max_concurrent(
+    workspace: Workspace, ada: User, alice: User, local_preset: Preset, server
+) -> None:
+    root = delegating(workspace, ada, "root", max_concurrent=4, max_per_parent=4)
+    make_agent(workspace, "leaf", by=ada)
+
+    turn = agent_turn_run(agent=root, message=delegations(*[("leaf", "sleep 0.5")] * 4), actor=Actor.for_user(alice))
+
+    assert turn.answer == "done: " + " | ".join(["slept"] * 4)
+    assert most_at_once([call for call in server.calls if call[2] == "sleep 0.5"]) == 4
+    assert places(turn) == 0
 
 
 @pytest.mark.django_db(transaction=True)
@@ -350,3 +384,104 @@ def test_a_resumed_root_turn_keeps_its_trees_cap(
     leaf_calls = [call for call in server.calls if call[2] == "sleep 0.5"]
     assert (len(leaf_calls), most_at_once(leaf_calls)) == (2, 1)
     assert places(turn) == 0
+
+
+# --- one tree's children in two processes ---------------------------------------------
+CHILD_RUNNER = """
+import sys
+import django
+django.setup()
+from agents.models import AgentTurn
+from agents.runtime import agent_turn_run_child
+from agents.runtime.tools import ToolError
+from aihummer.actors import Actor
+from aihummer.models import User
+parent = AgentTurn.objects.get(pk=int(sys.argv[1]))
+actor = Actor.for_user(User.objects.get(pk=int(sys.argv[2])))
+print("ready", flush=True)
+sys.stdin.readline()
+try:
+    print(agent_turn_run_child(parent=parent, agent_key="mid", message=sys.argv[3], actor=actor), flush=True)
+except ToolError as exc:
+    print(f"refused: {exc}", flush=True)
+"""
+
+
+def child_runner(parent: AgentTurn, by: User, message: str) -> subprocess.Popen:
+    """Another process that runs a `mid` child of `parent` once told on its stdin."""
+    db = django_settings.DATABASES["default"]
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "aihummer.settings",
+        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-c", CHILD_RUNNER, str(parent.pk), str(by.pk), message],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=django_settings.BASE_DIR,
+    )
+    assert process.stdout.readline().strip() == "ready"
+    return process
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize("cap", [2, 4])
+def test_the_trees_cap_holds_for_children_running_in_two_processes(
+    workspace: Workspace, ada: User, alice: User, local_preset: Preset, server, cap: int
+) -> None:
+    # Two processes each run a mid of the same root, each mid two leaves of 1.5 s: four
+    # leaves of one tree, at most two in one process (max_per_parent 2).
+    root = tree_of(workspace, ada, cap=cap)
+    turn = agent_turn_run(agent=root, message="hi", actor=Actor.for_user(alice))
+    mid = delegations(("leaf", "sleep 1.5"), ("leaf", "sleep 1.5"))
+    runners = []
+    try:
+        runners = [child_runner(turn, alice, mid) for _ in range(2)]
+        for runner in runners:  # both set up: they start together
+            runner.stdin.write("go\n")
+            runner.stdin.flush()
+        answers = [runner.stdout.readline().strip() for runner in runners]
+        for runner in runners:
+            runner.stdin.close()
+            runner.wait(timeout=10)
+    finally:
+        for runner in runners:
+            stopped(runner)
+
+    assert answers == ["done: slept | slept"] * 2
+    mids = AgentTurn.objects.filter(parent=turn)
+    assert [(t.agent_key, t.depth, t.status) for t in mids] == [("mid", 1, "succeeded")] * 2
+    leaves = AgentTurn.objects.filter(parent__in=mids)
+    assert [(t.root_id, t.depth, t.status) for t in leaves] == [(turn.pk, 2, "succeeded")] * 4
+    leaf_calls = [call for call in server.calls if call[2] == "sleep 1.5"]
+    assert len(leaf_calls) == 4
+    if cap == 2:
+        assert most_at_once(leaf_calls) <= 2
+    else:  # room for all four: the two processes' leaves were at the provider together
+        assert most_at_once(leaf_calls) > 2
+    assert places(turn) == 0
+
+
+def test_a_child_run_from_another_process_keeps_the_limits_its_ancestors_hand_down(
+    workspace: Workspace, ada: User, alice: User, local_preset: Preset, server
+) -> None:
+    # The root allows one child per turn and depth 1; its leaf (null: the global 2) may
+    # not go past the root's limit.
+    root = delegating(workspace, ada, "root", max_per_parent=1, max_depth=1)
+    make_agent(workspace, "leaf", by=ada, allowed_tool_names=["delegate"])
+    turn = agent_turn_run(agent=root, message=delegations(("leaf", "hi")), actor=Actor.for_user(alice))
+    leaf = AgentTurn.objects.get(parent=turn)
+    actor = Actor.for_user(alice)
+
+    with pytest.raises(ToolError) as second:
+        agent_turn_run_child(parent=turn, agent_key="leaf", message="again", actor=actor)
+    with pytest.raises(ToolError) as deeper:
+        agent_turn_run_child(parent=leaf, agent_key="leaf", message="deeper", actor=actor)
+
+    assert str(second.value) == "Delegation refused: at most 1 per turn (runtime_policy.children.max_per_parent)."
+    assert str(deeper.value) == depth_refusal(depth=1, limit=1)
+    assert AgentTurn.objects.count() == 2
