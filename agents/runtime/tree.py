@@ -17,6 +17,10 @@ places one lease (AIHUMMER_TREE_PLACE_LEASE_SEC) later. The cap is the strictest
 `max_concurrent` on the way down from the root. A child waiting for its own children
 lends its place meanwhile (`Place.lent`): it is not at the provider, and a tree whose
 every place is held by waiting parents would wait on itself until its deadline.
+
+A turn's children run in threads of its process; `branch_of` rebuilds from the database
+what a turn's ancestors handed down, so another process can run a child of it in the
+same tree, within the same limits (`agents.runtime.loop.agent_turn_run_child`).
 """
 
 from __future__ import annotations
@@ -30,13 +34,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
+from itertools import pairwise
 
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models.functions import Now
 
 from agents.models import AgentTurn, TreePlace
-from agents.policy import TREE_MAX_CONCURRENT, ChildrenPolicy, InteractionPolicy
+from agents.policy import TREE_MAX_CONCURRENT, ChildrenPolicy, InteractionPolicy, RuntimePolicy
 
 logger = logging.getLogger(__name__)
 
@@ -213,3 +218,15 @@ ROOT = Branch()
 def tree_cap(branch: Branch, children: ChildrenPolicy) -> int:
     """The most children of the tree running at once when this turn starts one."""
     return min(branch.cap, children.max_concurrent)
+
+
+def branch_of(root_id: int, chain: list[tuple[int, RuntimePolicy]]) -> tuple[Branch, int]:
+    """Where the last turn of `chain` (the turns from the tree's root `root_id` down to
+    it, each turn's depth and policy) sits in its tree, and the depth limit its parent handed it (`above`): what
+    the `delegate` calls down that chain handed each turn, rebuilt for another process."""
+    branch, above = ROOT, TREE_MAX_DEPTH
+    for (_, policy), (depth, _) in pairwise(chain):
+        limit = depth_limit(policy.children, above=above)
+        denied = child_denied(policy.interaction, inherited=branch.denied, leaf=depth >= limit)
+        branch, above = Branch(root_id=root_id, cap=tree_cap(branch, policy.children), denied=denied), limit
+    return branch, above
