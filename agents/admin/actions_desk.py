@@ -29,8 +29,10 @@ from agents.runtime.effects import MailSend
 from agents.services.tool_approvals import (
     FOUR_EYES,
     approval_request_approve,
+    approval_request_confirm,
     approval_request_get,
     approval_request_reject,
+    approval_request_resend,
 )
 from aihummer.actors import Verb
 from aihummer.admin_site import SERVICE_ERRORS, WorkspaceScopedAdmin, add_service_errors, service_error_message
@@ -97,7 +99,7 @@ class ApprovalRequestAdmin(WorkspaceScopedAdmin):
 
     list_display = ["review_link", "workspace", "tool_name", "actor_source", "origin_link", "age", "status_badge"]
     list_display_links = None
-    list_filter = ["status", ToolFilter, "workspace"]
+    list_filter = ["status", "progress", ToolFilter, "workspace"]
     search_fields = ["agent_key", "tool_name", "actor_source"]
     ordering = ["-created_at"]
     show_full_result_count = False
@@ -134,7 +136,7 @@ class ApprovalRequestAdmin(WorkspaceScopedAdmin):
 
     @admin.display(description=_("status"), ordering="status")
     def status_badge(self, obj: ApprovalRequest) -> str:
-        return status_badge(obj.status, ApprovalRequest.Status)
+        return doubt_badge() if obj.is_in_doubt else status_badge(obj.status, ApprovalRequest.Status)
 
     def changelist_view(self, request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
         return super().changelist_view(request, {"title": gettext("Action requests"), **(extra_context or {})})
@@ -179,7 +181,9 @@ class ApprovalRequestAdmin(WorkspaceScopedAdmin):
             "approval": approval,
             "preview": call_preview(approval),
             "origin": origin_link(approval),
-            "status_badge": status_badge(approval.status, ApprovalRequest.Status),
+            "status_badge": (
+                doubt_badge() if approval.is_in_doubt else status_badge(approval.status, ApprovalRequest.Status)
+            ),
             "form": form,
             "decide_refusal": refusal,
         }
@@ -188,6 +192,12 @@ class ApprovalRequestAdmin(WorkspaceScopedAdmin):
     def _decide(self, request: HttpRequest, actor: object, approval: ApprovalRequest, form: ActionDecisionForm):
         note, approve = form.cleaned_data["note"], "_approve" in request.POST
         try:
+            if "_resend" in request.POST or "_confirm" in request.POST:
+                resolve = approval_request_resend if "_resend" in request.POST else approval_request_confirm
+                decided = resolve(request=approval, actor=actor, note=note)
+                self.log_change(request, decided, f"outcome unknown: {decided.resolution}")
+                messages.success(request, doubt_message(decided))
+                return redirect("admin:agents_approvalrequest_review", decided.pk)
             if approve:
                 decided = approval_request_approve(
                     request=approval, actor=actor, note=note, arguments_hash=form.cleaned_data["arguments_hash"]
@@ -204,6 +214,25 @@ class ApprovalRequestAdmin(WorkspaceScopedAdmin):
         done = gettext("%(tool)s #%(number)s approved.") if approve else gettext("%(tool)s #%(number)s rejected.")
         messages.success(request, done % {"tool": decided.tool_name, "number": decided.pk})
         return redirect("admin:agents_approvalrequest_changelist")
+
+
+def doubt_badge() -> str:
+    return format_html(
+        '<span class="aih-badge" data-status="unknown" style="background:#9c4221">{}</span>',
+        gettext("outcome unknown"),
+    )
+
+
+def doubt_message(request: ApprovalRequest) -> str:
+    if request.resolution == ApprovalRequest.Resolution.RESENT:
+        return gettext("%(tool)s #%(pk)s is being sent again, with the same ledger key.") % {
+            "tool": request.tool_name,
+            "pk": request.pk,
+        }
+    return gettext("%(tool)s #%(pk)s is recorded as done; its turn goes on.") % {
+        "tool": request.tool_name,
+        "pk": request.pk,
+    }
 
 
 def origin_link(request: ApprovalRequest) -> str:

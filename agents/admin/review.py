@@ -56,7 +56,13 @@ from aihummer.admin_site import (
 from aihummer.exceptions import NotFound
 from aihummer.ids import canonical_id
 
-STATUS_COLOURS = {"pending": "#b7791f", "approved": "#2f855a", "rejected": "#c53030", "withdrawn": "#718096"}
+STATUS_COLOURS = {
+    "pending": "#b7791f",
+    "approved": "#2f855a",
+    "rejected": "#c53030",
+    "withdrawn": "#718096",
+    "unknown": "#9c4221",
+}
 
 
 def status_badge(status: str, choices: type[models.TextChoices] = PromptVersion.Status) -> str:

@@ -92,6 +92,24 @@ def test_a_null_timeout_takes_the_global_setting(
     assert AgentTurn.objects.get(parent=turn).error == OUT_OF_TIME
 
 
+def test_a_childs_long_timeout_is_still_bounded_by_what_its_parent_has_left(
+    workspace: Workspace, ada: User, alice: User, local_preset: Preset, server, settings: Settings
+) -> None:
+    boss = delegating(workspace, ada, "boss", timeout_seconds=48 * 3600)
+    make_agent(workspace, "slow", by=ada)
+    agent_turn_run(
+        agent=boss, message="warm", actor=Actor.for_user(alice)
+    )  # the SDK's first import is not the root's time
+    settings.AIHUMMER_TURN_TIMEOUT_SEC = 1  # the root's own time
+
+    turn = agent_turn_run(agent=boss, message=delegations(("slow", "sleep 1.5")), actor=Actor.for_user(alice))
+
+    child = AgentTurn.objects.get(parent=turn)
+    assert (child.status, child.error) == (AgentTurn.Status.FAILED, OUT_OF_TIME), turn.error
+    assert tool_results(turn) == [f"Agent 'slow' failed: {OUT_OF_TIME}"]
+    assert (turn.status, turn.error) == (AgentTurn.Status.FAILED, OUT_OF_TIME)
+
+
 # --- children.max_concurrent: counted per tree, in the database -----------------------
 # Children run in threads with their own connections: the rows must be committed.
 def two_by_two(leaf_message: str) -> str:
@@ -125,6 +143,21 @@ def test_no_more_children_than_max_concurrent_are_at_the_provider_at_once(
     assert most_at_once(server.calls) <= 2
     assert places(turn) == 0  # every place given back
     assert turn.answer.startswith("done: done: slept | slept")
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.timeout(90)
+def test_children_run_side_by_side_up_to_max_concurrent(
+    workspace: Workspace, ada: User, alice: User, local_preset: Preset, server
+) -> None:
+    root = delegating(workspace, ada, "root", max_concurrent=4, max_per_parent=4)
+    make_agent(workspace, "leaf", by=ada)
+
+    turn = agent_turn_run(agent=root, message=delegations(*[("leaf", "sleep 0.5")] * 4), actor=Actor.for_user(alice))
+
+    assert turn.answer == "done: " + " | ".join(["slept"] * 4)
+    assert most_at_once([call for call in server.calls if call[2] == "sleep 0.5"]) == 4
+    assert places(turn) == 0
 
 
 @pytest.mark.django_db(transaction=True)
