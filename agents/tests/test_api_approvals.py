@@ -7,13 +7,18 @@ import http.server
 import threading
 
 import pytest
+from django.urls import reverse
 
 from agents.models import ApprovalRequest
 from agents.runtime import agent_turn_run
+from agents.services.tool_approvals import approval_request_approve
 from agents.tests.helpers import call_line
 from aihummer.actors import Actor
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+FRENCH = {"accept-language": "fr-FR,fr;q=0.9,en;q=0.5"}
+ENGLISH = {"accept-language": "en-US,en;q=0.9"}
 
 
 def error(response) -> dict:
@@ -226,3 +231,32 @@ def test_a_call_whose_answer_never_came_waits_for_a_person_who_sends_it_again(
     again = api_as(bob).post(f"/v1/admin/approvals/{request.pk}/confirm")
     assert again.status_code == 409
     assert error(again)["code"] == "already_decided"
+
+
+@pytest.mark.timeout(90)
+def test_the_desk_asks_about_an_unknown_outcome_in_the_readers_language(
+    client, caller, alice, bob, hangs_up_once
+) -> None:
+    turn = agent_turn_run(agent=caller, message=call_line(hangs_up_once), actor=Actor.for_user(alice))
+    request = ApprovalRequest.objects.get(turn=turn)
+    approval_request_approve(request=request, actor=Actor.for_user(bob), arguments_hash=request.arguments_hash)
+    client.force_login(bob)
+    review = reverse("admin:agents_approvalrequest_review", args=[request.pk])
+
+    french = client.get(review, headers=FRENCH).content.decode()
+    english = client.get(review, headers=ENGLISH).content.decode()
+    desk = client.get(reverse("admin:agents_review_list"), headers=FRENCH).content.decode()
+
+    assert "Résultat inconnu\u00a0: est-ce arrivé\u00a0?" in french
+    assert "C\u2019est fait\u00a0: l\u2019enregistrer et continuer" in french
+    assert "Ce n\u2019est pas fait\u00a0: le renvoyer" in french
+    assert 'data-status="unknown" style="background:#9c4221">résultat inconnu</span>' in french
+    assert "Outcome unknown: did it happen?" in english
+    assert review in desk and "résultat inconnu" in desk  # in the queue, with the pending requests
+    answer = client.post(review, {"_resend": "1", "arguments_hash": request.arguments_hash}, headers=FRENCH)
+    assert answer.status_code == 302
+    shown = client.get(answer.url, headers=FRENCH).content.decode()
+    assert f"_request n°\u00a0{request.pk} est renvoyé, avec la même clé de registre.</li>" in shown
+    assert hangs_up_once.keys == [str(request.ledger_key)] * 2
+    turn.refresh_from_db()
+    assert turn.status == "succeeded"
