@@ -7,12 +7,14 @@ back once its lease passed, sends the message with the same ledger key, records 
 resumes the run; the server receives it once. Killed after the message was handed over
 (the server holding its answer), nobody but the server knows whether it was taken: the
 request's outcome is unknown, nothing is sent again by itself, the desk asks a person,
-and what they decide (it was delivered) resumes the run. The SMTP password is in no
-table (pg_dump), page or log."""
+and what they decide (it was delivered) resumes the run. A step whose resumed turn is
+killed every time is counted like any step and fails once its attempts are spent. The
+SMTP password is in no table (pg_dump), page or log."""
 
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 from django.urls import reverse
@@ -23,12 +25,13 @@ from agents.services.tool_approvals import approval_request_approve
 from agents.tests.helpers import pg_dump
 from aihummer.actors import Actor
 from aihummer.tests.brokers import point_app_at
-from aihummer.tests.factories import make_mailer
+from aihummer.tests.factories import make_mailer, openai_preset
 from aihummer.tests.smtp import SmtpServer
 from aihummer.tests.waiting import wait_until
 from aihummer.tests.workers import Workers
 from workflows.models import StepRun, WorkflowRun
 from workflows.services import workflow_create, workflow_run_start, workflow_run_wait
+from workflows.tests.fake_openai import FakeOpenAI
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -147,3 +150,75 @@ def test_a_worker_killed_after_handing_the_e_mail_over_leaves_it_to_a_person(
     )
     assert PASSWORD not in pg_dump()
     assert PASSWORD not in logs
+
+
+class ResumeHolder:
+    """The model of a mailer on the local OpenAI-protocol server: asked first, it calls
+    mail_send; asked again with the call's result (the resumed turn), it holds the
+    answer until released, counting each such request (`resumes`)."""
+
+    def __init__(self) -> None:
+        self.resumes = 0
+        self.release = threading.Event()
+
+    def __call__(self, body: dict) -> str | dict:
+        if body["messages"][-1]["role"] != "tool":
+            call = {
+                "id": "call-1",
+                "type": "function",
+                "function": {"name": "mail_send", "arguments": json.dumps(MAIL)},
+            }
+            return {"role": "assistant", "content": None, "tool_calls": [call]}
+        self.resumes += 1
+        self.release.wait(120)
+        return "done"
+
+
+@pytest.mark.timeout(300)
+def test_a_step_whose_resumed_turn_dies_every_time_fails_once_its_attempts_are_spent(
+    redis_broker, workspace, ada, bob, echo_preset, tmp_path
+) -> None:
+    by = Actor.for_user(ada)
+    workers = Workers(redis_broker, tmp_path)
+    model = ResumeHolder()
+    # One recovery: the step gets 2 attempts; a resume's lease is the turn's limit + the effect's (6 s).
+    env = {
+        "AIHUMMER_STEP_RECOVERIES": "1",
+        "AIHUMMER_APPROVAL_EFFECT_LEASE_SEC": "1",
+        "AIHUMMER_TURN_TIMEOUT_SEC": "5",
+    }
+    with FakeOpenAI(reply=model) as server, SmtpServer(user="agent@acme.test", password=PASSWORD) as smtp:
+        preset = openai_preset(workspace, server, key="held", by=by)
+        make_mailer(workspace, by=ada, smtp_port=smtp.port, password=PASSWORD, preset=preset)
+        definition = {"version": 1, "steps": [{"name": "mail", "agent_name": "mailer"}]}
+        workflow = workflow_create(workspace=workspace, actor=by, key="mailing", name="Mailing", definition=definition)
+        try:
+            worker = workers.start(lease=10, **env)
+            run = workflow_run_start(workflow=workflow, actor=by, message="Tell the client.")
+            wait_until(lambda: WorkflowRun.objects.get(pk=run.pk).status == "waiting", seconds=90, what="the wait")
+            request = ApprovalRequest.objects.get(run_id=run.pk)
+            approval_request_approve(request=request, actor=Actor.for_user(bob))
+            for attempt in (1, 2):  # the resumed turn reaches its model, and its worker is killed
+                wait_until(lambda n=attempt: model.resumes == n, seconds=90, what=f"resume {attempt}")
+                workers.kill(worker)
+                worker = workers.start(lease=10, beat=True, **env)
+            run = workflow_run_wait(run=run, timeout=90)
+        finally:
+            model.release.set()
+            workers.stop_all()
+        delivered = list(smtp.messages)
+
+    logs = "".join(path.read_text() for path in tmp_path.glob("worker-*.log"))
+    assert run.status == "failed", (run.status, logs)
+    assert model.resumes == 2  # not resumed a third time: its attempts were spent
+    step = StepRun.objects.get(run=run, name="mail")
+    assert (step.status, step.attempts) == ("failed", 2)
+    assert step.error == (
+        f"Attempt 2 never finished after its approved call (request {request.pk}): the worker resuming its turn "
+        "died, or the resume failed. No attempts left (2 of 2)."
+    )
+    assert run.error == f"Step 'mail' failed: {step.error}"
+    assert len(delivered) == 1  # the e-mail was recorded before the first resume: never sent again
+    request.refresh_from_db()
+    assert (request.progress, request.effect_attempts) == ("resumed", 1)
+    assert request.turn.status == "failed"
