@@ -216,14 +216,18 @@ class ApprovalRequest(SandboxedModel, TimeStampedModel):
     reviewed_at = models.DateTimeField(null=True, blank=True)
     review_note = models.TextField(blank=True)
     expires_at = models.DateTimeField()
-    progress = models.CharField(max_length=10, choices=Progress.choices, blank=True, default=Progress.NONE)
+    progress = models.CharField(
+        max_length=10, choices=Progress.choices, blank=True, default=Progress.NONE, verbose_name=_("progress")
+    )
     progress_until = models.DateTimeField(null=True, blank=True, help_text="The lease of the worker at it.")
     effect_attempts = models.PositiveIntegerField(default=0)
     resume_attempts = models.PositiveIntegerField(default=0, help_text="How many times its turn was resumed.")
     effect_started_at = models.DateTimeField(
         null=True, blank=True, help_text="When the last attempt began the network write (the `sending` mark)."
     )
-    resolution = models.CharField(max_length=10, choices=Resolution.choices, blank=True, default=Resolution.NONE)
+    resolution = models.CharField(
+        max_length=10, choices=Resolution.choices, blank=True, default=Resolution.NONE, verbose_name=_("resolution")
+    )
     resolved_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

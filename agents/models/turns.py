@@ -10,6 +10,7 @@ from django.db.models import DurationField, ExpressionWrapper, F, Q, Value
 from django.db.models.fields.json import KeyTextTransform, KeyTransform
 from django.db.models.functions import Cast, Coalesce, Now
 from django.utils import timezone
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from agents.models.profiles import Agent
@@ -47,27 +48,27 @@ class AgentTurn(SandboxedModel):
     no history, and it outlives the agent it describes (nullable link, copied keys)."""
 
     class Status(models.TextChoices):
-        RUNNING = "running", "Running"
-        WAITING = "waiting", "Waiting for a person"  # a guarded tool call (agents.models.approvals)
-        SUCCEEDED = "succeeded", "Succeeded"
-        FAILED = "failed", "Failed"
+        RUNNING = "running", _("Running")
+        WAITING = "waiting", _("Waiting for a person")  # a guarded tool call (agents.models.approvals)
+        SUCCEEDED = "succeeded", _("Succeeded")
+        FAILED = "failed", _("Failed")
 
     class ErrorKind(models.TextChoices):
         """Why a turn failed, from the provider's exception types (`ProviderError.kind`,
         the same names) or the turn's own rules; retries decide on it, never on text."""
 
         NONE = "", "—"
-        RATE_LIMIT = "rate_limit", "Rate limited"
-        UNAVAILABLE = "unavailable", "Provider unavailable"
-        TIMEOUT = "timeout", "Timed out"
-        DEADLINE = "deadline", "Out of the turn's time"  # its deadline (a step's timeout_seconds) passed
-        BAD_REQUEST = "bad_request", "Invalid request"
-        AUTH = "auth", "Authentication"
-        QUOTA = "quota", "Quota exhausted"
-        INVALID_RESPONSE = "invalid_response", "Invalid response"
-        NOT_CONFIGURED = "not_configured", "Not configured"
-        INTERNAL = "internal", "Internal error"
-        REFUSED = "refused", "Refused by the turn's rules"  # disabled agent, limits, context budget
+        RATE_LIMIT = "rate_limit", _("Rate limited")
+        UNAVAILABLE = "unavailable", _("Provider unavailable")
+        TIMEOUT = "timeout", _("Timed out")
+        DEADLINE = "deadline", _("Out of the turn's time")  # its deadline (a step's timeout_seconds) passed
+        BAD_REQUEST = "bad_request", _("Invalid request")
+        AUTH = "auth", _("Authentication")
+        QUOTA = "quota", _("Quota exhausted")
+        INVALID_RESPONSE = "invalid_response", _("Invalid response")
+        NOT_CONFIGURED = "not_configured", _("Not configured")
+        INTERNAL = "internal", _("Internal error")
+        REFUSED = "refused", _("Refused by the turn's rules")  # disabled agent, limits, context budget
 
     # Failures that may pass on their own: worth another attempt.
     TRANSIENT_KINDS = frozenset({ErrorKind.RATE_LIMIT, ErrorKind.UNAVAILABLE, ErrorKind.TIMEOUT, ErrorKind.DEADLINE})
@@ -143,7 +144,11 @@ class AgentTurn(SandboxedModel):
         ]
 
     def __str__(self) -> str:
-        return f"{self.agent_key} turn {self.pk} ({self.status})"
+        return gettext("%(agent)s turn %(number)s (%(status)s)") % {
+            "agent": self.agent_key,
+            "number": self.pk,
+            "status": self.get_status_display().lower(),
+        }
 
     @property
     def failed_transiently(self) -> bool:
