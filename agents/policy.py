@@ -151,7 +151,10 @@ class MemoryFlushPolicy(StrictModel):
     decisions and open points; the conversation's last three notes go into its requests
     as an unverified reference."""
 
-    enabled: bool = Field(True, description=f"Whether notes are written. {OWN_FIELD}")
+    # The whole sentence is one message (OWN_FIELD included) so the desk translates it.
+    enabled: bool = Field(
+        True, description=gettext_noop("Whether notes are written. AiHummer's own field, not in the product document.")
+    )
     soft_threshold_tokens: int = Field(
         4_000,
         ge=0,

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from django.core.paginator import Page, Paginator
 from django.db import connection
-from django.db.models import CharField, Exists, F, Func, JSONField, Model, OuterRef, Q, QuerySet, Value
+from django.db.models import Case, CharField, Exists, F, Func, JSONField, Model, OuterRef, Q, QuerySet, Value, When
 from django.db.models.functions import Cast, JSONObject
 from django.utils.translation import gettext, gettext_lazy
 
@@ -415,9 +415,10 @@ def debug_log_ids(*, turn: AgentTurn) -> list[int]:
 
 def approval_requests_waited_for(*, turn_id: int | None = None, run_id: object = None) -> list[ApprovalRequest]:
     """The calls a waiting turn (or a waiting run's steps) wait for a person to decide,
-    oldest first: pending requests. The caller resolved the turn or run (a sandbox one
-    only for who may see it), hence `all_objects`."""
-    requests = ApprovalRequest.all_objects.pending().order_by("created_at", "pk")
+    oldest first: pending requests, and approved calls whose outcome is unknown. The
+    caller resolved the turn or run (a sandbox one only for who may see it), hence
+    `all_objects`."""
+    requests = ApprovalRequest.all_objects.waiting_for_a_person().order_by("created_at", "pk")
     if turn_id is not None:
         return list(requests.filter(turn_id=turn_id))
     return list(requests.filter(run_id=run_id))
@@ -537,7 +538,7 @@ def _review_rows(queryset: QuerySet, kind: str, **columns: object) -> QuerySet:
             item_detail=Cast(columns["detail"], CharField()),
             item_source=F(columns["source"]),
             item_workspace=F("workspace__slug"),
-            item_status=F("status"),
+            item_status=columns.get("status", F("status")),
             item_created_at=F("created_at"),
         )
         .values(
@@ -559,8 +560,27 @@ def review_item_counts(*, actor: Actor, status: str = "pending") -> dict[str, in
     counts = {}
     for kind, model in (("proposal", PromptVersion), ("action", ApprovalRequest)):
         queryset = _scoped(model.objects.all(), actor)
-        counts[kind] = (queryset if status == "all" else queryset.filter(status=status)).count()
+        counts[kind] = (queryset if status == "all" else _with_status(queryset, kind, status)).count()
     return counts
+
+
+# An approved call whose outcome is unknown waits for a person again: it is listed with
+# the pending ones, as `unknown`.
+_ACTION_STATUS = Case(
+    When(progress=ApprovalRequest.Progress.UNKNOWN, then=Value("unknown")),
+    default=F("status"),
+    output_field=CharField(),
+)
+
+
+def _with_status(queryset: QuerySet, kind: str, status: str) -> QuerySet:
+    if kind != "action":
+        return queryset.filter(status=status)
+    if status == "pending":
+        return queryset.waiting_for_a_person()
+    if status == "unknown":
+        return queryset.filter(progress=ApprovalRequest.Progress.UNKNOWN)
+    return queryset.filter(status=status).exclude(progress=ApprovalRequest.Progress.UNKNOWN)
 
 
 def review_item_list(*, actor: Actor, kind: str = "", status: str = "pending") -> QuerySet:
@@ -570,13 +590,22 @@ def review_item_list(*, actor: Actor, kind: str = "", status: str = "pending") -
     parts = []
     if kind in ("", "proposal"):
         versions = _scoped(PromptVersion.objects.all(), actor)
+        if status != "all":
+            versions = _with_status(versions, "proposal", status)
         parts.append(_review_rows(versions, "proposal", label=F("agent__key"), detail=F("number"), source="source"))
     if kind in ("", "action"):
         requests = _scoped(ApprovalRequest.objects.all(), actor)
+        if status != "all":
+            requests = _with_status(requests, "action", status)
         parts.append(
-            _review_rows(requests, "action", label=F("agent_key"), detail=F("tool_name"), source="actor_source")
+            _review_rows(
+                requests,
+                "action",
+                label=F("agent_key"),
+                detail=F("tool_name"),
+                source="actor_source",
+                status=_ACTION_STATUS,
+            )
         )
-    if status != "all":
-        parts = [part.filter(status=status) for part in parts]
     rows = parts[0] if len(parts) == 1 else parts[0].union(parts[1], all=True)
     return rows.order_by("item_created_at", "item_kind", "item_pk")

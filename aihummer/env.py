@@ -11,8 +11,9 @@ import json
 import os
 import re
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TypeVar
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
@@ -32,6 +33,12 @@ _TIME_LIMITS_IGNORED = (
 REMOVED_VARIABLES = dict.fromkeys(("CELERY_TASK_TIME_LIMIT", "CELERY_TASK_SOFT_TIME_LIMIT"), _TIME_LIMITS_IGNORED)
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
+_N = TypeVar("_N", int, float)
+
+
+def _shown(number: float) -> str:
+    """A bound as an operator wrote it: 31536000, not 3.1536e+07; 0.5, not 0.500000."""
+    return format(number, "g") if isinstance(number, float) else str(number)
 
 
 class Env:
@@ -66,31 +73,26 @@ class Env:
         raise ImproperlyConfigured(f"{name} must be one of true/false/1/0/yes/no/on/off, not {value!r}.")
 
     def int(self, name: str, default: int, *, minimum: int | None = None, maximum: int | None = None) -> int:
-        value = self.raw(name)
-        if value is None or not value.strip():
-            return default
-        try:
-            number = int(value.strip())
-        except ValueError as exc:
-            raise ImproperlyConfigured(f"{name} must be an integer, not {value!r}.") from exc
-        if minimum is not None and number < minimum:
-            raise ImproperlyConfigured(f"{name} must be at least {minimum}, not {number}.")
-        if maximum is not None and number > maximum:
-            raise ImproperlyConfigured(f"{name} must be at most {maximum}, not {number}.")
-        return number
+        return self._number(name, default, int, "an integer", minimum, maximum)
 
     def float(self, name: str, default: float, *, minimum: float | None = None, maximum: float | None = None) -> float:
+        return self._number(name, default, float, "a number", minimum, maximum)
+
+    def _number(
+        self, name: str, default: _N, parse: Callable[[str], _N], kind: str, minimum: _N | None, maximum: _N | None
+    ) -> _N:
+        """`name` read with `parse` (int or float) and held to its bounds."""
         value = self.raw(name)
         if value is None or not value.strip():
             return default
         try:
-            number = float(value.strip())
+            number = parse(value.strip())
         except ValueError as exc:
-            raise ImproperlyConfigured(f"{name} must be a number, not {value!r}.") from exc
+            raise ImproperlyConfigured(f"{name} must be {kind}, not {value!r}.") from exc
         if minimum is not None and number < minimum:
-            raise ImproperlyConfigured(f"{name} must be at least {minimum:g}, not {number:g}.")
+            raise ImproperlyConfigured(f"{name} must be at least {_shown(minimum)}, not {_shown(number)}.")
         if maximum is not None and number > maximum:
-            raise ImproperlyConfigured(f"{name} must be at most {maximum:g}, not {number:g}.")
+            raise ImproperlyConfigured(f"{name} must be at most {_shown(maximum)}, not {_shown(number)}.")
         return number
 
     def list(self, name: str, default: list[str] | None = None) -> list[str]:

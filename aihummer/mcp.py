@@ -73,7 +73,7 @@ from aihummer.sso.views import resource_metadata_url
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
-# Each app's `mcp.py` exposes `TOOLS`, a list of `@tool` functions. `workflows.mcp`
+# Each app's `mcp` module (or package) exposes `TOOLS`, a list of `@tool` functions. `workflows.mcp`
 # joins this tuple with the workflow engine (list_workflows, update_workflow,
 # delete_workflow); nothing else changes here.
 TOOL_MODULES: tuple[str, ...] = ("agents.mcp", "workflows.mcp", "sandbox.mcp")
@@ -259,6 +259,19 @@ def tool(
 def comma_list(value: str | None) -> list[str]:
     """`"a, b,,c"` → `["a", "b", "c"]` (the convention for list parameters)."""
     return [item.strip() for item in (value or "").split(",") if item.strip()]
+
+
+NOTHING_CHANGED = "Nothing changed: the values given are the current ones."
+
+
+def differing(row: object, wanted: dict[str, object]) -> dict[str, object]:
+    """The fields of `wanted` given (not None) and unlike `row`'s: what an update tool writes."""
+    return {field: value for field, value in wanted.items() if value is not None and getattr(row, field) != value}
+
+
+def saved_message(changed: list[str]) -> str:
+    """What an update tool tells the model it wrote (by parameter name), or that nothing changed."""
+    return f"Saved: {', '.join(changed)}." if changed else NOTHING_CHANGED
 
 
 # --- results ------------------------------------------------------------------------------

@@ -21,8 +21,8 @@ API_KEY_TOUCH_INTERVAL = timedelta(minutes=1)
 
 
 class TimeStampedModel(models.Model):
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("created at"))
+    updated_at = models.DateTimeField(auto_now=True, verbose_name=_("updated at"))
 
     class Meta:
         abstract = True
@@ -197,13 +197,15 @@ class ApiKey(TimeStampedModel):
     """
 
     class Scope(models.TextChoices):
-        READ = "read", "Read"
-        WRITE = "write", "Write (propose, run, sandbox)"
-        PUBLISH = "publish", "Publish (apply changes directly)"
-        VOUCH = "vouch", "Vouch (name the verified peer of a conversation)"
+        READ = "read", _("Read")
+        WRITE = "write", _("Write (propose, run, sandbox)")
+        PUBLISH = "publish", _("Publish (apply changes directly)")
+        VOUCH = "vouch", _("Vouch (name the verified peer of a conversation)")
 
-    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="api_keys")
-    name = models.CharField(max_length=100, validators=[KEY_VALIDATOR])
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.CASCADE, related_name="api_keys", verbose_name=_("workspace")
+    )
+    name = models.CharField(max_length=100, validators=[KEY_VALIDATOR], verbose_name=_("name"))
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
@@ -211,6 +213,7 @@ class ApiKey(TimeStampedModel):
         on_delete=models.SET_NULL,
         related_name="api_keys",
         help_text=_("The person answerable for this key; they may not approve what it proposes."),
+        verbose_name=_("owner"),
     )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -220,11 +223,14 @@ class ApiKey(TimeStampedModel):
         related_name="+",
         editable=False,
         help_text=_("Who created the key; like its owner, they may not approve what it proposes."),
+        verbose_name=_("created by"),
     )
-    scopes = models.CharField(max_length=50, help_text=_("Comma-separated: read, write, publish, vouch."))
-    secret_digest = models.CharField(max_length=64, editable=False)
-    revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
-    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    scopes = models.CharField(
+        max_length=50, help_text=_("Comma-separated: read, write, publish, vouch."), verbose_name=_("scopes")
+    )
+    secret_digest = models.CharField(max_length=64, editable=False, verbose_name=_("secret digest"))
+    revoked_at = models.DateTimeField(null=True, blank=True, editable=False, verbose_name=_("revoked at"))
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False, verbose_name=_("last used at"))
 
     # last_used_at changes on use, not by anyone's decision: it stays out of history.
     history = HistoricalRecords(excluded_fields=["last_used_at", "secret_digest"])

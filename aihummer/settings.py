@@ -273,6 +273,9 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # --- Product -----------------------------------------------------------------------
 AIHUMMER_SUBAGENT_MAX_DEPTH = env.int("AIHUMMER_SUBAGENT_MAX_DEPTH", 2, minimum=0, maximum=4)
 AIHUMMER_SUBAGENT_TIMEOUT_SEC = env.int("AIHUMMER_SUBAGENT_TIMEOUT_SEC", 600, minimum=1, maximum=48 * 3600)
+# A running child's place in its execution tree lapses after this unless its process
+# renews it (every third of it): a killed process's places stop counting (agents.runtime.tree).
+AIHUMMER_TREE_PLACE_LEASE_SEC = env.int("AIHUMMER_TREE_PLACE_LEASE_SEC", 30, minimum=1, maximum=3600)
 AIHUMMER_MODEL_CATALOG_EXTRA = env.str("AIHUMMER_MODEL_CATALOG_EXTRA")  # path to a JSON file of extra models
 AIHUMMER_TURN_TIMEOUT_SEC = env.int("AIHUMMER_TURN_TIMEOUT_SEC", 900, minimum=1, maximum=48 * 3600)
 # Redis re-delivers a task left unacknowledged this long (a step task is acknowledged

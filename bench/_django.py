@@ -59,6 +59,22 @@ def bench_workspace(slug: str = "bench") -> tuple:
     return workspace, operator
 
 
+def page_cost(client, url: str) -> tuple[int, float]:
+    """Queries and milliseconds of one GET of `url` (after a warm-up GET: templates and
+    content types cached, as on a running server)."""
+    import time
+
+    from django.test.utils import CaptureQueriesContext
+
+    client.get(url)
+    with CaptureQueriesContext(connection) as queries:
+        started = time.perf_counter()
+        response = client.get(url)
+        elapsed = (time.perf_counter() - started) * 1000
+    assert response.status_code == 200, response.status_code
+    return len(queries), elapsed
+
+
 class StatementCounter:
     """SQL statements sent, and transactions committed, while active.
 

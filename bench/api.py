@@ -26,7 +26,7 @@ from itertools import count
 from pathlib import Path
 
 import requests
-from _django import throwaway_database
+from _django import BENCH_SECTIONS, bench_workspace, throwaway_database
 
 from aihummer.tests.ports import free_port
 
@@ -38,32 +38,20 @@ BENCH_VAULT = "mW3oV0n7bq2Jr8Qf5yL1tZc9xK4sHd6uGa0EpRiN2Tw="
 
 
 def seed() -> str:
-    from agents.services import agent_create, preset_create
-    from aihummer.actors import Actor
-    from aihummer.models import Membership, User, Workspace
+    from agents.services import agent_create
+    from aihummer.models import Membership, User
     from aihummer.services import api_key_create
 
-    operator = Actor.for_operator(name="bench")
-    workspace = Workspace.objects.create(slug="bench", name="Bench")
+    workspace, operator = bench_workspace()
     alice = User.objects.create_user("alice", password="x")
     Membership.objects.create(user=alice, workspace=workspace, role="editor")
-    preset_create(
-        workspace=workspace,
-        actor=operator,
-        key="echo",
-        name="Echo",
-        provider_name="echo",
-        model="echo-1",
-        is_active=True,
-    )
-    sections = [{"key": f"s{i}", "title": f"Section {i}", "body": "Some guidance. " * 40} for i in range(8)]
     for index in range(AGENTS):
         agent_create(
             workspace=workspace,
             actor=operator,
             key=f"agent-{index:02d}",
             name=f"Agent {index}",
-            snapshot={"identity": {"name": f"Agent {index}"}, "sections": sections},
+            snapshot={"identity": {"name": f"Agent {index}"}, "sections": BENCH_SECTIONS},
         )
     return api_key_create(workspace=workspace, name="bench", scopes="read,write", owner=alice, actor=operator)[1]
 

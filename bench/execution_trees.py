@@ -3,7 +3,8 @@ at once, for a root delegating to 4 leaves whose model calls take 500 ms each, a
 `children.max_concurrent` 1, 2 and 4; then a root → 2 mids → 2 leaves each at 2. The
 provider is the local OpenAI-protocol server (`workflows.tests.fake_openai`), which
 records when each call started and ended; the root's own calls (about 0 ms) are in the
-wall time. The count is the root turn's `tree_running` (`agents.runtime.tree`).
+wall time. The count is one `TreePlace` row per running child (`agents.runtime.tree`);
+"places after" is how many are left once the tree is done (0: every one given back).
 
 `DATABASE_URL=postgres://postgres@127.0.0.1:5432/aihummer .venv/bin/python bench/execution_trees.py`
 """
@@ -19,7 +20,7 @@ LEAF = "sleep 0.5"
 
 
 def main() -> None:
-    from agents.models import AgentTurn
+    from agents.models import TreePlace
     from agents.runtime import agent_turn_run
     from agents.runtime.providers import get_provider
     from agents.services import agent_create, credential_create, preset_create
@@ -50,7 +51,7 @@ def main() -> None:
             )
 
         agent("leaf", 1, [])
-        print(f"{'tree':<32} {'max_concurrent':>14} {'wall s':>7} {'at once':>8} {'tree_running after':>19}")
+        print(f"{'tree':<32} {'max_concurrent':>14} {'wall s':>7} {'at once':>8} {'places after':>13}")
         four = delegations(*[("leaf", LEAF)] * 4)
         mid = delegations(("leaf", LEAF), ("leaf", LEAF))
         cases = [("root -> 4 leaves", cap, four, False) for cap in (1, 2, 4)]
@@ -66,8 +67,8 @@ def main() -> None:
                 turn = agent_turn_run(agent=root, message=message, actor=operator)
                 wall = time.monotonic() - started
             assert turn.status == "succeeded", turn.error
-            after = AgentTurn.objects.get(pk=turn.pk).tree_running
-            print(f"{label:<32} {cap:>14} {wall:>7.2f} {most_at_once(server.calls):>8} {after:>19}")
+            after = TreePlace.objects.filter(root_id=turn.pk).count()
+            print(f"{label:<32} {cap:>14} {wall:>7.2f} {most_at_once(server.calls):>8} {after:>13}")
 
 
 if __name__ == "__main__":

@@ -14,10 +14,8 @@ from __future__ import annotations
 import random
 import time
 
-from _django import throwaway_database
-from django.db import connection
+from _django import page_cost, throwaway_database
 from django.test import Client
-from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 
@@ -62,17 +60,17 @@ def main() -> None:
         )
         assert live.status == "approved"
         made += 1
-        queue = _measure(client, reverse("admin:agents_promptversion_changelist"))
-        review = _measure(client, reverse("admin:agents_promptversion_review", args=[stale.pk]))
+        queue = page_cost(client, reverse("admin:agents_promptversion_changelist"))
+        review = page_cost(client, reverse("admin:agents_promptversion_review", args=[stale.pk]))
         print(f"{made:>8} {queue[0]:>8} {queue[1]:>9.1f} {review[0]:>9} {review[1]:>10.1f}")
     _fill_queue(agents, alice, 10_000 - made)
-    queue = _measure(client, reverse("admin:agents_promptversion_changelist"))
+    queue = page_cost(client, reverse("admin:agents_promptversion_changelist"))
     print(f"{10_000:>8} {queue[0]:>8} {queue[1]:>9.1f}")
     print()
     print(f"{'largest prompt':<34} {'chars':>8} {'propose ms':>11} {'review q':>9} {'review ms':>10}")
     for label, line_words in (("paragraphs, 1 word in 8 lines", 12), ("one-line sections, 1 word in 100", 0)):
         _agent, version, chars, propose_ms = _largest_proposal(workspace, operator, alice, label, line_words)
-        review = _measure(client, reverse("admin:agents_promptversion_review", args=[version.pk]))
+        review = page_cost(client, reverse("admin:agents_promptversion_review", args=[version.pk]))
         print(f"{label:<34} {chars:>8} {propose_ms:>11.1f} {review[0]:>9} {review[1]:>10.1f}")
 
 
@@ -167,16 +165,6 @@ def _largest_proposal(workspace, operator, alice, label: str, line_words: int) -
     version = prompt_version_propose(agent=agent, changes={"sections": edited}, actor=Actor.for_user(alice))
     propose_ms = (time.perf_counter() - started) * 1000
     return agent, version, sum(len(s["body"]) for s in edited), propose_ms
-
-
-def _measure(client: Client, url: str) -> tuple[int, float]:
-    client.get(url)  # warm caches (templates, content types)
-    with CaptureQueriesContext(connection) as queries:
-        started = time.perf_counter()
-        response = client.get(url)
-        elapsed = (time.perf_counter() - started) * 1000
-    assert response.status_code == 200, response.status_code
-    return len(queries), elapsed
 
 
 if __name__ == "__main__":

@@ -8,36 +8,22 @@ Runs execute inline on the echo provider; the list's extra runs are copies of on
 
 from __future__ import annotations
 
-import time
 import uuid
 
-from _django import throwaway_database
-from django.db import connection
+from _django import bench_workspace, page_cost, throwaway_database
 from django.test import Client
-from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 
 def main() -> None:
-    from agents.services import agent_create, preset_create
-    from aihummer.actors import Actor
-    from aihummer.models import Membership, User, Workspace
+    from agents.services import agent_create
+    from aihummer.models import Membership, User
     from workflows.models import StepRun, WorkflowRun
     from workflows.services import workflow_create, workflow_run_start
 
-    operator = Actor.for_operator()
-    workspace = Workspace.objects.create(slug="bench", name="Bench")
+    workspace, operator = bench_workspace()
     bob = User.objects.create_user("bob", password="x")
     Membership.objects.create(user=bob, workspace=workspace, role="reviewer")
-    preset_create(
-        workspace=workspace,
-        actor=operator,
-        key="echo",
-        name="Echo",
-        provider_name="echo",
-        model="echo-1",
-        is_active=True,
-    )
     agent_create(workspace=workspace, actor=operator, key="a", name="A", snapshot={"system_prompt": "Hi."})
     client = Client()
     client.force_login(bob)
@@ -54,8 +40,8 @@ def main() -> None:
         )
         run = workflow_run_start(workflow=workflow, actor=operator, message="Bonjour")
         assert StepRun.objects.filter(run=run, status="completed").count() == steps
-        page = _measure(client, reverse("admin:workflows_workflowrun_change", args=[run.pk]))
-        live = _measure(client, reverse("admin:workflows_workflowrun_live", args=[run.pk]))
+        page = page_cost(client, reverse("admin:workflows_workflowrun_change", args=[run.pk]))
+        live = page_cost(client, reverse("admin:workflows_workflowrun_live", args=[run.pk]))
         print(f"{steps:>6} {page[0]:>7} {page[1]:>8.1f} {live[0]:>7} {live[1]:>8.1f}")
 
     template = WorkflowRun.objects.order_by("created_at").first()
@@ -68,18 +54,8 @@ def main() -> None:
             copy.pk = uuid.uuid4()
             copies.append(copy)
         WorkflowRun.objects.bulk_create(copies)
-        listed = _measure(client, reverse("admin:workflows_workflowrun_changelist"))
+        listed = page_cost(client, reverse("admin:workflows_workflowrun_changelist"))
         print(f"{total:>6} {listed[0]:>7} {listed[1]:>8.1f}")
-
-
-def _measure(client: Client, url: str) -> tuple[int, float]:
-    client.get(url)  # warm caches (templates, content types)
-    with CaptureQueriesContext(connection) as queries:
-        started = time.perf_counter()
-        response = client.get(url)
-        elapsed = (time.perf_counter() - started) * 1000
-    assert response.status_code == 200, response.status_code
-    return len(queries), elapsed
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from agents.mcp import KEY_PATTERN, _preset_for, known_tools
+from agents.mcp import KEY_PATTERN, known_tools, preset_for
 from agents.services import agent_create, preset_create
 from aihummer.mcp import Caller, ToolOutput, tool
 from sandbox.services import sandbox_cleanup
@@ -140,7 +140,7 @@ def create_sandbox_agent(
         key=key,
         name=name,
         description=description or "",
-        preset=_preset_for(caller, presetKey or ""),
+        preset=preset_for(caller, presetKey or ""),
         snapshot=snapshot,
         is_sandbox=True,
     )

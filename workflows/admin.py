@@ -237,7 +237,10 @@ class WorkflowAdmin(WorkspaceScopedAdmin):
                 add_service_errors(form, exc)
             else:
                 self.log_change(request, workflow, f"started run {run.pk}")
-                messages.success(request, f"Run {run.pk} of {workflow.key} v{run.workflow_version} started.")
+                started = gettext("Run %(run)s of %(workflow)s v%(version)s started.")
+                messages.success(
+                    request, started % {"run": run.pk, "workflow": workflow.key, "version": run.workflow_version}
+                )
                 return redirect("admin:workflows_workflowrun_change", run.pk)
         context = self._context(
             request,
@@ -281,7 +284,7 @@ class WorkflowFilter(admin.SimpleListFilter):
     """The workflows the actor's runs belong to, by key (their heavy definitions are
     not loaded to name them)."""
 
-    title = "workflow"
+    title = _("workflow")
     parameter_name = "workflow__id__exact"
 
     def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:

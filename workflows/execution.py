@@ -59,6 +59,7 @@ from workflows.store import (
     Outcome,
     run_complete,
     step_claim,
+    step_count_attempt,
     step_finish,
     step_finish_tail,
     step_finished,
@@ -448,12 +449,18 @@ def workflow_runs_revive(*, now: datetime | None = None) -> dict[str, int]:
     return counts
 
 
+def attempts_allowed(plan: Plan, name: str) -> int:
+    """How many attempts step `name` gets in all: its first, its `retries` (transient
+    failures) and the recoveries from dead workers (AIHUMMER_STEP_RECOVERIES)."""
+    return 1 + plan.by_name[name].retries + settings.AIHUMMER_STEP_RECOVERIES
+
+
 def _recover(step: StepRun, now: datetime) -> bool:
     """A running step whose lease passed: its worker is gone. Pending again (the next
     claim counts the attempt) while attempts remain, else failed with its run."""
     claim = Claim.of(step, step.run)
     plan = plan_for(claim.run_id, claim.definition)
-    allowed = 1 + plan.by_name[step.name].retries + settings.AIHUMMER_STEP_RECOVERIES
+    allowed = attempts_allowed(plan, step.name)
     error = (
         f"The worker running attempt {step.attempts} stopped answering "
         f"(its lease expired at {step.lease_expires_at:%H:%M:%S} UTC)."
@@ -481,11 +488,12 @@ def _recover(step: StepRun, now: datetime) -> bool:
 def _redispatch_stalled(now: datetime) -> int:
     """Runs with nothing running, something pending and no progress for a lease: the
     task that should have carried their next step was lost. Send it again (the claim
-    makes a duplicate harmless)."""
+    makes a duplicate harmless). A waiting run too: a parallel branch of it runs on
+    while one step waits for a person (that step holds no lease, and is not ready)."""
     quiet = now - timedelta(seconds=settings.AIHUMMER_STEP_LEASE_SEC)
     steps = StepRun.objects.filter(run=OuterRef("pk"))
     stalled = (
-        WorkflowRun.all_objects.unfinished()
+        WorkflowRun.all_objects.in_progress()
         .filter(created_at__lt=quiet)
         .filter(Exists(steps.filter(status=StepStatus.PENDING)))
         .exclude(Exists(steps.filter(status=StepStatus.RUNNING)))
@@ -514,7 +522,12 @@ def step_resume(request: object) -> None:
     settled as any step's (then what it made ready is dispatched). Called by
     `agents.services.approvals` by name."""
     now = timezone.now()
-    step = StepRun.objects.filter(run_id=request.run_id, name=request.step_name).only("pk").first()
+    step = StepRun.objects.filter(run_id=request.run_id, name=request.step_name).select_related("run").first()
+    # A resume before this one took the step and never settled it (its worker died, or
+    # it raised): another attempt, counted like any step's, or the step fails.
+    dead_resume = step is not None and step.status == StepStatus.RUNNING and step.lease_expires_at is None
+    if dead_resume and not _resume_again(step, request, now):
+        return
     taken = step and step_take_back(step_id=step.pk, run_id=request.run_id, waited_since=request.created_at, now=now)
     if not taken:  # the run ended meanwhile: nothing waits for the call any more
         with transaction.atomic():
@@ -539,6 +552,28 @@ def step_resume(request: object) -> None:
     _, successor = settled[0]
     if successor is not None:
         workflow_step_run(run_id=claim.run_id, step=successor)
+
+
+def _resume_again(step: StepRun, request: object, now: datetime) -> bool:
+    """Count a new attempt of a step whose resumed turn never finished (True: resume it
+    again), or, its attempts spent, fail it and its run and end its turn (False)."""
+    plan = plan_for(step.run_id, step.run.definition)
+    allowed = attempts_allowed(plan, step.name)
+    error = (
+        f"Attempt {step.attempts} never finished after its approved call (request {request.pk}): "
+        "the worker resuming its turn died, or the resume failed."
+    )
+    if step.attempts < allowed:
+        return step_count_attempt(step=step, error=error, now=now, turn_id=request.turn_id)
+    claim = Claim.of(step, step.run)
+    error = f"{error} No attempts left ({step.attempts} of {allowed})."
+    outcome = Outcome(status=StepStatus.FAILED, input=step.input, error=error, turn_id=request.turn_id)
+    with transaction.atomic():
+        finished = step_finish(claim=claim, outcome=outcome, now=now)
+        if finished is not None:
+            _advance(plan, claim, outcome, *finished)
+        _turn_end(request, error, now)
+    return False
 
 
 def _turn_end(request: object, error: str, now: datetime) -> None:

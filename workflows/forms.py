@@ -8,6 +8,7 @@ from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext, gettext_lazy
 
 from aihummer.jsonsafe import UnsafeJSON, parse, storable_problem
 
@@ -69,7 +70,8 @@ def locate_problems(definition: Any, problems: list[str]) -> list[str]:
         step = steps[index] if index is not None and isinstance(steps, list) and index < len(steps) else None
         name = step.get("name") if isinstance(step, dict) else None
         if isinstance(name, str) and name.strip():
-            problem = f"{match.group(0)[:-1]} (step '{name}'):{problem[match.end() :]}"
+            step_name = gettext("step '%(name)s'") % {"name": name}
+            problem = f"{match.group(0)[:-1]} ({step_name}):{problem[match.end() :]}"
         located.append(problem)
     return located
 
@@ -79,12 +81,18 @@ class RunStartForm(forms.Form):
         required=False,
         strip=False,
         widget=forms.Textarea(attrs={"rows": 5, "cols": 100, "style": "width: 100%; box-sizing: border-box"}),
-        help_text="The run's message: $.inputs.message, and what a step with an empty input_mapping receives.",
+        label=gettext_lazy("Message"),
+        help_text=gettext_lazy(
+            "The run's message: $.inputs.message, and what a step with an empty input_mapping receives."
+        ),
     )
     inputs = DefinitionField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 6, "cols": 100, "class": "aih-code", "spellcheck": "false"}),
-        help_text='Optional JSON object of further inputs, read as $.inputs.<name>, e.g. {"tone": "formel"}.',
+        label=gettext_lazy("Inputs"),
+        help_text=gettext_lazy(
+            'Optional JSON object of further inputs, read as $.inputs.<name>, e.g. {"tone": "formel"}.'
+        ),
     )
 
     def clean_inputs(self) -> dict | None:
@@ -92,7 +100,7 @@ class RunStartForm(forms.Form):
         if inputs in (None, ""):
             return None
         if not isinstance(inputs, dict):
-            raise ValidationError('Give the inputs as a JSON object, e.g. {"message": "…"}.')
+            raise ValidationError(gettext('Give the inputs as a JSON object, e.g. {"message": "…"}.'))
         return inputs
 
     def clean_message(self) -> str | None:
@@ -102,5 +110,5 @@ class RunStartForm(forms.Form):
     def clean(self) -> dict:
         data = super().clean()
         if not self.errors and data.get("message") is None and not data.get("inputs"):
-            raise ValidationError("Give a message, JSON inputs, or both.")
+            raise ValidationError(gettext("Give a message, JSON inputs, or both."))
         return data

@@ -23,7 +23,7 @@ from agents.models import DebugLog
 from agents.selectors import approval_requests_waited_for
 from aihummer.exceptions import ApplicationError, NotFound
 from aihummer.jsonsafe import json_loads
-from aihummer.mcp import Caller, Out, ToolOutput, tool
+from aihummer.mcp import Caller, Out, ToolOutput, differing, saved_message, tool
 from workflows.models import RunStatus, StepRun, Workflow, WorkflowRun
 from workflows.selectors import workflow_list, workflow_run_get
 from workflows.services import (
@@ -224,18 +224,14 @@ def update_workflow(
     wanted = {"name": name, "description": description, "is_active": isActive}
     if definition:
         wanted["definition"] = parse_json(definition, "definition")
-    fields = {
-        field: value for field, value in wanted.items() if value is not None and getattr(workflow, field) != value
-    }
+    fields = differing(workflow, wanted)
     if fields:
         workflow = workflow_update(workflow=workflow, actor=caller.actor, **fields)
     changed = [update_workflow.parameter_for(field) for field in fields]
     return {
         "workflowKey": workflow.key,
         "changed": changed,
-        "message": f"Saved: {', '.join(changed)}."
-        if changed
-        else "Nothing changed: the values given are the current ones.",
+        "message": saved_message(changed),
         "workflow": workflow_item(workflow),
     }
 

@@ -446,8 +446,30 @@ def step_wait(*, claim: Claim, outcome: Outcome) -> bool:
         prefix_hash=outcome.prefix_hash,
     )
     if waited:
-        WorkflowRun.all_objects.filter(pk=claim.run_id, status=RunStatus.RUNNING).update(status=RunStatus.WAITING)
+        with transaction.atomic():
+            # Locked before it is read, as `step_take_back` does: a parallel step resumed
+            # at this moment reads this step's wait once it is committed, or this update
+            # reads the run it put back to running (never both misses, a waiting step in
+            # a run that says running).
+            _lock_run(claim.run_id)
+            WorkflowRun.all_objects.filter(pk=claim.run_id, status=RunStatus.RUNNING).update(status=RunStatus.WAITING)
     return bool(waited)
+
+
+def _lock_run(run_id: UUID) -> None:
+    list(WorkflowRun.all_objects.select_for_update().filter(pk=run_id).values_list("pk", flat=True))
+
+
+def step_count_attempt(*, step: StepRun, error: str, now: datetime, turn_id: int | None = None) -> bool:
+    """A new attempt of a running step whose worker is gone without a lease to show it
+    (a resumed turn's): attempts + 1, the one that ended at `now` added to its log.
+    False when the step changed since `step` was read."""
+    log = step.attempt_log_closed(ended_at=now, error=error, turn_id=turn_id)
+    return bool(
+        StepRun.objects.filter(
+            pk=step.pk, status=StepStatus.RUNNING, attempts=step.attempts, lease_expires_at__isnull=True
+        ).update(attempts=F("attempts") + 1, started_at=now, error=error, attempt_log=log)
+    )
 
 
 def step_take_back(*, step_id: int, run_id: UUID, waited_since: datetime, now: datetime) -> StepRun | None:
@@ -465,7 +487,10 @@ def step_take_back(*, step_id: int, run_id: UUID, waited_since: datetime, now: d
             return None
         waited = now - waited_since
         # The run waits while any of its steps does (parallel steps each pause on a call
-        # of their own): it runs again with the last of them.
+        # of their own): it runs again with the last of them. Its row locked first (after
+        # the step's, the lock order), so of two steps resumed (or one resumed, one
+        # pausing) at once the second reads the first one's committed status.
+        _lock_run(run_id)
         others_wait = StepRun.objects.filter(run_id=run_id, status=StepStatus.WAITING).exclude(pk=step_id)
         WorkflowRun.all_objects.filter(pk=run_id, status=RunStatus.WAITING).exclude(Exists(others_wait)).update(
             status=RunStatus.RUNNING, deadline_at=F("deadline_at") + waited

@@ -18,6 +18,8 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.timesince import timesince
+from django.utils.translation import gettext, pgettext
+from django.utils.translation import gettext_lazy as _
 
 from agents.admin.review import status_badge
 from agents.admin.review_list import review_list_view
@@ -27,8 +29,10 @@ from agents.runtime.effects import MailSend
 from agents.services.tool_approvals import (
     FOUR_EYES,
     approval_request_approve,
+    approval_request_confirm,
     approval_request_get,
     approval_request_reject,
+    approval_request_resend,
 )
 from aihummer.actors import Verb
 from aihummer.admin_site import SERVICE_ERRORS, WorkspaceScopedAdmin, add_service_errors, service_error_message
@@ -37,7 +41,11 @@ from aihummer.exceptions import NotFound
 
 class ActionDecisionForm(forms.Form):
     note = forms.CharField(
-        required=False, max_length=2000, widget=forms.Textarea(attrs={"rows": 3}), help_text="Told to the model."
+        required=False,
+        max_length=2000,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        label=_("Note"),
+        help_text=_("Told to the model."),
     )
     # The hash of the arguments the page showed: the service refuses any other.
     arguments_hash = forms.CharField(max_length=64, widget=forms.HiddenInput)
@@ -56,10 +64,10 @@ def call_preview(request: ApprovalRequest) -> dict:
         return {
             "kind": "mail",
             "headers": [
-                ("From", message.from_email),
-                ("To", ", ".join(message.to)),
-                ("Cc", ", ".join(message.cc)),
-                ("Subject", message.subject),
+                (pgettext("e-mail header", "From"), message.from_email),
+                (pgettext("e-mail header", "To"), ", ".join(message.to)),
+                (pgettext("e-mail header", "Cc"), ", ".join(message.cc)),
+                (pgettext("e-mail header", "Subject"), message.subject),
                 ("Message-ID", message.extra_headers["Message-ID"]),
             ],
             "body": message.body,
@@ -75,7 +83,7 @@ def call_preview(request: ApprovalRequest) -> dict:
 
 
 class ToolFilter(admin.SimpleListFilter):
-    title = "tool"
+    title = _("tool")
     parameter_name = "tool"
 
     def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
@@ -91,7 +99,7 @@ class ApprovalRequestAdmin(WorkspaceScopedAdmin):
 
     list_display = ["review_link", "workspace", "tool_name", "actor_source", "origin_link", "age", "status_badge"]
     list_display_links = None
-    list_filter = ["status", ToolFilter, "workspace"]
+    list_filter = ["status", "progress", ToolFilter, "workspace"]
     search_fields = ["agent_key", "tool_name", "actor_source"]
     ordering = ["-created_at"]
     show_full_result_count = False
@@ -113,25 +121,25 @@ class ApprovalRequestAdmin(WorkspaceScopedAdmin):
     def has_delete_permission(self, request: HttpRequest, obj: ApprovalRequest | None = None) -> bool:
         return False
 
-    @admin.display(description="request", ordering="pk")
+    @admin.display(description=_("request"), ordering="pk")
     def review_link(self, obj: ApprovalRequest) -> str:
         url = reverse("admin:agents_approvalrequest_review", args=[obj.pk])
         return format_html('<a href="{}">{} #{} ({})</a>', url, obj.tool_name, obj.pk, obj.agent_key)
 
-    @admin.display(description="from")
+    @admin.display(description=_("from"))
     def origin_link(self, obj: ApprovalRequest) -> str:
         return origin_link(obj)
 
-    @admin.display(description="age", ordering="created_at")
+    @admin.display(description=_("age"), ordering="created_at")
     def age(self, obj: ApprovalRequest) -> str:
         return timesince(obj.created_at)
 
-    @admin.display(description="status", ordering="status")
+    @admin.display(description=_("status"), ordering="status")
     def status_badge(self, obj: ApprovalRequest) -> str:
-        return status_badge(obj.status)
+        return doubt_badge() if obj.is_in_doubt else status_badge(obj.status, ApprovalRequest.Status)
 
     def changelist_view(self, request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
-        return super().changelist_view(request, {"title": "Action requests", **(extra_context or {})})
+        return super().changelist_view(request, {"title": gettext("Action requests"), **(extra_context or {})})
 
     def get_urls(self) -> list:
         review = self.admin_site.admin_view(self.review_view)
@@ -169,11 +177,13 @@ class ApprovalRequestAdmin(WorkspaceScopedAdmin):
         context = {
             **self.admin_site.each_context(request),
             "opts": self.model._meta,
-            "title": f"Review {approval.tool_name} #{approval.pk}",
+            "title": gettext("Review %(tool)s #%(number)s") % {"tool": approval.tool_name, "number": approval.pk},
             "approval": approval,
             "preview": call_preview(approval),
             "origin": origin_link(approval),
-            "status_badge": status_badge(approval.status),
+            "status_badge": (
+                doubt_badge() if approval.is_in_doubt else status_badge(approval.status, ApprovalRequest.Status)
+            ),
             "form": form,
             "decide_refusal": refusal,
         }
@@ -182,6 +192,12 @@ class ApprovalRequestAdmin(WorkspaceScopedAdmin):
     def _decide(self, request: HttpRequest, actor: object, approval: ApprovalRequest, form: ActionDecisionForm):
         note, approve = form.cleaned_data["note"], "_approve" in request.POST
         try:
+            if "_resend" in request.POST or "_confirm" in request.POST:
+                resolve = approval_request_resend if "_resend" in request.POST else approval_request_confirm
+                decided = resolve(request=approval, actor=actor, note=note)
+                self.log_change(request, decided, f"outcome unknown: {decided.resolution}")
+                messages.success(request, doubt_message(decided))
+                return redirect("admin:agents_approvalrequest_review", decided.pk)
             if approve:
                 decided = approval_request_approve(
                     request=approval, actor=actor, note=note, arguments_hash=form.cleaned_data["arguments_hash"]
@@ -195,16 +211,37 @@ class ApprovalRequestAdmin(WorkspaceScopedAdmin):
             messages.error(request, service_error_message(exc))
             return None
         self.log_change(request, decided, f"{decided.status}" + (f": {note}" if note else ""))
-        messages.success(request, f"{decided.tool_name} #{decided.pk} {decided.status}.")
+        done = gettext("%(tool)s #%(number)s approved.") if approve else gettext("%(tool)s #%(number)s rejected.")
+        messages.success(request, done % {"tool": decided.tool_name, "number": decided.pk})
         return redirect("admin:agents_approvalrequest_changelist")
+
+
+def doubt_badge() -> str:
+    return format_html(
+        '<span class="aih-badge" data-status="unknown" style="background:#9c4221">{}</span>',
+        gettext("outcome unknown"),
+    )
+
+
+def doubt_message(request: ApprovalRequest) -> str:
+    if request.resolution == ApprovalRequest.Resolution.RESENT:
+        return gettext("%(tool)s #%(pk)s is being sent again, with the same ledger key.") % {
+            "tool": request.tool_name,
+            "pk": request.pk,
+        }
+    return gettext("%(tool)s #%(pk)s is recorded as done; its turn goes on.") % {
+        "tool": request.tool_name,
+        "pk": request.pk,
+    }
 
 
 def origin_link(request: ApprovalRequest) -> str:
     """The run (and step) or the turn a request came from, linked."""
     if request.run_id:
         url = reverse("admin:workflows_workflowrun_change", args=[request.run_id])
-        return format_html('<a href="{}">run {} · step {}</a>', url, str(request.run_id)[:8], request.step_name)
+        label = gettext("run %(run)s · step %(step)s") % {"run": str(request.run_id)[:8], "step": request.step_name}
+        return format_html('<a href="{}">{}</a>', url, label)
     if request.turn_id:
         url = reverse("admin:agents_agentturn_change", args=[request.turn_id])
-        return format_html('<a href="{}">turn {}</a>', url, request.turn_id)
+        return format_html('<a href="{}">{}</a>', url, gettext("turn %(turn)s") % {"turn": request.turn_id})
     return "—"

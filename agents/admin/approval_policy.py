@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.http import HttpRequest
+from django.utils.functional import lazy
+from django.utils.translation import gettext
 
-from agents.models import ApprovalPolicy
+from agents.models import ApprovalPolicy, PromptVersion
 from agents.services import approval_policy_update
 from agents.services.approvals import POLICY_FIELDS
 from aihummer.actors import Verb
@@ -26,6 +28,10 @@ class ApprovalPolicyForm(ServiceModelForm):
         )
 
 
+# A fieldset's heading, translated when the page is drawn (not at import).
+tier_heading = lazy(lambda tier: gettext("%(tier)s tier") % {"tier": PromptVersion.Tier(tier).label.lower()}, str)
+
+
 @admin.register(ApprovalPolicy)
 class ApprovalPolicyAdmin(WorkspaceScopedAdmin):
     form = ApprovalPolicyForm
@@ -36,7 +42,7 @@ class ApprovalPolicyAdmin(WorkspaceScopedAdmin):
         (None, {"fields": ["workspace"]}),
         *[
             (
-                f"{tier} tier",
+                tier_heading(tier),
                 {"fields": [f"{tier}_approvals", f"{tier}_consensus", f"{tier}_wait_minutes"]},
             )
             for tier in ApprovalPolicy.TIERS

@@ -287,7 +287,10 @@ class CredentialForm(ServiceModelForm):
 
 class PresetForm(ServiceModelForm):
     base_url = forms.URLField(
-        required=False, assume_scheme="https", help_text=Preset._meta.get_field("base_url").help_text
+        required=False,
+        assume_scheme="https",
+        label=Preset._meta.get_field("base_url").verbose_name,
+        help_text=Preset._meta.get_field("base_url").help_text,
     )
 
     class Meta:

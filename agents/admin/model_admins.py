@@ -4,15 +4,17 @@ import json
 
 from django.contrib import admin, messages
 from django.contrib.admin import RelatedOnlyFieldListFilter
+from django.contrib.admin.utils import flatten_fieldsets
 from django.db import models
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.decorators import method_decorator
+from django.utils.functional import lazy
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, gettext_noop
 from django.views.decorators.debug import sensitive_post_parameters
 
 from agents.admin.desk import AgentDeskMixin
@@ -142,7 +144,8 @@ class PresetAdmin(WorkspaceScopedAdmin):
         for preset in queryset:
             try:
                 preset_activate(preset=preset, actor=self.actor(request))
-                self.message_user(request, f"'{preset.key}' is now the default of workspace '{preset.workspace}'.")
+                done = _("“%(preset)s” is now the default of workspace “%(workspace)s”.")
+                self.message_user(request, done % {"preset": preset.key, "workspace": preset.workspace})
             except SERVICE_ERRORS as exc:
                 self.message_user(request, f"{preset.key}: {service_error_message(exc)}", level="error")
 
@@ -352,32 +355,6 @@ class AgentTurnAdmin(WorkspaceScopedAdmin):
     ]
     list_select_related = ["workspace"]
     search_fields = ["agent_key", "message", "answer", "actor_source"]
-    readonly_fields = [
-        "workspace",
-        "agent_link",
-        "origin",
-        "version_number",
-        "parent",
-        "depth",
-        "actor_source",
-        "dry_run",
-        "status",
-        "provider_name",
-        "model",
-        "message_text",
-        "answer_text",
-        "error",
-        "model_calls",
-        "input_tokens",
-        "cached_input_tokens",
-        "output_tokens",
-        "cost",
-        "prefix_hash",
-        "started_at",
-        "finished_at",
-        "calls",
-        "tree",
-    ]
     fieldsets = [
         (
             None,
@@ -415,6 +392,7 @@ class AgentTurnAdmin(WorkspaceScopedAdmin):
         (gettext_lazy("Execution tree"), {"fields": ["tree"]}),
         (gettext_lazy("Debug log"), {"fields": ["calls"]}),
     ]
+    readonly_fields = flatten_fieldsets(fieldsets)  # a turn is a record: every field shown, none edited
 
     @admin.display(description=gettext_lazy("cost"), ordering="cost_usd")
     def cost(self, obj: AgentTurn) -> str:
@@ -484,6 +462,8 @@ class AgentTurnAdmin(WorkspaceScopedAdmin):
 # Messages a conversation's page shows, the newest; the REST API pages through all of them.
 CONVERSATION_PAGE_MESSAGES = 200
 CONVERSATION_PAGE_NOTES = 50
+# A heading with its count, translated when the page is drawn (not at import).
+newest = lazy(lambda text, count: _(text) % {"count": count}, str)
 
 
 @admin.register(Conversation)
@@ -520,11 +500,11 @@ class ConversationAdmin(WorkspaceScopedAdmin):
     def has_delete_permission(self, request: HttpRequest, obj: Conversation | None = None) -> bool:
         return False
 
-    @admin.display(description="channel")
+    @admin.display(description=gettext_lazy("channel"))
     def channel_label(self, obj: Conversation) -> str:
-        return obj.channel or "every channel (per-peer)"
+        return obj.channel or _("every channel (per-peer)")
 
-    @admin.display(description=f"messages (the newest {CONVERSATION_PAGE_MESSAGES})")
+    @admin.display(description=newest(gettext_noop("messages (the newest %(count)d)"), CONVERSATION_PAGE_MESSAGES))
     def messages_table(self, obj: Conversation) -> str:
         rows = list(
             ConversationMessage.objects.filter(conversation=obj)
@@ -542,13 +522,14 @@ class ConversationAdmin(WorkspaceScopedAdmin):
                 (
                     m.sequence,
                     m.created_at.strftime("%Y-%m-%d %H:%M:%S"),
-                    f"{m.role} ({m.agent_key})" if m.agent_key else m.role,  # who answered, hand-offs included
+                    # who answered, hand-offs included
+                    f"{m.get_role_display().lower()} ({m.agent_key})" if m.agent_key else m.get_role_display().lower(),
                     m.channel,
                     self._turn_link(m),
                     f"v{m.version_number}" if m.version_number else "",
-                    ("— new context —\n" if m.sequence == obj.context_start and m.sequence > 1 else "")
+                    (_("— new context —") + "\n" if m.sequence == obj.context_start and m.sequence > 1 else "")
                     + (
-                        "[compacted: sent as the summary] "
+                        _("[compacted: sent as the summary]") + " "
                         if obj.context_start <= m.sequence <= obj.compacted_through
                         else ""
                     )
@@ -557,19 +538,20 @@ class ConversationAdmin(WorkspaceScopedAdmin):
                 for m in rows
             ),
         )
+        headings = ["#", _("at"), _("role"), _("channel"), _("turn"), _("version"), _("text")]
         return format_html(
-            "<table><tr><th>#</th><th>at</th><th>role</th><th>channel</th><th>turn</th><th>version</th>"
-            "<th>text</th></tr>{}</table>",
-            body,
+            "<table><tr>{}</tr>{}</table>", format_html_join("", "<th>{}</th>", ((h,) for h in headings)), body
         )
 
-    @admin.display(description=f"summaries and memory notes (the newest {CONVERSATION_PAGE_NOTES})")
+    @admin.display(
+        description=newest(gettext_noop("summaries and memory notes (the newest %(count)d)"), CONVERSATION_PAGE_NOTES)
+    )
     def notes_table(self, obj: Conversation) -> str:
         rows = list(ConversationNote.objects.filter(conversation=obj).order_by("-pk")[:CONVERSATION_PAGE_NOTES])
         rows.reverse()
         body = format_html_join(
             "",
-            "<tr><td>{}</td><td>{}</td><td>{} to {}</td><td>{}</td><td>{} / {}</td><td>{}</td>"
+            "<tr><td>{}</td><td>{}</td><td>{}-{}</td><td>{}</td><td>{} / {}</td><td>{}</td>"
             "<td><pre style='white-space:pre-wrap;margin:0'>{}</pre></td></tr>",
             (
                 (
@@ -586,10 +568,9 @@ class ConversationAdmin(WorkspaceScopedAdmin):
                 for n in rows
             ),
         )
+        headings = [_("at"), _("kind"), _("messages"), _("model"), _("tokens in / out"), _("cost"), _("text")]
         return format_html(
-            "<table><tr><th>at</th><th>kind</th><th>messages</th><th>model</th><th>tokens in / out</th>"
-            "<th>cost</th><th>text</th></tr>{}</table>",
-            body,
+            "<table><tr>{}</tr>{}</table>", format_html_join("", "<th>{}</th>", ((h,) for h in headings)), body
         )
 
     @staticmethod

@@ -56,12 +56,18 @@ from aihummer.admin_site import (
 from aihummer.exceptions import NotFound
 from aihummer.ids import canonical_id
 
-STATUS_COLOURS = {"pending": "#b7791f", "approved": "#2f855a", "rejected": "#c53030", "withdrawn": "#718096"}
+STATUS_COLOURS = {
+    "pending": "#b7791f",
+    "approved": "#2f855a",
+    "rejected": "#c53030",
+    "withdrawn": "#718096",
+    "unknown": "#9c4221",
+}
 
 
-def status_badge(status: str) -> str:
+def status_badge(status: str, choices: type[models.TextChoices] = PromptVersion.Status) -> str:
     """The status in the person's language, in its colour (the value stays in `data-status`)."""
-    label = PromptVersion.Status(status).label.lower() if status in PromptVersion.Status.values else status
+    label = choices(status).label.lower() if status in choices.values else status
     return format_html(
         '<span class="aih-badge" data-status="{}" style="background:{}">{}</span>',
         status,

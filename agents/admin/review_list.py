@@ -28,6 +28,7 @@ STATUS_LABELS = {
     "rejected": _("Rejected"),
     "withdrawn": _("Withdrawn"),
     "expired": _("Expired"),
+    "unknown": _("Outcome unknown"),
     "all": _("All"),
 }
 

@@ -1,6 +1,8 @@
 """`/v1/admin/approvals` (issue 30): the tool calls waiting for a person, listed and
 decided. Deciding is people's (a session or an OIDC token with the reviewer role, not
-the one who started the turn or run): API keys read the list, never decide."""
+the one who started the turn or run): API keys read the list, never decide. An approved
+call whose outcome is unknown (`progress: unknown`: handed to the receiver, its answer
+never recorded) waits for a person again: `resend` or `confirm`."""
 
 from __future__ import annotations
 
@@ -15,9 +17,11 @@ from agents.api.base import ID_REGEX, username
 from agents.models import ApprovalRequest
 from agents.services.tool_approvals import (
     approval_request_approve,
+    approval_request_confirm,
     approval_request_get,
     approval_request_list,
     approval_request_reject,
+    approval_request_resend,
 )
 from aihummer.api import AdminViewSet, InputSerializer
 from aihummer.exceptions import NotFound
@@ -47,13 +51,30 @@ class ActionApprovalSerializer(serializers.Serializer):
     reviewed_by = serializers.SerializerMethodField()
     reviewed_at = serializers.DateTimeField(allow_null=True)
     review_note = serializers.CharField()
-    result = serializers.CharField(help_text="What the model was told: the effect's result or the refusal.")
+    result = serializers.CharField(
+        help_text="What the model was told: the effect's result or the refusal; while the outcome is unknown, why."
+    )
+    outcome_unknown = serializers.BooleanField(
+        source="is_in_doubt",
+        help_text="The call was handed to the receiver and its answer never recorded: it may have happened. "
+        "Never sent again by itself: `resend` or `confirm` it.",
+    )
+    ledger_key = serializers.UUIDField(help_text="The call's identity: the e-mail's Message-ID, the Idempotency-Key.")
+    effect_attempts = serializers.IntegerField()
+    resolution = serializers.ChoiceField(
+        choices=ApprovalRequest.Resolution.choices, help_text="What a person decided about an unknown outcome."
+    )
+    resolved_by = serializers.SerializerMethodField()
+    resolved_at = serializers.DateTimeField(allow_null=True)
     expires_at = serializers.DateTimeField()
     created_at = serializers.DateTimeField()
     review_url = serializers.SerializerMethodField()
 
     def get_reviewed_by(self, request: ApprovalRequest) -> str | None:
         return username(request.reviewed_by)
+
+    def get_resolved_by(self, request: ApprovalRequest) -> str | None:
+        return username(request.resolved_by)
 
     def get_review_url(self, request: ApprovalRequest) -> str:
         return review_url(request)
@@ -62,6 +83,7 @@ class ActionApprovalSerializer(serializers.Serializer):
 class ApprovalFilterSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=ApprovalRequest.Status.choices, required=False)
     tool = serializers.CharField(max_length=50, required=False)
+    progress = serializers.ChoiceField(choices=ApprovalRequest.Progress.choices, required=False)
 
 
 class ApproveActionSerializer(InputSerializer):
@@ -76,6 +98,10 @@ class ApproveActionSerializer(InputSerializer):
 
 
 class RejectActionSerializer(InputSerializer):
+    note = serializers.CharField(max_length=2000, required=False, default="", allow_blank=True)
+
+
+class OutcomeDecisionSerializer(InputSerializer):
     note = serializers.CharField(max_length=2000, required=False, default="", allow_blank=True)
 
 
@@ -99,6 +125,8 @@ class ApprovalRequestViewSet(mixins.ListModelMixin, AdminViewSet):
         queryset = approval_request_list(actor=self.actor, workspace=self.workspace, status=data.get("status", ""))
         if "tool" in data:
             queryset = queryset.filter(tool_name=data["tool"])
+        if "progress" in data:
+            queryset = queryset.filter(progress=data["progress"])
         return queryset
 
     def get_request(self) -> ApprovalRequest:
@@ -134,3 +162,24 @@ class ApprovalRequestViewSet(mixins.ListModelMixin, AdminViewSet):
             request=self.get_request(), actor=self.actor, note=serializer.validated_data["note"]
         )
         return Response(ActionApprovalSerializer(decided).data)
+
+    @extend_schema(request=OutcomeDecisionSerializer, responses=ActionApprovalSerializer)
+    @action(detail=True, methods=["post"])
+    def resend(self, request: Request, pk: str) -> Response:
+        """An approved call whose outcome is unknown: make it again, with the same ledger
+        key (409 unless `outcome_unknown`)."""
+        return self._resolve(request, approval_request_resend)
+
+    @extend_schema(request=OutcomeDecisionSerializer, responses=ActionApprovalSerializer)
+    @action(detail=True, methods=["post"])
+    def confirm(self, request: Request, pk: str) -> Response:
+        """An approved call whose outcome is unknown: record it as carried out (you checked
+        with the receiver); its turn goes on, nothing is sent again (409 unless
+        `outcome_unknown`)."""
+        return self._resolve(request, approval_request_confirm)
+
+    def _resolve(self, request: Request, resolve: object) -> Response:
+        serializer = OutcomeDecisionSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        resolved = resolve(request=self.get_request(), actor=self.actor, note=serializer.validated_data["note"])
+        return Response(ActionApprovalSerializer(resolved).data)

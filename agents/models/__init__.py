@@ -4,7 +4,7 @@
 - `presets`: a provider, a model and its parameters.
 - `profiles`: agents, their G3 sections and skills, shared skills.
 - `versions`: the immutable prompt versions and their review status.
-- `turns`: turns and the debug log of their model calls.
+- `turns`: turns, the debug log of their model calls, the places of running children.
 - `conversations`: conversations, their messages and compaction notes.
 - `evidence`: saved test cases, their runs on proposals, each case's result.
 - `approval_policy`: the workspace's tiers of review and each approver's decision.
@@ -26,7 +26,7 @@ from agents.models.credentials import Credential
 from agents.models.evidence import AgentTestCase, CaseResult, EvidenceRun
 from agents.models.presets import Preset
 from agents.models.profiles import Agent, AgentSection, AgentSkill, Skill
-from agents.models.turns import DEFAULT_ARCHIVE_AFTER_MINUTES, AgentTurn, DebugLog
+from agents.models.turns import DEFAULT_ARCHIVE_AFTER_MINUTES, AgentTurn, DebugLog, TreePlace
 from agents.models.versions import PromptVersion
 
 __all__ = [
@@ -52,6 +52,7 @@ __all__ = [
     "PromptVersion",
     "Skill",
     "TierRule",
+    "TreePlace",
     "VersionDecision",
     "WorkspaceToolPolicy",
     "default_approval_tools",

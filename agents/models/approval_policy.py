@@ -10,6 +10,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from aihummer.history import ConfigurationHistory
@@ -24,27 +25,50 @@ class ApprovalPolicy(TimeStampedModel):
     least time between the proposal and its going live. A workspace without one has
     the default: one approval, consensus, no wait, for every tier."""
 
-    workspace = models.OneToOneField(Workspace, on_delete=models.CASCADE, related_name="approval_policy")
-    wording_approvals = models.PositiveSmallIntegerField(
-        default=1, validators=[MinValueValidator(1), MaxValueValidator(3)]
+    workspace = models.OneToOneField(
+        Workspace, on_delete=models.CASCADE, related_name="approval_policy", verbose_name=_("workspace")
     )
-    wording_consensus = models.BooleanField(default=True, help_text="One rejection rejects the proposal.")
+    wording_approvals = models.PositiveSmallIntegerField(
+        default=1,
+        validators=[MinValueValidator(1), MaxValueValidator(3)],
+        verbose_name=_("wording approvals"),
+    )
+    wording_consensus = models.BooleanField(
+        default=True, help_text=_("One rejection rejects the proposal."), verbose_name=_("wording consensus")
+    )
     wording_wait_minutes = models.PositiveIntegerField(
-        default=0, validators=[MaxValueValidator(30 * 24 * 60)], help_text="Least minutes from proposal to live."
+        default=0,
+        validators=[MaxValueValidator(30 * 24 * 60)],
+        help_text=_("Least minutes from proposal to live."),
+        verbose_name=_("wording wait minutes"),
     )
     identity_approvals = models.PositiveSmallIntegerField(
-        default=1, validators=[MinValueValidator(1), MaxValueValidator(3)]
+        default=1,
+        validators=[MinValueValidator(1), MaxValueValidator(3)],
+        verbose_name=_("identity approvals"),
     )
-    identity_consensus = models.BooleanField(default=True, help_text="One rejection rejects the proposal.")
+    identity_consensus = models.BooleanField(
+        default=True, help_text=_("One rejection rejects the proposal."), verbose_name=_("identity consensus")
+    )
     identity_wait_minutes = models.PositiveIntegerField(
-        default=0, validators=[MaxValueValidator(30 * 24 * 60)], help_text="Least minutes from proposal to live."
+        default=0,
+        validators=[MaxValueValidator(30 * 24 * 60)],
+        help_text=_("Least minutes from proposal to live."),
+        verbose_name=_("identity wait minutes"),
     )
     power_approvals = models.PositiveSmallIntegerField(
-        default=1, validators=[MinValueValidator(1), MaxValueValidator(3)]
+        default=1,
+        validators=[MinValueValidator(1), MaxValueValidator(3)],
+        verbose_name=_("power approvals"),
     )
-    power_consensus = models.BooleanField(default=True, help_text="One rejection rejects the proposal.")
+    power_consensus = models.BooleanField(
+        default=True, help_text=_("One rejection rejects the proposal."), verbose_name=_("power consensus")
+    )
     power_wait_minutes = models.PositiveIntegerField(
-        default=0, validators=[MaxValueValidator(30 * 24 * 60)], help_text="Least minutes from proposal to live."
+        default=0,
+        validators=[MaxValueValidator(30 * 24 * 60)],
+        help_text=_("Least minutes from proposal to live."),
+        verbose_name=_("power wait minutes"),
     )
 
     TIERS = ("wording", "identity", "power")
@@ -70,7 +94,7 @@ class ApprovalPolicy(TimeStampedModel):
         ]
 
     def __str__(self) -> str:
-        return f"approval policy of {self.workspace}"
+        return gettext("approval policy of %(workspace)s") % {"workspace": self.workspace}
 
     def rule(self, tier: str) -> TierRule:
         return TierRule(tier, *(getattr(self, f"{tier}_{name}") for name in TIER_FIELDS))

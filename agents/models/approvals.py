@@ -8,7 +8,11 @@ it: no code path changes `arguments` (an edited call is a new request). Its
 `ledger_key` is the effect's identity across retries and worker crashes: the effect is
 claimed (`progress = effect`, with a lease), carried out with that key (an SMTP
 Message-ID, an HTTP Idempotency-Key), and its result recorded (`recorded`) before the
-turn resumes (`resuming`, then `resumed`), each step a conditional update.
+turn resumes (`resuming`, then `resumed`), each step a conditional update. Just before
+the network write that could make the receiver act (an e-mail's end of DATA, an HTTP
+request's first byte) the attempt is marked `sending`, committed: an attempt that
+stops after that mark without a recorded answer has an unknown outcome (`unknown`) and
+waits for a person to say whether it happened, never sent again by itself.
 """
 
 from __future__ import annotations
@@ -58,6 +62,8 @@ class WorkspaceToolPolicy(TimeStampedModel):
     history = ConfigurationHistory()
 
     class Meta:
+        verbose_name = _("workspace tool policy")
+        verbose_name_plural = _("workspace tool policies")
         constraints = [
             models.CheckConstraint(
                 condition=Q(approval_expiry_hours__gte=1, approval_expiry_hours__lte=24 * 30),
@@ -116,7 +122,8 @@ class AgentToolSettings(TimeStampedModel):
     history = ConfigurationHistory()
 
     class Meta:
-        verbose_name_plural = "agent tool settings"
+        verbose_name = _("agent tool settings")
+        verbose_name_plural = _("agent tool settings")
         constraints = [
             models.CheckConstraint(
                 condition=Q(smtp_security__in=["none", "starttls", "ssl"]),
@@ -135,6 +142,11 @@ class ApprovalRequestQuerySet(SandboxQuerySet):
     def pending(self) -> ApprovalRequestQuerySet:
         return self.filter(status=ApprovalRequest.Status.PENDING)
 
+    def waiting_for_a_person(self) -> ApprovalRequestQuerySet:
+        """Pending requests, and approved calls whose outcome is unknown (a person says
+        whether it happened): what the desk's queue shows and waiting runs wait for."""
+        return self.filter(Q(status=ApprovalRequest.Status.PENDING) | Q(progress=ApprovalRequest.Progress.UNKNOWN))
+
     def unfinished_work(self) -> ApprovalRequestQuerySet:
         """Decided requests whose effect or resumed turn is not through yet."""
         return self.exclude(status=ApprovalRequest.Status.PENDING).exclude(progress=ApprovalRequest.Progress.RESUMED)
@@ -145,27 +157,38 @@ class ApprovalRequest(SandboxedModel, TimeStampedModel):
     no history, its arguments never change, and it outlives the turn's agent."""
 
     class Status(models.TextChoices):
-        PENDING = "pending", "Pending"
-        APPROVED = "approved", "Approved"
-        REJECTED = "rejected", "Rejected"
-        EXPIRED = "expired", "Expired"
+        PENDING = "pending", _("Pending")
+        APPROVED = "approved", _("Approved")
+        REJECTED = "rejected", _("Rejected")
+        EXPIRED = "expired", _("Expired")
 
     class Progress(models.TextChoices):
-        NONE = "", "Not started"
-        EFFECT = "effect", "Carrying out"
-        RECORDED = "recorded", "Effect recorded"
-        RESUMING = "resuming", "Turn resuming"
-        RESUMED = "resumed", "Turn resumed"
+        NONE = "", _("Not started")
+        EFFECT = "effect", _("Carrying out")
+        SENDING = "sending", _("Sending (the receiver may be acting on it)")
+        UNKNOWN = "unknown", _("Outcome unknown: a person decides")
+        RECORDED = "recorded", _("Effect recorded")
+        RESUMING = "resuming", _("Turn resuming")
+        RESUMED = "resumed", _("Turn resumed")
+
+    class Resolution(models.TextChoices):
+        """What a person decided about a call whose outcome was unknown."""
+
+        NONE = "", "—"
+        RESENT = "resent", _("Sent again")
+        CONFIRMED = "confirmed", _("Confirmed as done")
 
     class Origin(models.TextChoices):
         TURN = "turn", "Agent turn"
         WORKFLOW_STEP = "workflow_step", "Workflow step"
 
-    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="approval_requests")
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.CASCADE, related_name="approval_requests", verbose_name=_("workspace")
+    )
     agent = models.ForeignKey(
         "agents.Agent", null=True, blank=True, on_delete=models.SET_NULL, related_name="approval_requests"
     )
-    agent_key = models.CharField(max_length=50)
+    agent_key = models.CharField(max_length=50, verbose_name=_("agent"))
     turn = models.ForeignKey(
         "agents.AgentTurn", null=True, blank=True, on_delete=models.SET_NULL, related_name="approval_requests"
     )
@@ -174,16 +197,16 @@ class ApprovalRequest(SandboxedModel, TimeStampedModel):
     # sit above agents.
     run_id = models.UUIDField(null=True, blank=True)
     step_name = models.CharField(max_length=100, blank=True)
-    tool_name = models.CharField(max_length=50)
+    tool_name = models.CharField(max_length=50, verbose_name=_("tool"))
     call_id = models.CharField(max_length=200)
     arguments = models.JSONField(help_text="Exactly what will run when approved.")
     arguments_hash = models.CharField(max_length=64)
     ledger_key = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING, verbose_name=_("status"))
     # Who answers for the call (the turn's or run's starter, `Actor.identity_label`):
     # none of them may approve it.
     proposer_identity = models.CharField(max_length=120)
-    actor_source = models.CharField(max_length=200)
+    actor_source = models.CharField(max_length=200, verbose_name=_("on behalf of"))
     started_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -193,9 +216,21 @@ class ApprovalRequest(SandboxedModel, TimeStampedModel):
     reviewed_at = models.DateTimeField(null=True, blank=True)
     review_note = models.TextField(blank=True)
     expires_at = models.DateTimeField()
-    progress = models.CharField(max_length=10, choices=Progress.choices, blank=True, default=Progress.NONE)
+    progress = models.CharField(
+        max_length=10, choices=Progress.choices, blank=True, default=Progress.NONE, verbose_name=_("progress")
+    )
     progress_until = models.DateTimeField(null=True, blank=True, help_text="The lease of the worker at it.")
     effect_attempts = models.PositiveIntegerField(default=0)
+    effect_started_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the last attempt began the network write (the `sending` mark)."
+    )
+    resolution = models.CharField(
+        max_length=10, choices=Resolution.choices, blank=True, default=Resolution.NONE, verbose_name=_("resolution")
+    )
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    resolved_at = models.DateTimeField(null=True, blank=True)
     result = models.TextField(blank=True, help_text="What the model is told: the effect's result or the refusal.")
     effect_ok = models.BooleanField(null=True, blank=True)
     executed_at = models.DateTimeField(null=True, blank=True)
@@ -216,12 +251,20 @@ class ApprovalRequest(SandboxedModel, TimeStampedModel):
                 name="agents_approvalrequest_status_valid",
             ),
             models.CheckConstraint(
-                condition=Q(progress__in=["", "effect", "recorded", "resuming", "resumed"]),
+                condition=Q(progress__in=["", "effect", "sending", "unknown", "recorded", "resuming", "resumed"]),
                 name="agents_approvalrequest_progress_valid",
             ),
             # Nothing is carried out before a person (or the clock) decided.
             models.CheckConstraint(
                 condition=~Q(status="pending") | Q(progress=""), name="agents_approvalrequest_pending_not_started"
+            ),
+            # Only an approved call is ever sent, or in doubt.
+            models.CheckConstraint(
+                condition=~Q(progress__in=["sending", "unknown"]) | Q(status="approved"),
+                name="agents_approvalrequest_sending_approved",
+            ),
+            models.CheckConstraint(
+                condition=Q(resolution__in=["", "resent", "confirmed"]), name="agents_approvalrequest_resolution_valid"
             ),
             # A turn waits for one call at a time.
             models.UniqueConstraint(
@@ -246,6 +289,10 @@ class ApprovalRequest(SandboxedModel, TimeStampedModel):
         if self.origin != self.Origin.WORKFLOW_STEP:
             return None
         return (self.origin, str(self.run_id), self.step_name)
+
+    @property
+    def is_in_doubt(self) -> bool:
+        return self.progress == self.Progress.UNKNOWN
 
     @property
     def is_expired(self) -> bool:

@@ -9,6 +9,7 @@ from django.db.models import DurationField, ExpressionWrapper, F, Q, Value, Wind
 from django.db.models.fields.json import KeyTextTransform, KeyTransform
 from django.db.models.functions import Cast, Coalesce, Now, RowNumber
 from django.utils import timezone
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from agents.models.profiles import Agent
@@ -52,25 +53,38 @@ class Conversation(SandboxedModel, TimeStampedModel):
     A pause longer than `session.idle_reset_minutes` opens a new context: requests
     carry the messages from `context_start` on, the older ones stay."""
 
-    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="conversations")
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="conversations")
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.CASCADE, related_name="conversations", verbose_name=_("workspace")
+    )
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="conversations", verbose_name=_("agent"))
     peer = models.CharField(
         max_length=100,
-        help_text="The verified peer: `user:<id>` (a person, or a key's owner), `api_key:<id>`, or "
-        "`api_key:<id>/<peer>` (a person that key vouches for, with its vouch scope).",
+        help_text=_(
+            "The verified peer: `user:<id>` (a person, or a key's owner), `api_key:<id>`, or "
+            "`api_key:<id>/<peer>` (a person that key vouches for, with its vouch scope)."
+        ),
+        verbose_name=_("peer"),
     )
     channel = models.CharField(
-        max_length=50, blank=True, help_text="api, mcp, admin or the client's name for it; blank: every channel."
+        max_length=50,
+        blank=True,
+        help_text=_("api, mcp, admin or the client's name for it; blank: every channel."),
+        verbose_name=_("channel"),
     )
-    message_count = models.PositiveIntegerField(default=0)
+    message_count = models.PositiveIntegerField(default=0, verbose_name=_("message count"))
     context_start = models.PositiveIntegerField(
-        default=1, help_text="Sequence of the first message of the current context (after an idle reset)."
+        default=1,
+        help_text=_("Sequence of the first message of the current context (after an idle reset)."),
+        verbose_name=_("context start"),
     )
-    last_message_at = models.DateTimeField(null=True, blank=True)
+    last_message_at = models.DateTimeField(null=True, blank=True, verbose_name=_("last message at"))
     compacted_through = models.PositiveIntegerField(
         default=0,
-        help_text="Sequence of the last message folded into the conversation's summary (an explicit "
-        "runtime_policy.context compacts older messages); requests carry the messages after it.",
+        help_text=_(
+            "Sequence of the last message folded into the conversation's summary (an explicit "
+            "runtime_policy.context compacts older messages); requests carry the messages after it."
+        ),
+        verbose_name=_("compacted through"),
     )
 
     answering_agent = models.ForeignKey(
@@ -79,13 +93,17 @@ class Conversation(SandboxedModel, TimeStampedModel):
         blank=True,
         on_delete=models.SET_NULL,
         related_name="+",
-        help_text="The agent the conversation was handed to, which answers from then on; null: `agent`.",
+        help_text=_("The agent the conversation was handed to, which answers from then on; null: `agent`."),
+        verbose_name=_("answering agent"),
     )
     inherited_policy = models.JSONField(
         null=True,
         blank=True,
-        help_text="The runtime policy of the turn that handed the conversation off, copied by value: the "
-        "answering agent's turns run under it (null: no hand-off).",
+        help_text=_(
+            "The runtime policy of the turn that handed the conversation off, copied by value: the "
+            "answering agent's turns run under it (null: no hand-off)."
+        ),
+        verbose_name=_("inherited policy"),
     )
 
     objects = VisibleManager.from_queryset(ConversationQuerySet)()
@@ -117,8 +135,10 @@ class Conversation(SandboxedModel, TimeStampedModel):
         ]
 
     def __str__(self) -> str:
-        where = f" on {self.channel}" if self.channel else ""
-        return f"conversation {self.pk} of {self.peer} with {self.agent_id}{where}"
+        names = {"number": self.pk, "peer": self.peer, "agent": self.agent_id, "channel": self.channel}
+        if self.channel:
+            return gettext("conversation %(number)s of %(peer)s with %(agent)s on %(channel)s") % names
+        return gettext("conversation %(number)s of %(peer)s with %(agent)s") % names
 
 
 class ConversationMessage(SandboxedModel):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.db import models
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from agents.destinations import host_matches, validate_host_patterns
@@ -13,11 +14,13 @@ from aihummer.models import KEY_VALIDATOR, TimeStampedModel, Workspace
 class Credential(TimeStampedModel):
     """A secret (an API key for a provider), encrypted at rest and never shown again."""
 
-    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="credentials")
-    key = models.CharField(max_length=50, validators=[KEY_VALIDATOR])
-    name = models.CharField(max_length=200, blank=True)
-    ciphertext = models.TextField(editable=False)
-    fingerprint = models.CharField(max_length=8, editable=False)
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.CASCADE, related_name="credentials", verbose_name=_("workspace")
+    )
+    key = models.CharField(max_length=50, validators=[KEY_VALIDATOR], verbose_name=_("key"))
+    name = models.CharField(max_length=200, blank=True, verbose_name=_("name"))
+    ciphertext = models.TextField(editable=False, verbose_name=_("ciphertext"))
+    fingerprint = models.CharField(max_length=8, editable=False, verbose_name=_("fingerprint"))
     # Where the secret may be sent: host names, `*.example.com` for its subdomains;
     # empty: any host. Checked when a preset points the credential somewhere and again
     # on every call that sends it (`preset_api_key`).
@@ -25,7 +28,8 @@ class Credential(TimeStampedModel):
         default=list,
         blank=True,
         validators=[validate_host_patterns],
-        help_text="Hosts this secret may be sent to (api.openai.com, *.openai.azure.com); empty: any host.",
+        help_text=_("Hosts this secret may be sent to (api.openai.com, *.openai.azure.com); empty: any host."),
+        verbose_name=_("allowed hosts"),
     )
 
     # The ciphertext stays out of history: old ciphertexts would outlive key rotation.
@@ -40,7 +44,7 @@ class Credential(TimeStampedModel):
         ]
 
     def __str__(self) -> str:
-        return f"{self.key} (set, {self.fingerprint})"
+        return gettext("%(key)s (set, %(fingerprint)s)") % {"key": self.key, "fingerprint": self.fingerprint}
 
     def __repr__(self) -> str:
         return f"<Credential {self.key}: set, fingerprint {self.fingerprint}>"

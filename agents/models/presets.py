@@ -24,31 +24,51 @@ class Preset(SandboxedModel, TimeStampedModel):
     """A model configuration; the active preset is the workspace's default."""
 
     class Provider(models.TextChoices):
-        OPENAI = "openai", "OpenAI or compatible"
+        OPENAI = "openai", _("OpenAI or compatible")
         ANTHROPIC = "anthropic", "Anthropic"
         GEMINI = "gemini", "Google Gemini"
-        ECHO = "echo", "Echo (offline)"
+        ECHO = "echo", _("Echo (offline)")
 
-    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="presets")
-    key = models.CharField(max_length=50, validators=[KEY_VALIDATOR])
-    name = models.CharField(max_length=200)
-    provider_name = models.CharField("provider", max_length=20, choices=Provider.choices)
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.CASCADE, related_name="presets", verbose_name=_("workspace")
+    )
+    key = models.CharField(max_length=50, validators=[KEY_VALIDATOR], verbose_name=_("key"))
+    name = models.CharField(max_length=200, verbose_name=_("name"))
+    provider_name = models.CharField(_("provider"), max_length=20, choices=Provider.choices)
     base_url = models.URLField(
-        blank=True, help_text="OpenAI-compatible servers only (Ollama, vLLM, LM Studio…); empty: the vendor's API."
+        blank=True,
+        help_text=_("OpenAI-compatible servers only (Ollama, vLLM, LM Studio…); empty: the vendor's API."),
+        verbose_name=_("base URL"),
     )
-    model = models.CharField(max_length=100)
-    temperature = models.FloatField(default=1.0, validators=[MinValueValidator(0.0), MaxValueValidator(2.0)])
-    top_p = models.FloatField(default=0.95, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)])
+    model = models.CharField(max_length=100, verbose_name=_("model"))
+    temperature = models.FloatField(
+        default=1.0, validators=[MinValueValidator(0.0), MaxValueValidator(2.0)], verbose_name=_("temperature")
+    )
+    top_p = models.FloatField(
+        default=0.95, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)], verbose_name=_("top p")
+    )
     max_output_tokens = models.PositiveIntegerField(
-        null=True, blank=True, validators=[MinValueValidator(1)], help_text="Empty: the model's own maximum."
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text=_("Empty: the model's own maximum."),
+        verbose_name=_("max output tokens"),
     )
-    timeout_seconds = models.PositiveIntegerField(default=60, validators=[MinValueValidator(1), MaxValueValidator(600)])
-    streaming_enabled = models.BooleanField(default=False)
+    timeout_seconds = models.PositiveIntegerField(
+        default=60, validators=[MinValueValidator(1), MaxValueValidator(600)], verbose_name=_("timeout seconds")
+    )
+    streaming_enabled = models.BooleanField(default=False, verbose_name=_("streaming enabled"))
     credential = models.ForeignKey(
-        Credential, null=True, blank=True, on_delete=models.PROTECT, related_name="presets", help_text="The API key."
+        Credential,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="presets",
+        help_text=_("The API key."),
+        verbose_name=_("credential"),
     )
     is_active = models.BooleanField(
-        "default", default=False, help_text="The workspace's default preset, used by agents without their own."
+        _("default"), default=False, help_text=_("The workspace's default preset, used by agents without their own.")
     )
 
     objects = VisibleManager.from_queryset(PresetQuerySet)()

@@ -10,11 +10,12 @@ from django.db.models import DurationField, ExpressionWrapper, F, Q, Value
 from django.db.models.fields.json import KeyTextTransform, KeyTransform
 from django.db.models.functions import Cast, Coalesce, Now
 from django.utils import timezone
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from agents.models.profiles import Agent
 from agents.models.versions import PromptVersion
-from agents.policy import TREE_MAX_CONCURRENT, ChildrenPolicy
+from agents.policy import ChildrenPolicy
 from aihummer.models import Workspace
 from sandbox.models import SandboxedModel, SandboxQuerySet, VisibleManager
 
@@ -47,27 +48,27 @@ class AgentTurn(SandboxedModel):
     no history, and it outlives the agent it describes (nullable link, copied keys)."""
 
     class Status(models.TextChoices):
-        RUNNING = "running", "Running"
-        WAITING = "waiting", "Waiting for a person"  # a guarded tool call (agents.models.approvals)
-        SUCCEEDED = "succeeded", "Succeeded"
-        FAILED = "failed", "Failed"
+        RUNNING = "running", _("Running")
+        WAITING = "waiting", _("Waiting for a person")  # a guarded tool call (agents.models.approvals)
+        SUCCEEDED = "succeeded", _("Succeeded")
+        FAILED = "failed", _("Failed")
 
     class ErrorKind(models.TextChoices):
         """Why a turn failed, from the provider's exception types (`ProviderError.kind`,
         the same names) or the turn's own rules; retries decide on it, never on text."""
 
         NONE = "", "—"
-        RATE_LIMIT = "rate_limit", "Rate limited"
-        UNAVAILABLE = "unavailable", "Provider unavailable"
-        TIMEOUT = "timeout", "Timed out"
-        DEADLINE = "deadline", "Out of the turn's time"  # its deadline (a step's timeout_seconds) passed
-        BAD_REQUEST = "bad_request", "Invalid request"
-        AUTH = "auth", "Authentication"
-        QUOTA = "quota", "Quota exhausted"
-        INVALID_RESPONSE = "invalid_response", "Invalid response"
-        NOT_CONFIGURED = "not_configured", "Not configured"
-        INTERNAL = "internal", "Internal error"
-        REFUSED = "refused", "Refused by the turn's rules"  # disabled agent, limits, context budget
+        RATE_LIMIT = "rate_limit", _("Rate limited")
+        UNAVAILABLE = "unavailable", _("Provider unavailable")
+        TIMEOUT = "timeout", _("Timed out")
+        DEADLINE = "deadline", _("Out of the turn's time")  # its deadline (a step's timeout_seconds) passed
+        BAD_REQUEST = "bad_request", _("Invalid request")
+        AUTH = "auth", _("Authentication")
+        QUOTA = "quota", _("Quota exhausted")
+        INVALID_RESPONSE = "invalid_response", _("Invalid response")
+        NOT_CONFIGURED = "not_configured", _("Not configured")
+        INTERNAL = "internal", _("Internal error")
+        REFUSED = "refused", _("Refused by the turn's rules")  # disabled agent, limits, context budget
 
     # Failures that may pass on their own: worth another attempt.
     TRANSIENT_KINDS = frozenset({ErrorKind.RATE_LIMIT, ErrorKind.UNAVAILABLE, ErrorKind.TIMEOUT, ErrorKind.DEADLINE})
@@ -96,14 +97,6 @@ class AgentTurn(SandboxedModel):
         help_text=_("The root turn of this turn's execution tree; null on a root."),
     )
     depth = models.PositiveSmallIntegerField(default=0, verbose_name=_("depth"))
-    tree_running = models.PositiveSmallIntegerField(
-        default=0,
-        help_text=_(
-            "On a root turn: the children of its execution tree running now, whatever process runs "
-            "them; a child takes a place with a conditional UPDATE (agents.runtime.tree.Place)."
-        ),
-        verbose_name=_("tree running"),
-    )
     actor_source = models.CharField(max_length=200, verbose_name=_("actor source"))
     started_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -148,14 +141,14 @@ class AgentTurn(SandboxedModel):
                 condition=Q(status__in=["running", "waiting", "succeeded", "failed"]),
                 name="agents_agentturn_status_valid",
             ),
-            models.CheckConstraint(
-                condition=Q(tree_running__gte=0, tree_running__lte=TREE_MAX_CONCURRENT),
-                name="agents_agentturn_tree_running_range",
-            ),
         ]
 
     def __str__(self) -> str:
-        return f"{self.agent_key} turn {self.pk} ({self.status})"
+        return gettext("%(agent)s turn %(number)s (%(status)s)") % {
+            "agent": self.agent_key,
+            "number": self.pk,
+            "status": self.get_status_display().lower(),
+        }
 
     @property
     def failed_transiently(self) -> bool:
@@ -167,6 +160,30 @@ class AgentTurn(SandboxedModel):
         if self.finished_at is None:
             return None
         return int((self.finished_at - self.started_at).total_seconds() * 1000)
+
+
+class TreePlace(models.Model):
+    """A running child's place in its execution tree (`children.max_concurrent`): a row
+    that lapses unless the process running the child renews it, so the places of a
+    process killed mid-tree stop counting one lease later (`agents.runtime.tree`)."""
+
+    root = models.ForeignKey(
+        AgentTurn, on_delete=models.CASCADE, related_name="tree_places", verbose_name=_("root turn")
+    )
+    process = models.CharField(
+        max_length=100, help_text=_("The process holding the place (host:pid)."), verbose_name=_("process")
+    )
+    lease_until = models.DateTimeField(
+        help_text=_("The place stops counting after this unless its process renews it."),
+        verbose_name=_("lease until"),
+    )
+
+    class Meta:
+        verbose_name = _("execution tree place")
+        verbose_name_plural = _("execution tree places")
+
+    def __str__(self) -> str:
+        return f"place in tree {self.root_id} ({self.process})"
 
 
 class DebugLog(SandboxedModel):

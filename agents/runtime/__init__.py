@@ -5,7 +5,14 @@ request building under the runtime policy (context.py), debug-log writing (debug
 from agents.runtime.context import estimate_tokens, prepare_messages, prune_tool_results
 from agents.runtime.conversations import ConversationReply, conversation_peer, conversation_send
 from agents.runtime.errors import TurnFailed
-from agents.runtime.loop import PreparedTurn, agent_run_test, agent_turn_complete, agent_turn_prepare, agent_turn_run
+from agents.runtime.loop import (
+    PreparedTurn,
+    agent_run_test,
+    agent_turn_complete,
+    agent_turn_prepare,
+    agent_turn_run,
+    agent_turn_run_child,
+)
 
 __all__ = [
     "ConversationReply",
@@ -15,6 +22,7 @@ __all__ = [
     "agent_turn_complete",
     "agent_turn_prepare",
     "agent_turn_run",
+    "agent_turn_run_child",
     "conversation_peer",
     "conversation_send",
     "estimate_tokens",

@@ -12,7 +12,9 @@ under `runtime_policy.context`.
   gateway's), so no vouched id can pass for a person, another key or another gateway's
   user. Anyone else naming a peer other than their own is refused (`PEER_REFUSED`).
   An agent whose `runtime_policy.interaction.user_ids` is a list talks only to the
-  peers it names: anyone else's message is refused before anything is written.
+  peers it names: anyone else's message is refused before anything is written. Once a
+  conversation was handed off, the list is the inherited policy's, which its answers
+  run under.
 - **Which history**: the messages of the current context (after the last idle reset:
   `session.idle_reset_minutes` of silence opens a new one, the older messages stay
   stored), the newest `context.max_history_messages` of them, read newest first with a
@@ -88,17 +90,51 @@ def conversation_check(*, agent: Agent, actor: Actor, message: str, channel: str
     """What `conversation_send` refuses before anything runs (a stream checks it before
     it starts) but the actor's right to run the agent, which the turn checks; returns
     the message as it will be sent."""
+    return _addressed(agent=agent, actor=actor, message=message, channel=channel, peer=peer).message
+
+
+@dataclass(frozen=True)
+class _Addressed:
+    """A message checked, and where it lands: its conversation (None: a new one) and the
+    policy the answer runs under (the inherited one once the conversation was handed off)."""
+
+    message: str
+    verified: str
+    channel_key: str
+    conversation: Conversation | None
+    policy: RuntimePolicy
+
+
+def _addressed(*, agent: Agent, actor: Actor, message: str, channel: str, peer: str | None) -> _Addressed:
     message = require_text(message, field="message", max_chars=MAX_MESSAGE_CHARS)
     if not isinstance(channel, str) or not CHANNEL_PATTERN.match(channel):
         raise ValidationError({"channel": "Give a channel: 1 to 50 characters among a-z, 0-9, _ and -."})
     verified = conversation_verified_peer(actor, peer)
-    listed = parse_runtime_policy(agent.runtime_policy).interaction.user_ids
+    policy = parse_runtime_policy(agent.runtime_policy)
+    channel_key = "" if policy.session.scope == "per-peer" else channel
+    conversation = (
+        # all_objects: a sandbox agent's conversations are sandbox rows; the agent was resolved for this actor.
+        Conversation.all_objects.filter(agent=agent, peer=verified, channel=channel_key)
+        .select_related("answering_agent")
+        .order_by()
+        .first()
+    )
+    handed = conversation is not None and conversation.answering_agent_id is not None
+    if handed:  # the answer runs under the inherited policy: its user_ids decide
+        policy = parse_runtime_policy(conversation.inherited_policy)
+    listed = policy.interaction.user_ids
     if listed is not None and verified not in listed:
+        if handed:
+            raise PermissionDenied(
+                f"'{verified}' may not talk to agent '{agent.key}': this conversation was handed to "
+                f"'{conversation.answering_agent.key}', and the runtime policy it answers under (inherited at the "
+                "hand-off) does not list this peer in interaction.user_ids."
+            )
         raise PermissionDenied(
             f"'{verified}' may not talk to agent '{agent.key}': its runtime_policy.interaction.user_ids does not "
             "list this peer."
         )
-    return message
+    return _Addressed(message, verified, channel_key, conversation, policy)
 
 
 def conversation_verified_peer(actor: Actor, peer: str | None) -> str:
@@ -131,18 +167,12 @@ def conversation_send(
     Raises ValidationError (channel, message), PermissionDenied (the actor may not run
     the agent, names a peer it may not vouch for, or the agent's
     `interaction.user_ids` does not list the peer) before anything is written."""
-    message = conversation_check(agent=agent, actor=actor, message=message, channel=channel, peer=peer)
-    verified = conversation_verified_peer(actor, peer)
-    policy = parse_runtime_policy(agent.runtime_policy)
-    channel_key = "" if policy.session.scope == "per-peer" else channel
-    conversation = (
-        # all_objects: a sandbox agent's conversations are sandbox rows; the agent was resolved for this actor.
-        Conversation.all_objects.filter(agent=agent, peer=verified, channel=channel_key).order_by().first()
-    )
+    addressed = _addressed(agent=agent, actor=actor, message=message, channel=channel, peer=peer)
+    message, verified, channel_key = addressed.message, addressed.verified, addressed.channel_key
+    conversation, policy = addressed.conversation, addressed.policy
     speaker = agent
     if conversation is not None and conversation.answering_agent_id is not None:  # handed off
         speaker = Agent.all_objects.select_related("workspace", "preset").get(pk=conversation.answering_agent_id)
-        policy = parse_runtime_policy(conversation.inherited_policy)
     reset = conversation is not None and _idle(conversation, policy)
     plan = None
     if conversation is None or reset:

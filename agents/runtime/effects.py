@@ -7,21 +7,31 @@ the model makes the call, before any person sees it, and refuses what could neve
 (a host off the allow-list, a private address) without connecting anywhere;
 `perform()` runs the approved call with its ledger key (the mail's Message-ID, the
 request's Idempotency-Key) and says what happened, for the model.
+
+`perform()` calls `started()` immediately before the one network write after which the
+receiver may act (the end of an e-mail's DATA, an HTTP request's first byte), and
+nothing after the answer but reading it: a failure before `started()` is known not to
+have acted (a ToolError), one after it without an answer is `OutcomeUnknown` (the
+receiver may have acted; `agents.services.tool_approvals` asks a person).
 """
 
 from __future__ import annotations
 
 import http.client
 import ipaddress
+import re
+import smtplib
 import socket
 import ssl
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlsplit
 
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.core.mail import EmailMessage
 from django.core.mail.backends.smtp import EmailBackend
+from django.core.mail.message import sanitize_address
 from django.core.validators import validate_email
 from pydantic import BaseModel, Field, field_validator
 
@@ -49,6 +59,15 @@ def allows_private(agent: Agent) -> bool:
         return False
 
 
+class OutcomeUnknown(ToolError):
+    """The call was handed to the receiver (`started()` was called) and no answer came
+    back: it may have acted. Never retried by itself."""
+
+
+def _nothing() -> None:
+    pass
+
+
 class EffectTool(Tool):
     """A tool whose call acts outside: checked when called, performed once approved."""
 
@@ -57,7 +76,14 @@ class EffectTool(Tool):
     def check(self, agent: Agent, arguments: BaseModel) -> None:
         """Refuse (ToolError) what could never be carried out; connects nowhere."""
 
-    def perform(self, *, agent: Agent, arguments: BaseModel, ledger_key: str) -> str:
+    def perform(
+        self, *, agent: Agent, arguments: BaseModel, ledger_key: str, started: Callable[[], None] = _nothing
+    ) -> str:
+        raise NotImplementedError
+
+    def confirmed(self, arguments: BaseModel, ledger_key: str, *, by: str) -> str:
+        """What the model is told of a call whose answer was lost once a person said it
+        was carried out."""
         raise NotImplementedError
 
     def run(self, context: TurnContext, arguments: BaseModel) -> str:
@@ -123,7 +149,9 @@ class MailSend(EffectTool):
             headers={"Message-ID": f"<{ledger_key}@aihummer>"},
         )
 
-    def perform(self, *, agent: Agent, arguments: BaseModel, ledger_key: str) -> str:
+    def perform(
+        self, *, agent: Agent, arguments: BaseModel, ledger_key: str, started: Callable[[], None] = _nothing
+    ) -> str:
         account = self._account(agent)
         password = ""
         if account.smtp_password_id:
@@ -146,11 +174,75 @@ class MailSend(EffectTool):
         )
         message = self.message(agent, arguments, ledger_key)
         try:
-            backend.send_messages([message])
+            backend.open()
+            _send_marked(backend.connection, message, started)
+        except OutcomeUnknown:
+            raise
         except (OSError, http.client.HTTPException) as exc:  # smtplib's errors are OSErrors
             raise ToolError(f"Not sent: the mail server answered {type(exc).__name__}: {exc}") from None
+        finally:
+            _hang_up(backend)
         recipients = ", ".join([*arguments.to, *arguments.cc])
         return f"Sent to {recipients} (Message-ID <{ledger_key}@aihummer>)."
+
+    def confirmed(self, arguments: BaseModel, ledger_key: str, *, by: str) -> str:
+        recipients = ", ".join([*arguments.to, *arguments.cc])
+        return (
+            f"Sent to {recipients} (Message-ID <{ledger_key}@aihummer>): the mail server's answer was lost, "
+            f"and {by} confirmed the message was delivered."
+        )
+
+
+def _send_marked(connection: smtplib.SMTP, message: EmailMessage, started: Callable[[], None]) -> None:
+    """`sendmail`, step by step, so that `started()` runs just before the end of DATA
+    (the one write after which the server may take the message): the envelope and the
+    DATA command before it are known to have delivered nothing when they fail."""
+    encoding = message.encoding or "utf-8"
+    sender = sanitize_address(message.from_email, encoding)
+    recipients = [sanitize_address(address, encoding) for address in message.recipients()]
+    content = message.message().as_bytes(linesep="\r\n")
+    connection.ehlo_or_helo_if_needed()
+    code, reply = connection.mail(sender)
+    if code != 250:
+        raise smtplib.SMTPSenderRefused(code, reply, sender)
+    refused = {}
+    for recipient in recipients:
+        code, reply = connection.rcpt(recipient)
+        if code not in (250, 251):
+            refused[recipient] = (code, reply)
+    if len(refused) == len(recipients):
+        raise smtplib.SMTPRecipientsRefused(refused)
+    code, reply = connection.docmd("data")
+    if code != 354:
+        raise smtplib.SMTPDataError(code, reply)
+    body = re.sub(rb"(?m)^\.", b"..", content)  # a line starting with '.' is doubled (RFC 5321)
+    if not body.endswith(b"\r\n"):
+        body += b"\r\n"
+    started()
+    try:
+        connection.send(body + b".\r\n")
+        code, reply = connection.getreply()
+    except (OSError, smtplib.SMTPException) as exc:
+        raise OutcomeUnknown(
+            f"The message was handed to the mail server and its answer never came ({type(exc).__name__}: {exc})."
+        ) from None
+    if code != 250:  # an answer: the server refused it
+        raise smtplib.SMTPDataError(code, reply)
+
+
+def _hang_up(backend: EmailBackend) -> None:
+    # QUIT without waiting for its answer: once the message is accepted, nothing the
+    # server says may stand between it and the record of the effect.
+    connection, backend.connection = backend.connection, None
+    if connection is None:
+        return
+    try:
+        if connection.sock is not None:
+            connection.putcmd("quit")
+    except OSError:
+        pass
+    finally:
+        connection.close()
 
 
 # --- http_request -----------------------------------------------------------------------
@@ -206,7 +298,9 @@ class HttpRequest(EffectTool):
                     )
         return addresses[0]
 
-    def perform(self, *, agent: Agent, arguments: BaseModel, ledger_key: str) -> str:
+    def perform(
+        self, *, agent: Agent, arguments: BaseModel, ledger_key: str, started: Callable[[], None] = _nothing
+    ) -> str:
         scheme, host, port, path, settings_row = self._destination(agent, arguments)
         address = self._address(agent, host, port)
         timeout, limit = settings_row.http_timeout_seconds, settings_row.http_max_response_bytes
@@ -216,17 +310,34 @@ class HttpRequest(EffectTool):
         body = arguments.body.encode() if arguments.body is not None else None
         deadline = time.monotonic() + timeout
         try:
-            connection.request(arguments.method, path, body=body, headers=headers)
-            response = connection.getresponse()
-            data = _read_bounded(response, limit, deadline)
-        except (OSError, http.client.HTTPException) as exc:
-            raise ToolError(f"The request to {host} failed: {type(exc).__name__}: {exc}") from None
+            try:
+                connection.connect()  # before the mark: a refused connection sent nothing
+            except OSError as exc:
+                raise ToolError(f"The request to {host} failed: {type(exc).__name__}: {exc}") from None
+            started()
+            try:
+                connection.request(arguments.method, path, body=body, headers=headers)
+                response = connection.getresponse()
+            except (OSError, http.client.HTTPException) as exc:
+                raise OutcomeUnknown(
+                    f"The request was sent to {host} and its answer never came ({type(exc).__name__}: {exc})."
+                ) from None
+            try:
+                data = _read_bounded(response, limit, deadline)
+            except (OSError, http.client.HTTPException) as exc:  # answered: what it said is known
+                data = f"[the response body could not be read: {type(exc).__name__}: {exc}]".encode()
         finally:
             connection.close()
         text = data[:limit].decode("utf-8", errors="replace")
         note = f"\n[response cut at {limit} bytes (http_max_response_bytes)]" if len(data) > limit else ""
         kind = response.getheader("Content-Type", "")
         return f"HTTP {response.status} {response.reason}\nContent-Type: {kind}\n\n{text}{note}"
+
+    def confirmed(self, arguments: BaseModel, ledger_key: str, *, by: str) -> str:
+        return (
+            f"{arguments.method} {arguments.url} was made (Idempotency-Key {ledger_key}): its response was lost, "
+            f"and {by} confirmed the request was carried out. What it answered is not known."
+        )
 
 
 def _read_bounded(response: http.client.HTTPResponse, limit: int, deadline: float) -> bytes:

@@ -135,6 +135,44 @@ def agent_turn_prepare(
     return prepared
 
 
+def agent_turn_run_child(*, parent: AgentTurn, agent_key: str, message: str, actor: Actor) -> str:
+    """Run agent `agent_key` as a child of `parent` from whatever process calls this, as
+    `parent`'s `delegate` tool does in its own: under the limits its ancestors' versions
+    hand down (depth, tools denied, `max_per_parent` counting the children it has), the
+    tree's `max_concurrent` shared with every other process's children, and within
+    AIHUMMER_TURN_TIMEOUT_SEC of the root's start. Returns the child's answer; raises
+    ToolError with what a model would read (a refusal, the child's failure), and
+    PermissionDenied when the actor may not run agents here."""
+    chain = [parent]
+    while chain[0].parent_id is not None:
+        chain.insert(0, AgentTurn.all_objects.select_related("version").get(pk=chain[0].parent_id))
+    if any(turn.version is None for turn in chain):
+        raise ToolError("Delegation refused: a version of this execution tree was deleted.")
+    policies = [parse_runtime_policy(turn.version.snapshot["runtime_policy"]) for turn in chain]
+    agent = _AGENT_BY_PK.first(pk=parent.agent_id)
+    if agent is None:
+        raise ToolError(f"Delegation refused: agent '{parent.agent_key}' no longer exists.")
+    actor.require(Verb.SANDBOX if agent.is_sandbox else Verb.RUN, agent.workspace)
+    branch, above = tree.branch_of(
+        chain[0].pk, [(turn.depth, policy) for turn, policy in zip(chain, policies, strict=True)]
+    )
+    elapsed = (timezone.now() - chain[0].started_at).total_seconds()
+    context = TurnContext(
+        agent=agent,
+        version=parent.version,
+        actor=actor,
+        turn=parent,
+        policy=policies[-1],
+        depth=parent.depth,
+        deadline=time.monotonic() + settings.AIHUMMER_TURN_TIMEOUT_SEC - elapsed,
+        dry_run=False,
+        depth_limit=tree.depth_limit(policies[-1].children, above=above),
+        branch=branch,
+        delegations=AgentTurn.all_objects.filter(parent=parent).count(),
+    )
+    return delegate_to(context, agent_key=agent_key, message=message)
+
+
 # A caller's result written in the turn's own statement: given the finished turn, a
 # tail for that statement (`aihummer.db.Tail`) and what to do with its row, or None.
 Compose = Callable[[AgentTurn], tuple[Tail, Callable[[tuple | None], None]] | None]

@@ -8,28 +8,42 @@ or higher; null takes them. Depth counts from the tree's root (0), and no agent'
 goes past the limit of the agent that started it, nor past the document's 4.
 
 `children.max_concurrent` counts the children running at once in the whole tree, in
-the database: the root turn's `tree_running`, which a child raises with one conditional
-UPDATE before it runs (`Place.take`) and lowers when it ends, so the count holds
-whichever threads or processes run the tree's turns. The cap is the strictest
+the database: a child takes a place (`Place.take`, a `TreePlace` row of the root turn,
+inserted under a lock on the root's row only while fewer than the cap are unexpired)
+before it runs and deletes it when it ends, so the count holds whichever threads or
+processes run the tree's turns. A place lapses unless renewed: one thread per process
+(`KEEPER`) renews the places that process holds, so a process killed mid-tree frees its
+places one lease (AIHUMMER_TREE_PLACE_LEASE_SEC) later. The cap is the strictest
 `max_concurrent` on the way down from the root. A child waiting for its own children
 lends its place meanwhile (`Place.lent`): it is not at the provider, and a tree whose
 every place is held by waiting parents would wait on itself until its deadline.
-Known limit: a process killed while its children hold places leaves the count raised
-on a root whose turn died with it.
+
+A turn's children run in threads of its process; `branch_of` rebuilds from the database
+what a turn's ancestors handed down, so another process can run a child of it in the
+same tree, within the same limits (`agents.runtime.loop.agent_turn_run_child`).
 """
 
 from __future__ import annotations
 
+import logging
+import os
+import socket
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import timedelta
+from itertools import pairwise
 
 from django.conf import settings
-from django.db.models import F
+from django.db import connection, transaction
+from django.db.models.functions import Now
 
-from agents.models import AgentTurn
-from agents.policy import TREE_MAX_CONCURRENT, ChildrenPolicy, InteractionPolicy
+from agents.models import AgentTurn, TreePlace
+from agents.policy import TREE_MAX_CONCURRENT, ChildrenPolicy, InteractionPolicy, RuntimePolicy
+
+logger = logging.getLogger(__name__)
 
 POLL_SECONDS = 0.02  # how often a child waiting for a place asks again
 
@@ -72,26 +86,48 @@ def concurrency_refusal(cap: int) -> str:
 
 
 class Place:
-    """A child's place among the running children of its tree, counted on the root turn's row."""
+    """A child's place among the running children of its tree: a `TreePlace` row of the
+    root turn, renewed by this process's `KEEPER` while the child runs."""
 
     def __init__(self, root_id: int, cap: int) -> None:
-        self.root_id, self.cap, self.held = root_id, cap, False
+        self.root_id, self.cap, self.pk = root_id, cap, None
+
+    @property
+    def held(self) -> bool:
+        return self.pk is not None
 
     def take(self, deadline: float) -> bool:
-        """Take a place as soon as fewer than `cap` are taken, asking every POLL_SECONDS;
-        False when none freed before `deadline` (time.monotonic())."""
-        rows = AgentTurn.all_objects.filter(pk=self.root_id)
-        while not rows.filter(tree_running__lt=self.cap).update(tree_running=F("tree_running") + 1):
+        """Take a place as soon as fewer than `cap` unexpired places are taken, asking
+        every POLL_SECONDS; False when none freed before `deadline` (time.monotonic())."""
+        while not self._take_now():
             if time.monotonic() + POLL_SECONDS >= deadline:
                 return False
             time.sleep(POLL_SECONDS)
-        self.held = True
+        KEEPER.keep(self.pk)
+        return True
+
+    def _take_now(self) -> bool:
+        live = TreePlace.objects.filter(root_id=self.root_id, lease_until__gt=Now())
+        if live.count() >= self.cap:  # a waiting child's one query a poll: no lock
+            return False
+        with transaction.atomic():
+            # The tree's takers in turn, on the root's row. NO KEY: a child turn's insert,
+            # which points at the root (FOR KEY SHARE), is not held up.
+            root = AgentTurn.all_objects.select_for_update(no_key=True).filter(pk=self.root_id).order_by()
+            if not root.values("pk"):  # not this connection's to see (or gone): no place in it
+                return False
+            TreePlace.objects.filter(root_id=self.root_id, lease_until__lte=Now()).delete()  # lapsed
+            if live.count() >= self.cap:
+                return False
+            lease = timedelta(seconds=settings.AIHUMMER_TREE_PLACE_LEASE_SEC)
+            self.pk = TreePlace.objects.create(root_id=self.root_id, process=_process(), lease_until=Now() + lease).pk
         return True
 
     def give_back(self) -> None:
-        if self.held:
-            AgentTurn.all_objects.filter(pk=self.root_id).update(tree_running=F("tree_running") - 1)
-            self.held = False
+        if self.pk is not None:
+            KEEPER.forget(self.pk)
+            TreePlace.objects.filter(pk=self.pk).delete()
+            self.pk = None
 
     @contextmanager
     def lent(self, deadline: float) -> Iterator[None]:
@@ -105,6 +141,65 @@ class Place:
         finally:
             if was_held:
                 self.take(deadline)
+
+
+def _process() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"[:100]
+
+
+class PlaceKeeper:
+    """One thread per process renewing, in one UPDATE every third of a lease, the lease
+    of every place the process holds: a live child's place never lapses, a dead
+    process's do."""
+
+    def __init__(self) -> None:
+        self._held: set[int] = set()
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._interval = float("inf")  # what the thread waits for now
+
+    def keep(self, pk: int) -> None:
+        with self._lock:
+            self._held.add(pk)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._renew_forever, name="tree-place-keeper", daemon=True)
+                self._thread.start()
+            if self._interval > settings.AIHUMMER_TREE_PLACE_LEASE_SEC / 3:
+                self._wake.set()  # a shorter lease than the one the thread waits on
+
+    def forget(self, pk: int) -> None:
+        with self._lock:
+            self._held.discard(pk)
+
+    def held(self) -> frozenset[int]:
+        with self._lock:
+            return frozenset(self._held)
+
+    def _after_fork(self) -> None:
+        """A forked child holds none of its parent's places, nor its thread."""
+        self._held, self._lock, self._wake = set(), threading.Lock(), threading.Event()
+        self._thread, self._interval = None, float("inf")
+
+    def _renew_forever(self) -> None:
+        while True:
+            lease = settings.AIHUMMER_TREE_PLACE_LEASE_SEC
+            self._interval = lease / 3
+            self._wake.wait(self._interval)
+            self._wake.clear()
+            held = self.held()
+            if not held:
+                continue
+            try:
+                TreePlace.objects.filter(pk__in=held).update(lease_until=Now() + timedelta(seconds=lease))
+            except Exception:  # the next beat tries again; a lapsed place only lets one more child in
+                logger.exception("Renewing %d execution tree place(s) failed", len(held))
+            finally:
+                connection.close()  # not held between beats
+
+
+KEEPER = PlaceKeeper()
+os.register_at_fork(after_in_child=KEEPER._after_fork)
 
 
 @dataclass(frozen=True)
@@ -123,3 +218,15 @@ ROOT = Branch()
 def tree_cap(branch: Branch, children: ChildrenPolicy) -> int:
     """The most children of the tree running at once when this turn starts one."""
     return min(branch.cap, children.max_concurrent)
+
+
+def branch_of(root_id: int, chain: list[tuple[int, RuntimePolicy]]) -> tuple[Branch, int]:
+    """Where the last turn of `chain` (the turns from the tree's root `root_id` down to
+    it, each turn's depth and policy) sits in its tree, and the depth limit its parent handed it (`above`): what
+    the `delegate` calls down that chain handed each turn, rebuilt for another process."""
+    branch, above = ROOT, TREE_MAX_DEPTH
+    for (_, policy), (depth, _) in pairwise(chain):
+        limit = depth_limit(policy.children, above=above)
+        denied = child_denied(policy.interaction, inherited=branch.denied, leaf=depth >= limit)
+        branch, above = Branch(root_id=root_id, cap=tree_cap(branch, policy.children), denied=denied), limit
+    return branch, above

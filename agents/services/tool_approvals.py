@@ -6,15 +6,20 @@ lock the request's row, re-check it is pending, and enqueue the carrying out on 
 Carrying out (`approval_request_carry_out`, a task, safe to deliver twice) walks the
 request's `progress` with conditional updates, each its own commit:
 
-    ""  ──claim──▶ effect (lease) ──result recorded──▶ recorded ──claim──▶ resuming (lease) ──▶ resumed
+    ""  ─claim─▶ effect (lease) ─mark─▶ sending ─answer recorded─▶ recorded ─claim─▶ resuming (lease) ─▶ resumed
+                                          └─ no answer, or its worker died ─▶ unknown ─a person─▶ "" or recorded
 
 The effect runs under the request's `ledger_key` (the SMTP Message-ID, the HTTP
 Idempotency-Key) and its result is written before the turn resumes: a resumed turn
 reads the recorded result and never fires the call again. A worker that dies holding a
 lease leaves its phase to the sweep (`approval_requests_sweep`, beat), which claims it
-again once the lease has passed: before the effect is recorded the call is made again
-with the same ledger key (a receiver that keeps keys sees a duplicate, never a second
-distinct call); after it, only the turn is resumed again.
+again once the lease has passed. A worker that died before the `sending` mark (its own
+commit, immediately before the one network write after which the receiver may act)
+made no effect: the call is made again, with the same ledger key. One that died after
+it, or an attempt whose answer never came, may have acted, which only the receiver
+knows: the request is `unknown` and waits for a person (`approval_request_resend`, or
+`approval_request_confirm` when it did happen), never sent again by itself. After the
+effect is recorded, only the turn is resumed again.
 
 Not exported from `agents.services` (this module imports the turn loop, which imports
 that package).
@@ -23,6 +28,7 @@ that package).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -31,9 +37,11 @@ from django.db import transaction
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 from django.utils.module_loading import import_string
+from django.utils.translation import gettext_lazy as _
 
 from agents.models import Agent, AgentTurn, ApprovalRequest
 from agents.runtime.conversations import conversation_turn_resumed
+from agents.runtime.effects import OutcomeUnknown
 from agents.runtime.loop import agent_turn_resume
 from agents.runtime.tools import REGISTRY, ToolError
 from aihummer.actors import Actor, Verb
@@ -46,20 +54,20 @@ logger = logging.getLogger(__name__)
 CARRY_OUT_TASK = "agents.approval_request_carry_out"  # by name: agents.tasks imports this module
 SWEEP_BATCH = 200
 
-Status, Progress = ApprovalRequest.Status, ApprovalRequest.Progress
+Status, Progress, Resolution = ApprovalRequest.Status, ApprovalRequest.Progress, ApprovalRequest.Resolution
 
 
 class ArgumentsChanged(ApplicationError):
     """The caller reviewed other arguments than the request holds."""
 
 
-FOUR_EYES = "You started the turn or run this call comes from: another person must decide it (four eyes)."
+FOUR_EYES = _("You started the turn or run this call comes from: another person must decide it (four eyes).")
 
 
 # --- selectors --------------------------------------------------------------------------
 def approval_request_list(*, actor: Actor, workspace: Workspace | None = None, status: str = "") -> QuerySet:
     """The requests `actor` may read, newest first (no sandbox rows: people decide)."""
-    requests = ApprovalRequest.objects.select_related("workspace", "reviewed_by", "started_by")
+    requests = ApprovalRequest.objects.select_related("workspace", "reviewed_by", "started_by", "resolved_by")
     workspace_ids = actor.workspace_ids(Verb.READ)
     if workspace_ids is not None:
         requests = requests.filter(workspace_id__in=workspace_ids)
@@ -93,9 +101,7 @@ def approval_request_reject(*, request: ApprovalRequest, actor: Actor, note: str
     return _decide(request, actor, Status.REJECTED, note, None)
 
 
-def _decide(
-    request: ApprovalRequest, actor: Actor, status: str, note: str, arguments_hash: str | None
-) -> ApprovalRequest:
+def _check_decider(request: ApprovalRequest, actor: Actor, note: str) -> None:
     workspace = request.workspace
     if not actor.belongs_to(workspace) or request.is_sandbox:
         raise NotFound(f"No approval request '{request.pk}'.")
@@ -104,6 +110,12 @@ def _decide(
         raise PermissionDenied(FOUR_EYES)
     if not isinstance(note, str) or len(note) > 2000:
         raise ValidationError({"note": "At most 2000 characters."})
+
+
+def _decide(
+    request: ApprovalRequest, actor: Actor, status: str, note: str, arguments_hash: str | None
+) -> ApprovalRequest:
+    _check_decider(request, actor, note)
     with transaction.atomic():
         # Lock, then re-check: of two decisions at once, one wins, the other is told.
         locked = ApprovalRequest.all_objects.select_for_update().get(pk=request.pk)
@@ -121,6 +133,52 @@ def _decide(
         locked.save(update_fields=["status", "reviewed_by", "reviewed_at", "review_note", "updated_at"])
         enqueue(CARRY_OUT_TASK, locked.pk)
     return locked
+
+
+def approval_request_resend(*, request: ApprovalRequest, actor: Actor, note: str = "") -> ApprovalRequest:
+    """A call whose outcome is unknown, made again on a person's decision: the same
+    arguments and ledger key (a receiver that keeps keys drops it as a duplicate)."""
+    return _resolve(request, actor, Resolution.RESENT, note)
+
+
+def approval_request_confirm(*, request: ApprovalRequest, actor: Actor, note: str = "") -> ApprovalRequest:
+    """A call whose outcome is unknown, confirmed as carried out by a person (who asked
+    the receiver): recorded as done, the turn resumes with that, nothing is sent again."""
+    return _resolve(request, actor, Resolution.CONFIRMED, note)
+
+
+def _resolve(request: ApprovalRequest, actor: Actor, resolution: str, note: str) -> ApprovalRequest:
+    _check_decider(request, actor, note)
+    now = timezone.now()
+    with transaction.atomic():
+        # Lock, then re-check: of two people at once, one decides, the other is told.
+        locked = ApprovalRequest.all_objects.select_for_update().get(pk=request.pk)
+        if not locked.is_in_doubt:
+            raise AlreadyDecided(f"The outcome of approval request {locked.pk} is not in doubt any more.")
+        locked.resolution, locked.resolved_by, locked.resolved_at = resolution, actor.person, now
+        fields = ["progress", "resolution", "resolved_by", "resolved_at", "result", "effect_ok", "updated_at"]
+        if note.strip():
+            locked.review_note = f"{locked.review_note}\n{note.strip()}".strip()
+            fields.append("review_note")
+        if resolution == Resolution.RESENT:
+            locked.progress, locked.result, locked.effect_ok = Progress.NONE, "", None
+        else:
+            who = actor.person.get_username() if actor.person else actor.identity_label
+            locked.progress, locked.effect_ok, locked.executed_at = Progress.RECORDED, True, now
+            locked.result = _confirmed_text(locked, who)
+            fields.append("executed_at")
+        locked.save(update_fields=fields)
+        enqueue(CARRY_OUT_TASK, locked.pk)
+    return locked
+
+
+def _confirmed_text(request: ApprovalRequest, who: str) -> str:
+    tool_class = REGISTRY.get(request.tool_name)
+    try:
+        tool = tool_class()
+        return tool.confirmed(tool.parse(request.arguments), str(request.ledger_key), by=who)
+    except Exception:  # a tool gone since: still a readable outcome
+        return f"{request.tool_name} was carried out (confirmed by {who}); its answer is not known."
 
 
 def _expire(locked: ApprovalRequest) -> None:
@@ -166,7 +224,7 @@ def approval_requests_sweep(*, now: datetime | None = None) -> dict[str, int]:
     expired = approval_requests_expire(now=now)
     quiet = now - timedelta(seconds=settings.AIHUMMER_APPROVAL_EFFECT_LEASE_SEC)
     stalled = ApprovalRequest.all_objects.unfinished_work().filter(
-        Q(progress__in=[Progress.EFFECT, Progress.RESUMING], progress_until__lt=now)
+        Q(progress__in=[Progress.EFFECT, Progress.SENDING, Progress.RESUMING], progress_until__lt=now)
         | Q(progress__in=[Progress.NONE, Progress.RECORDED], updated_at__lt=quiet)
     )
     ids = list(stalled.order_by("updated_at").values_list("pk", flat=True)[:SWEEP_BATCH])
@@ -187,6 +245,8 @@ def approval_request_carry_out(*, request_id: int) -> str:
 
 def _effect(request_id: int) -> None:
     now = timezone.now()
+    if _doubt_a_lost_send(request_id, now):
+        return
     lease = now + timedelta(seconds=settings.AIHUMMER_APPROVAL_EFFECT_LEASE_SEC)
     claimed = (
         ApprovalRequest.all_objects.filter(pk=request_id)
@@ -199,47 +259,102 @@ def _effect(request_id: int) -> None:
     if not claimed:
         return
     request = ApprovalRequest.all_objects.select_related("workspace").get(pk=request_id)
-    ok, text = _outcome(request)
+    attempt = ApprovalRequest.all_objects.filter(pk=request_id, effect_attempts=request.effect_attempts)
+
+    def started() -> None:
+        # Its own commit, immediately before the write after which the receiver may act:
+        # from here on, an attempt that is lost is in doubt, never resent by itself.
+        now = timezone.now()
+        if not attempt.filter(progress=Progress.EFFECT).update(
+            progress=Progress.SENDING, effect_started_at=now, updated_at=now
+        ):
+            raise AttemptTaken  # this worker outlived its lease: another attempt has the effect
+
+    try:
+        progress, ok, text = _outcome(request, started)
+    except AttemptTaken:
+        return
+    now = timezone.now()
     # Recorded only while this attempt still holds the effect (a worker that outlived
-    # its lease must not overwrite what a second attempt recorded).
-    ApprovalRequest.all_objects.filter(
-        pk=request_id, progress=Progress.EFFECT, effect_attempts=request.effect_attempts
-    ).update(
-        progress=Progress.RECORDED,
+    # its lease must not overwrite what a second attempt recorded); its own answer, when
+    # it comes after all, stands over the doubt the sweep declared meanwhile.
+    attempt.filter(progress__in=[Progress.EFFECT, Progress.SENDING, Progress.UNKNOWN]).update(
+        progress=progress,
         result=text,
         effect_ok=ok,
-        executed_at=timezone.now(),
+        executed_at=now if progress == Progress.RECORDED else None,
         progress_until=None,
-        updated_at=timezone.now(),
+        updated_at=now,
     )
 
 
-def _outcome(request: ApprovalRequest) -> tuple[bool | None, str]:
-    """(whether the effect happened, what the model is told)."""
+class AttemptTaken(Exception):
+    """The effect passed to another attempt before this one began sending."""
+
+
+def _doubt_a_lost_send(request_id: int, now: datetime) -> bool:
+    """An attempt marked `sending` whose lease passed: its worker died between the mark
+    and the record, and the receiver may have acted. In doubt: a person decides."""
+    lost = (
+        ApprovalRequest.all_objects.filter(pk=request_id, progress=Progress.SENDING, progress_until__lt=now)
+        .values_list("effect_attempts", "effect_started_at")
+        .first()
+    )
+    if lost is None:
+        return False
+    attempt, started_at = lost
+    text = (
+        f"Outcome unknown: attempt {attempt} handed the call to the receiver at {started_at:%Y-%m-%d %H:%M:%S} UTC "
+        f"and its worker stopped before the answer was recorded. {IN_DOUBT_ADVICE}"
+    )
+    ApprovalRequest.all_objects.filter(pk=request_id, progress=Progress.SENDING, effect_attempts=attempt).update(
+        progress=Progress.UNKNOWN, result=text, effect_ok=None, progress_until=None, updated_at=now
+    )
+    logger.warning("Approval request %s: the outcome of attempt %s is unknown; a person decides", request_id, attempt)
+    return True
+
+
+IN_DOUBT_ADVICE = (
+    "It may have been carried out. Check with the receiver, then send it again (with the same ledger key) or "
+    "confirm it was done."
+)
+
+
+def _outcome(request: ApprovalRequest, started: Callable[[], None]) -> tuple[str, bool | None, str]:
+    """(the progress the attempt ends in, whether the effect happened, what the model is
+    told or, in doubt, what a person is told)."""
+    recorded = Progress.RECORDED
     who = request.reviewed_by.get_username() if request.reviewed_by_id else "a reviewer"
     if request.status == Status.REJECTED:
         why = f": {request.review_note}" if request.review_note else "."
-        return None, f"Refused: {who} rejected this call{why} It was not executed; do not retry it as is."
+        return recorded, None, f"Refused: {who} rejected this call{why} It was not executed; do not retry it as is."
     if request.status == Status.EXPIRED and request.review_note:  # withdrawn: its run ended
-        return None, f"Refused: {request.review_note} It was not executed."
+        return recorded, None, f"Refused: {request.review_note} It was not executed."
     if request.status == Status.EXPIRED:
-        return None, (
+        return (
+            recorded,
+            None,
             f"Refused: nobody approved this call before it expired at {request.expires_at:%Y-%m-%d %H:%M} UTC. "
-            "It was not executed."
+            "It was not executed.",
         )
     tool_class = REGISTRY.get(request.tool_name)
     agent = _effect_agent(request)
     if tool_class is None or agent is None or not hasattr(tool_class, "perform"):
-        return False, f"Not executed: '{request.tool_name}' is not available any more."
+        return recorded, False, f"Not executed: '{request.tool_name}' is not available any more."
     tool = tool_class()
     try:
         arguments = tool.parse(request.arguments)
-        return True, tool.perform(agent=agent, arguments=arguments, ledger_key=str(request.ledger_key))
+        text = tool.perform(agent=agent, arguments=arguments, ledger_key=str(request.ledger_key), started=started)
+    except OutcomeUnknown as exc:
+        return Progress.UNKNOWN, None, f"Outcome unknown: {exc} {IN_DOUBT_ADVICE}"
     except ToolError as exc:
-        return False, str(exc)
+        return recorded, False, str(exc)
+    except AttemptTaken:
+        raise
     except Exception as exc:  # a bug must still leave a recorded, readable outcome
         logger.exception("Approved request %s (%s) failed unexpectedly", request.pk, request.tool_name)
-        return False, f"The call failed (internal error, {type(exc).__name__}); it was logged."
+        return recorded, False, f"The call failed (internal error, {type(exc).__name__}); it was logged."
+    return recorded, True, text
 
 
 def _effect_agent(request: ApprovalRequest) -> Agent | None:

@@ -40,3 +40,19 @@ def test_the_first_releases_names_are_refused_by_the_api(api_agent, publisher_ap
         "pruning.max_tool_result_chars": ["unknown field"],
         "session.idle_minutes": ["unknown field"],
     }
+
+
+def test_elevated_telegram_users_outside_user_ids_are_a_field_error(api_agent, publisher_api):
+    listed = {"user_ids": ["telegram:8", "user:3"], "elevated_telegram_user_ids": ["telegram:8"]}
+    applied = publisher_api.put(f"{POLICY}?mode=live", {"interaction": listed})
+    refused = publisher_api.put(
+        f"{POLICY}?mode=live", {"interaction": {**listed, "elevated_telegram_user_ids": ["telegram:8", "telegram:9"]}}
+    )
+
+    assert applied.status_code == 200, applied.json()
+    assert Agent.objects.get().runtime_policy["interaction"]["elevated_telegram_user_ids"] == ["telegram:8"]
+    assert refused.status_code == 422  # a rule across fields: the service's (agents.api.base)
+    assert refused.json()["error"]["fields"] == {
+        "interaction": ["elevated_telegram_user_ids must be a subset of user_ids (not in it: telegram:9)"]
+    }
+    assert PromptVersion.objects.count() == 2

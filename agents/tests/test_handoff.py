@@ -9,9 +9,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.core.exceptions import PermissionDenied
 
-from agents.models import AgentTurn, Conversation, DebugLog, Preset
+from agents.models import AgentTurn, Conversation, ConversationMessage, DebugLog, Preset
 from agents.runtime import agent_turn_run, conversation_send
+from agents.runtime.conversations import conversation_handoff
+from agents.services import prompt_version_propose
 from aihummer.actors import Actor
 from aihummer.models import User, Workspace
 from aihummer.tests.factories import make_agent, make_key
@@ -272,3 +275,52 @@ def test_spawn_agent_ids_bounds_where_a_conversation_may_go(
     assert refused_by_tool["answer"]["text"] == f"Hand-off refused: {refusal}"
     assert (refused_by_client.status_code, refused_by_client.json()["error"]["fields"]) == (422, {"agent": [refusal]})
     assert (allowed.status_code, allowed.json()["answering_agent"]) == (200, "billing")
+
+
+# --- interaction.user_ids once a conversation was handed off: the inherited policy's -----
+def talks_to(agent, ada: User, *peers: User | None) -> None:
+    """`agent`'s live policy from now on: `user_ids` naming `peers` (None: no list, anyone)."""
+    interaction = {} if peers == (None,) else {"user_ids": [f"user:{peer.pk}" for peer in peers]}
+    prompt_version_propose(
+        agent=agent, changes={"runtime_policy": {"interaction": interaction}}, actor=Actor.for_user(ada), mode="live"
+    )
+    agent.refresh_from_db()
+
+
+def test_a_peer_the_inherited_policy_lists_may_talk_on_after_a_handoff(
+    workspace: Workspace, ada: User, alice: User, bob: User, local_preset: Preset, server
+) -> None:
+    front = make_agent(workspace, "front", "You are Front.", by=ada, allowed_tool_names=["handoff"])
+    talks_to(front, ada, alice)
+    make_agent(workspace, "expert", "You are Expert.", by=ada, runtime_policy={"interaction": {"user_ids": []}})
+    actor = Actor.for_user(alice)
+    conversation_send(agent=front, actor=actor, message="handoff expert", channel="api")
+
+    talks_to(front, ada, bob)  # front's own list no longer names alice; what it handed on does
+    reply = conversation_send(agent=front, actor=actor, message="still there?", channel="api")
+
+    assert (reply.turn.agent_key, reply.answer.text) == ("expert", "You are Expert. answers still there?")
+    assert Conversation.objects.get().inherited_policy["interaction"]["user_ids"] == [f"user:{alice.pk}"]
+
+
+def test_a_peer_the_inherited_policy_does_not_list_is_refused_after_a_handoff(
+    workspace: Workspace, ada: User, alice: User, bob: User, local_preset: Preset, server
+) -> None:
+    front = make_agent(workspace, "front", "You are Front.", by=ada)
+    make_agent(workspace, "expert", "You are Expert.", by=ada)
+    actor = Actor.for_user(alice)
+    conversation_send(agent=front, actor=actor, message="hello", channel="api")
+    talks_to(front, ada, bob)
+    conversation_handoff(conversation=Conversation.objects.get(), agent_key="expert", actor=Actor.for_user(ada))
+
+    talks_to(front, ada, None)  # front talks to anyone again; the conversation still answers under bob-only
+    before = (ConversationMessage.objects.count(), len(server.bodies))
+    with pytest.raises(PermissionDenied) as refused:
+        conversation_send(agent=front, actor=actor, message="hello again", channel="api")
+
+    assert str(refused.value) == (
+        f"'user:{alice.pk}' may not talk to agent 'front': this conversation was handed to 'expert', and the "
+        "runtime policy it answers under (inherited at the hand-off) does not list this peer in "
+        "interaction.user_ids."
+    )
+    assert (ConversationMessage.objects.count(), len(server.bodies)) == before == (2, 1)

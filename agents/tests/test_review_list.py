@@ -145,10 +145,50 @@ def test_the_list_speaks_french(client, bob, desk) -> None:
 
     page = client.get(URL, headers={"accept-language": "fr"}).content.decode()
 
-    assert "Liste de revue" in page
+    assert "Liste de relecture" in page
     assert '<p id="aih-review-total">4 demandes</p>' in page
     assert ">proposition</td>" in page and ">action</td>" in page
     assert "en attente" in page
+
+
+def test_an_action_request_reads_in_french_from_the_list_to_the_decision(client, bob, desk) -> None:
+    client.force_login(bob)
+    french = {"accept-language": "fr"}
+    mail = desk["mail"]
+
+    listing = client.get(reverse("admin:agents_approvalrequest_changelist"), headers=french).content.decode()
+    page = client.get(action_url(mail), headers=french).content.decode()
+    decided = client.get(action_url(desk["decided"]), headers=french).content.decode()
+
+    assert "<title>Demandes d\u2019action | AiHummer</title>" in listing
+    assert " Par statut " in listing and " Par outil " in listing and "Expirée</a>" in listing
+    assert "Pour le compte de" in listing and "Ancienneté" in listing
+    assert 'data-status="pending" style="background:#b7791f">en attente</span>' in listing
+    assert f"Relecture de mail_send n\u00b0\u00a0{mail.pk}" in page
+    assert "Appel de l\u2019agent <strong>redacteur</strong> pour" in page and "Refusée d\u2019office" in page
+    assert "L\u2019e-mail, exactement tel qu\u2019il sera envoyé" in page and "<th>Objet</th>" in page
+    assert 'value="Approuver"' in page and 'value="Refuser"' in page and "Transmise au modèle." in page
+    for english in ("Called by", "Refused by itself", "exactly as", "Decide", "Approving runs", "Told to"):
+        assert english not in page
+    assert "<strong>Approuvée</strong>" in decided
+
+    refused = client.post(
+        action_url(mail),
+        {"note": "pas maintenant", "arguments_hash": mail.arguments_hash, "_reject": "1"},
+        headers=french,
+    )
+    assert refused.status_code == 302
+    messages = client.get(refused.url, headers=french).content.decode()
+    assert f"Demande mail_send n\u00b0\u00a0{mail.pk} refusée." in messages
+
+
+def test_an_action_request_reads_in_english_by_default(client, bob, desk) -> None:
+    client.force_login(bob)
+
+    page = client.get(action_url(desk["mail"])).content.decode()
+
+    assert f"Review mail_send #{desk['mail'].pk}" in page and "Called by agent <strong>redacteur</strong>" in page
+    assert "<th>Subject</th>" in page and 'value="Approve"' in page and "Refused by itself" in page
 
 
 # session, user, may-use-admin, the memberships (rights), a COUNT per kind (the page's

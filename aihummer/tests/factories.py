@@ -62,12 +62,20 @@ def make_agent(
     )
 
 
-def make_mailer(workspace: Workspace, *, by: User, smtp_port: int, password: str, key: str = "mailer") -> Agent:
+def make_mailer(
+    workspace: Workspace,
+    *,
+    by: User,
+    smtp_port: int,
+    password: str,
+    key: str = "mailer",
+    preset: Preset | None = None,
+) -> Agent:
     """An agent that may call `mail_send`, its SMTP account on a local server without TLS
-    (agent@acme.test), the password a vault credential."""
+    (agent@acme.test), the password a vault credential; on `preset` (else the default)."""
     from agents.services.tool_settings import agent_tool_settings_update
 
-    mailer = make_agent(workspace, key, "You write mails.", by=by, allowed_tool_names=["mail_send"])
+    mailer = make_agent(workspace, key, "You write mails.", by=by, preset=preset, allowed_tool_names=["mail_send"])
     credential = credential_create(workspace=workspace, key="smtp", secret=password, actor=actor_for(by))
     agent_tool_settings_update(
         agent=mailer,

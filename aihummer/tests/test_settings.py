@@ -91,6 +91,9 @@ def test_secrets_can_come_from_files(tmp_path: Path):
         ({"DEBUG": "maybe"}, lambda e: e.bool("DEBUG", False), "DEBUG must be one of true/false"),
         ({"N": "x"}, lambda e: e.int("N", 1), "N must be an integer, not 'x'"),
         ({"N": "9"}, lambda e: e.int("N", 1, maximum=4), "N must be at most 4, not 9"),
+        ({"N": "0"}, lambda e: e.int("N", 1, minimum=31_536_000), "N must be at least 31536000, not 0"),
+        ({"F": "1,5"}, lambda e: e.float("F", 1.0), "F must be a number, not '1,5'"),
+        ({"F": "0.25"}, lambda e: e.float("F", 1.0, minimum=0.5), "F must be at least 0.5, not 0.25"),
         (
             {"AIHUMMER_ENV": "prod"},
             lambda e: e.choice("AIHUMMER_ENV", ["development", "production"], "development"),

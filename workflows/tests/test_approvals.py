@@ -5,15 +5,22 @@ worker busy, the approved message is sent exactly once, and the run completes.""
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from agents.models import AgentTurn, ApprovalRequest
-from agents.services.tool_approvals import approval_request_approve, approval_request_reject
+from agents.services.tool_approvals import (
+    approval_request_approve,
+    approval_request_reject,
+    approval_requests_sweep,
+)
 from aihummer.actors import Actor
 from aihummer.tests.factories import make_agent, make_mailer
 from aihummer.tests.smtp import SmtpServer
 from aihummer.tests.waiting import wait_until
+from workflows.execution import workflow_runs_revive, workflow_step_run
 from workflows.models import StepRun, WorkflowRun
 from workflows.services import workflow_create, workflow_run_cancel, workflow_run_start, workflow_run_wait
 
@@ -153,3 +160,78 @@ def test_a_run_waits_while_any_of_its_parallel_steps_waits(workspace, ada, alice
     assert (after_one, statuses) == ("waiting", {"mail_a": "completed", "mail_b": "waiting"})
     assert WorkflowRun.objects.get(pk=run.pk).status == "completed"
     assert len(smtp.messages) == 2
+
+
+@pytest.mark.django_db  # not transaction=True: what the run's start enqueues on commit never runs (lost tasks)
+def test_the_sweep_resends_a_lost_parallel_step_of_a_waiting_run(
+    workspace, ada, alice, echo_preset, django_capture_on_commit_callbacks
+) -> None:
+    make_mailer(workspace, by=ada, smtp_port=2525, password=PASSWORD)  # nothing is sent: no approval here
+    make_agent(workspace, "scribe", "You sum up.", by=ada)
+    steps = [
+        {"name": "mail", "agent_name": "mailer", "depends_on": []},
+        {"name": "note", "agent_name": "scribe", "depends_on": []},
+    ]
+    workflow = workflow_create(
+        workspace=workspace,
+        actor=Actor.for_user(ada),
+        key="branches",
+        name="Branches",
+        definition={"version": 1, "steps": steps},
+    )
+    run = workflow_run_start(workflow=workflow, actor=Actor.for_user(alice), message=mail_message())
+    # The task of `mail` arrives and its call waits for a person; the task of `note` was lost.
+    assert workflow_step_run(run_id=run.pk, step="mail") == "waiting"
+    assert WorkflowRun.objects.get(pk=run.pk).status == "waiting"
+    WorkflowRun.objects.filter(pk=run.pk).update(created_at=timezone.now() - timedelta(minutes=5))
+
+    with django_capture_on_commit_callbacks(execute=True) as sent:
+        counts = workflow_runs_revive()
+
+    assert counts["steps_redispatched"] == 1
+    assert len(sent) == 1
+    statuses = {s.name: (s.status, s.lease_expires_at) for s in StepRun.objects.filter(run=run)}
+    assert statuses == {"mail": ("waiting", None), "note": ("completed", None)}
+    assert WorkflowRun.objects.get(pk=run.pk).status == "waiting"  # `mail` still waits for its person
+    with django_capture_on_commit_callbacks() as sent:
+        assert workflow_runs_revive()["steps_redispatched"] == 0  # nothing else is ready: the waiting step is not
+    assert sent == []
+
+
+def test_a_resume_that_keeps_failing_fails_its_step_and_run_once_its_attempts_are_spent(
+    workspace, ada, alice, bob, echo_preset, settings
+) -> None:
+    settings.AIHUMMER_STEP_RECOVERIES = 1  # `mail` has no retries: 2 attempts in all
+    with SmtpServer(user="agent@acme.test", password=PASSWORD) as smtp:
+        workflow = mailer_workflow(workspace, ada, smtp)
+        run = workflow_run_start(workflow=workflow, actor=Actor.for_user(alice), message=mail_message())
+        request = ApprovalRequest.objects.get(run_id=run.pk)
+        # A resume that can never succeed (here: the turn's saved state cannot be read),
+        # as a worker killed at every resume would leave it.
+        ApprovalRequest.objects.filter(pk=request.pk).update(resume_state={"messages": [{"role": "user"}]})
+        approval_request_approve(request=request, actor=Actor.for_user(bob), arguments_hash=request.arguments_hash)
+        request.refresh_from_db()
+        assert (request.progress, request.effect_ok) == ("resuming", True)  # sent, recorded; the resume raised
+        resent = []
+        for _ in range(4):  # more sweeps than attempts: the step's count ends it, not the sweeps
+            # The resuming lease has passed (as it would once the resuming worker died).
+            ApprovalRequest.objects.filter(pk=request.pk, progress="resuming").update(
+                progress_until=timezone.now() - timedelta(seconds=1)
+            )
+            resent.append(approval_requests_sweep()["resent"])
+
+    assert resent == [1, 1, 0, 0]
+    assert len(smtp.messages) == 1  # the effect was recorded: never sent again
+    run.refresh_from_db()
+    step = StepRun.objects.get(run=run, name="mail")
+    assert (step.status, step.attempts) == ("failed", 2)
+    assert step.error == (
+        f"Attempt 2 never finished after its approved call (request {request.pk}): the worker resuming its turn "
+        "died, or the resume failed. No attempts left (2 of 2)."
+    )
+    assert [entry["attempt"] for entry in step.attempt_log] == [1]
+    assert (run.status, run.error) == ("failed", f"Step 'mail' failed: {step.error}")
+    assert StepRun.objects.get(run=run, name="sum_up").status == "pending"
+    request.refresh_from_db()
+    assert request.progress == "resumed"  # nothing is resent any more
+    assert request.turn.status == "failed"

@@ -143,16 +143,18 @@ def test_a_timed_out_steps_turn_has_ended_before_it_is_retried(workspace, operat
     # the provider (tokens paid twice, a self-edit possibly proposed twice).
     settings.AIHUMMER_PROVIDER_MAX_RETRIES = 0  # one request per turn: the provider's count is the turns'
     settings.AIHUMMER_STEP_RETRY_BACKOFF_SEC = 0.1
-    with FakeOpenAI(delay=2.5) as server:
+    # 2 s of step time: on a loaded machine a turn's set-up has taken most of 1 s before
+    # its request went out, and an attempt then ended without reaching the provider.
+    with FakeOpenAI(delay=4.5) as server:
         make_agent(workspace, "sleepy", "Sleepy.", preset=openai_preset(workspace, server, by=operator))
-        workflow = linear(workspace, operator, "sleepy", n=1, timeout_seconds=1, retries=1)
+        workflow = linear(workspace, operator, "sleepy", n=1, timeout_seconds=2, retries=1)
         run = workflow_run_start(workflow=workflow, actor=operator, message="go")
         requests_when_the_run_ended = len(server.bodies)
         turns = list(AgentTurn.objects.filter(agent_key="sleepy").order_by("started_at"))
     run.refresh_from_db()
     step = steps_of(run)["s1"]
     assert (run.status, step.status, step.attempts) == ("failed", "failed", 2)
-    assert step.error == "Step 's1' timed out after 1 s (timeout_seconds)."
+    assert step.error == "Step 's1' timed out after 2 s (timeout_seconds)."
     assert requests_when_the_run_ended == len(server.bodies) == 2  # one per attempt, none left running
     assert [(turn.status, turn.error_kind) for turn in turns] == [("failed", "deadline"), ("failed", "deadline")]
     assert turns[1].started_at >= turns[0].finished_at  # the retry began after the first turn ended
