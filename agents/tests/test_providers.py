@@ -5,13 +5,12 @@ errors map, what is retried; then one turn through the real runtime."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from django.forms.models import model_to_dict
 from django.utils import timezone
 from pytest_httpserver import HTTPServer
-from werkzeug import Request, Response
+from werkzeug import Request
 
 from agents.models import AgentTurn, DebugLog
 from agents.rendering import render_system_prompt
@@ -19,6 +18,7 @@ from agents.runtime import agent_turn_run
 from agents.runtime.providers import get_provider
 from agents.runtime.providers.base import Message, ModelRequest, ProviderError, ToolCall, ToolSpec, Usage
 from agents.services import agent_create, credential_create, preset_create
+from agents.tests.helpers import settled, sleeping
 from aihummer.actors import Actor
 
 SECRET = "sk-test-0123456789abcdefghijklmnop"
@@ -61,24 +61,6 @@ def make_request(base_url: str, model: str, **fields: object) -> ModelRequest:
 
 def bodies(server: HTTPServer) -> list[dict]:
     return [json.loads(request.get_data()) for request, _ in server.log]
-
-
-def sleeping(seconds: float, seen: list[Request]) -> object:
-    def handler(request: Request) -> Response:
-        seen.append(request)
-        time.sleep(seconds)
-        return Response("{}", content_type="application/json")
-
-    return handler
-
-
-def settled(server: HTTPServer, seen: list[Request]) -> int:
-    """How many requests a sleeping handler took, once it has answered: its late answer
-    must land in this test's log, not the next one's (the server answers one at a time)."""
-    deadline = time.monotonic() + 5
-    while len(server.log) < len(seen) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return len(seen)
 
 
 def tool_round_trip_messages(calls: tuple[ToolCall, ...]) -> tuple[Message, ...]:
