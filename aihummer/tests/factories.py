@@ -28,6 +28,15 @@ WRITER_PROFILE = {
 }
 # The seed's two-step pipeline, `lecteur` then `critique`: the demo's, without its description.
 PIPELINE = {key: value for key, value in DEMO_PIPELINE.items() if key != "description"}
+# Two parallel steps and their join: a run whose tasks (and spans) fan out and meet again.
+FAN_OUT = {
+    "version": 1,
+    "steps": [
+        {"name": "left", "agent_name": "left", "depends_on": []},
+        {"name": "right", "agent_name": "right", "depends_on": []},
+        {"name": "join", "agent_name": "join", "depends_on": ["left", "right"]},
+    ],
+}
 
 
 def actor_for(by: User | Actor | None) -> Actor:
@@ -132,3 +141,16 @@ def echo_sp(what: PromptVersion | dict) -> str:
     snapshot = what.snapshot if isinstance(what, PromptVersion) else what
     rendered = render_system_prompt(snapshot, first_turn=True, today=timezone.localdate())
     return hashlib.sha256(rendered.text.encode()).hexdigest()[:8]
+
+
+def make_fan_out(workspace: Workspace) -> str:
+    """The workflow `fan` (FAN_OUT) on an echo default preset, and the raw value of an
+    API key (read, write) that may start it."""
+    from workflows.services import workflow_create
+
+    operator = Actor.for_operator(name="tests")
+    make_echo_preset(workspace, by=operator)
+    for key in ("left", "right", "join"):
+        agent_create(workspace=workspace, actor=operator, key=key, name=key, snapshot={"system_prompt": key})
+    workflow_create(workspace=workspace, actor=operator, key="fan", name="Fan", definition=FAN_OUT)
+    return make_key(workspace, "fan", "read,write", by=operator)[1]
