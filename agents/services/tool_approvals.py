@@ -37,6 +37,7 @@ from django.db import transaction
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 from django.utils.module_loading import import_string
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from agents.models import Agent, AgentTurn, ApprovalRequest
@@ -109,7 +110,7 @@ def _check_decider(request: ApprovalRequest, actor: Actor, note: str) -> None:
     if actor.answers_for(request.proposer_identity):
         raise PermissionDenied(FOUR_EYES)
     if not isinstance(note, str) or len(note) > 2000:
-        raise ValidationError({"note": "At most 2000 characters."})
+        raise ValidationError({"note": gettext("At most %(count)d characters.") % {"count": 2000}})
 
 
 def _decide(

@@ -17,9 +17,10 @@ from agents.rendering import render_system_prompt
 from agents.runtime import agent_turn_run
 from agents.runtime.providers import get_provider
 from agents.runtime.providers.base import Message, ModelRequest, ProviderError, ToolCall, ToolSpec, Usage
-from agents.services import agent_create, credential_create, preset_create
+from agents.services import agent_create
 from agents.tests.helpers import settled, sleeping
 from aihummer.actors import Actor
+from aihummer.tests.factories import vault_preset
 
 SECRET = "sk-test-0123456789abcdefghijklmnop"
 PREFIX = "You are Camille, a careful writer."
@@ -596,18 +597,7 @@ def test_gemini_timeout_is_timeout(httpserver, no_retries):
 def local_agent(workspace, ada, httpserver):
     """An agent on an `openai` preset whose base URL is the local server, its key in the vault."""
     actor = Actor.for_user(ada)
-    credential = credential_create(workspace=workspace, key="local-key", secret=SECRET, actor=actor)
-    preset_create(
-        workspace=workspace,
-        actor=actor,
-        key="local",
-        name="Local",
-        provider_name="openai",
-        model="gpt-4.1",
-        base_url=httpserver.url_for("/v1"),
-        credential=credential,
-        is_active=True,
-    )
+    vault_preset(workspace, httpserver.url_for("/v1"), secret=SECRET, by=actor, is_active=True)
     return agent_create(
         workspace=workspace, actor=actor, key="writer", name="Writer", snapshot={"system_prompt": PREFIX}
     )

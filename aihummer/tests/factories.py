@@ -119,20 +119,38 @@ def make_key(
     return api_key_create(workspace=workspace, name=name, scopes=scopes, owner=owner, actor=actor_for(by))
 
 
-def openai_preset(workspace: Workspace, server: FakeOpenAI, *, key: str = "slow", by: Actor | None = None) -> Preset:
-    """A preset sending to the local OpenAI-protocol `server`, with a credential of its own."""
+def vault_preset(
+    workspace: Workspace,
+    base_url: str,
+    *,
+    secret: str,
+    key: str = "local",
+    credential_key: str | None = None,
+    model: str = "gpt-4.1",
+    by: User | Actor | None = None,
+    **fields: object,
+) -> Preset:
+    """An `openai` preset sending to `base_url` (a local protocol server) with `secret` in
+    the vault as its credential (`credential_key`, default `<key>-key`); `fields` go to
+    `preset_create` as they are (is_active, temperature, …)."""
     actor = actor_for(by)
-    credential = credential_create(workspace=workspace, actor=actor, key=f"{key}-key", secret="sk-fake-0123456789")
+    credential = credential_create(workspace=workspace, actor=actor, key=credential_key or f"{key}-key", secret=secret)
     return preset_create(
         workspace=workspace,
         actor=actor,
         key=key,
         name=key.title(),
         provider_name="openai",
-        base_url=server.base_url,
-        model="fake-model",
+        model=model,
+        base_url=base_url,
         credential=credential,
+        **fields,
     )
+
+
+def openai_preset(workspace: Workspace, server: FakeOpenAI, *, key: str = "slow", by: Actor | None = None) -> Preset:
+    """A preset sending to the local OpenAI-protocol `server`, with a credential of its own."""
+    return vault_preset(workspace, server.base_url, secret="sk-fake-0123456789", key=key, model="fake-model", by=by)
 
 
 def echo_sp(what: PromptVersion | dict) -> str:
