@@ -21,9 +21,11 @@ $(VENV)/.test-deps: requirements.txt requirements-dev.txt
 
 # The desk's French: locale/*/LC_MESSAGES/django.po compiled to the .mo Django reads
 # (the .mo files are committed too, so a deploy needs no gettext; this keeps them fresh).
-messages: $(VENV)/.run-deps
+# msgfmt itself, every time: compilemessages skips a .mo newer than its .po, which a
+# merge or a checkout easily leaves stale.
+messages:
 	bin/ensure-gettext
-	$(BIN)/python manage.py compilemessages --ignore .venv --ignore node_modules --verbosity 0
+	for po in locale/*/LC_MESSAGES/django.po; do msgfmt --check-format -o "$${po%.po}.mo" "$$po" || exit 1; done
 
 run: $(VENV)/.run-deps messages
 	$(BIN)/python manage.py migrate --noinput

@@ -6,11 +6,17 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, models, transaction
+from django.utils.text import capfirst
+from django.utils.translation import gettext, gettext_noop, ngettext
 
 from aihummer.actors import Actor, Verb
 from aihummer.exceptions import ApplicationError, NotFound
 from aihummer.history import stamp
 from aihummer.models import Workspace
+
+# Nouns the messages below name that are no model's verbose name (those are in the
+# catalogue already).
+NOUNS = (gettext_noop("tool policy"), gettext_noop("tool settings"))
 
 
 def require_key_free(
@@ -31,22 +37,26 @@ def require_key_free(
     if clash is None:
         return
     if getattr(clash, "is_sandbox", False):
-        raise ValidationError(
-            {
-                "key": f"Key '{key}' is taken by sandbox {noun} '{clash.key}' (id {clash.pk}), left by an automated "
-                f"client. Remove it with {sandbox_cleanup_hint(actor, workspace)}, then retry."
-            }
+        taken = gettext(
+            "Key '%(key)s' is taken by sandbox %(noun)s '%(clash)s' (id %(id)s), left by an automated client. "
+            "Remove it with %(hint)s, then retry."
         )
-    raise ValidationError(
-        {"key": f"{article(noun)} {noun} with key '{key}' already exists in workspace '{workspace.slug}'."}
-    )
+        names = {"key": key, "noun": gettext(noun), "clash": clash.key, "id": clash.pk}
+        raise ValidationError({"key": taken % {**names, "hint": sandbox_cleanup_hint(actor, workspace)}})
+    # The noun is one of the models' names, which the catalogue has (gettext at run time);
+    # one message per English article, as French needs none.
+    if article(noun) == "An":
+        exists = gettext("An %(noun)s with key '%(key)s' already exists in workspace '%(workspace)s'.")
+    else:
+        exists = gettext("A %(noun)s with key '%(key)s' already exists in workspace '%(workspace)s'.")
+    raise ValidationError({"key": exists % {"noun": gettext(noun), "key": key, "workspace": workspace.slug}})
 
 
 def sandbox_cleanup_hint(actor: Actor, workspace: Workspace) -> str:
     """How this caller removes a workspace's sandbox: an MCP client has the tool, anyone
     else the command."""
     if actor.surface == "mcp":
-        return "the cleanup_sandbox tool"
+        return gettext("the cleanup_sandbox tool")
     return f"`manage.py sandbox_cleanup --workspace {workspace.slug}`"
 
 
@@ -61,8 +71,13 @@ def save_checked(instance: models.Model, *, actor: Actor, reason: str, noun: str
         # Rows without a key (one per agent or workspace) lose the same race on their owner.
         key = getattr(instance, "key", None)
         if key is None:
-            raise ValidationError(f"The {noun} was saved concurrently; read it again and retry.") from exc
-        raise ValidationError({"key": f"A {noun} with key '{key}' already exists (saved concurrently)."}) from exc
+            concurrent = gettext("The %(noun)s was saved concurrently; read it again and retry.")
+            raise ValidationError(concurrent % {"noun": gettext(noun)}) from exc
+        if article(noun) == "An":
+            concurrent = gettext("An %(noun)s with key '%(key)s' already exists (saved concurrently).")
+        else:
+            concurrent = gettext("A %(noun)s with key '%(key)s' already exists (saved concurrently).")
+        raise ValidationError({"key": concurrent % {"noun": gettext(noun), "key": key}}) from exc
 
 
 def article(noun: str) -> str:
@@ -72,12 +87,13 @@ def article(noun: str) -> str:
 def same_workspace(target: models.Model | None, workspace: Workspace, field: str, noun: str) -> None:
     # Another workspace's row answers exactly as a missing one.
     if target is not None and target.workspace_id != workspace.pk:
-        raise ValidationError({field: f"Unknown {noun}."})
+        raise ValidationError({field: gettext("Unknown %(noun)s.") % {"noun": gettext(noun)}})
 
 
 def no_sandbox_reference(owner: models.Model, target: models.Model | None, field: str, noun: str) -> None:
     if target is not None and target.is_sandbox and not owner.is_sandbox:
-        raise ValidationError({field: f"A real row cannot use the sandbox {noun} '{target.key}'."})
+        refusal = gettext("A real row cannot use the sandbox %(noun)s '%(key)s'.")
+        raise ValidationError({field: refusal % {"noun": gettext(noun), "key": target.key}})
 
 
 class NoLiveVersion(ApplicationError):
@@ -87,7 +103,8 @@ class NoLiveVersion(ApplicationError):
 def require_live(agent: models.Model) -> models.Model:
     """The live version of `agent`, or NoLiveVersion (409) while its version 1 waits."""
     if agent.live_number is None:
-        raise NoLiveVersion(f"Agent '{agent.key}' has no live version yet: its version 1 is waiting for review.")
+        waiting = gettext("Agent '%(agent)s' has no live version yet: its version 1 is waiting for review.")
+        raise NoLiveVersion(waiting % {"agent": agent.key})
     return agent.live_version
 
 
@@ -110,19 +127,22 @@ def name_dependents(rows: list[tuple[str, bool]], *, actor: Actor | None, worksp
     """`(label, is_sandbox)` pairs as a dependents list: sandbox rows named only to a
     caller that can see them (or to internal callers, `actor=None`), otherwise counted."""
     if actor is None or actor.sees_sandbox_rows(workspace):
-        return [label + (" (sandbox)" if is_sandbox else "") for label, is_sandbox in rows]
+        return [label + (" (" + gettext("sandbox") + ")" if is_sandbox else "") for label, is_sandbox in rows]
     hidden = sum(1 for _, is_sandbox in rows if is_sandbox)
     named = [label for label, is_sandbox in rows if not is_sandbox]
-    return named + ([f"{hidden} sandbox {noun}{'s' if hidden > 1 else ''}"] if hidden else [])
+    counted = ngettext("%(count)d sandbox %(noun)s", "%(count)d sandbox %(noun)ss", hidden)
+    return named + ([counted % {"count": hidden, "noun": gettext(noun)}] if hidden else [])
 
 
 def deletion_refusal(instance: models.Model, *, noun: str, dependents: list[str]) -> str | None:
     """Why `instance` may not simply be deleted (built in, or used by `dependents`), or
     None; the admin's delete page and the services say it in the same words."""
     if getattr(instance, "is_builtin", False):
-        return f"{noun.capitalize()} '{instance.key}' is built in and cannot be deleted; disable it instead."
+        refusal = gettext("%(noun)s '%(key)s' is built in and cannot be deleted; disable it instead.")
+        return refusal % {"noun": capfirst(gettext(noun)), "key": instance.key}
     if dependents:
-        return f"{noun.capitalize()} '{instance.key}' is in use: {'; '.join(dependents)}."
+        refusal = gettext("%(noun)s '%(key)s' is in use: %(dependents)s.")
+        return refusal % {"noun": capfirst(gettext(noun)), "key": instance.key, "dependents": "; ".join(dependents)}
     return None
 
 

@@ -1,7 +1,9 @@
 """Where a step's CPU goes: cProfile of --runs inline runs of a 3-step linear workflow
 (no broker: each step is called in this process, claim to finish), on the echo provider
 or through the OpenAI SDK to a local server. Prints the top functions by own and by
-cumulative time, and CPU ms per step.
+cumulative time, and CPU ms per step; `--plain` only that, unprofiled (a steadier
+before/after figure than wall time on a shared machine). With `DATABASE_POOL_MAX_SIZE`
+set, the step takes the workers' path (statements prepared on the server).
 
 `DATABASE_URL=postgres://postgres@127.0.0.1:5432/aihummer .venv/bin/python bench/profile_step.py --model echo`
 """
@@ -21,6 +23,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--model", choices=("echo", "sdk"), default="echo")
     parser.add_argument("--top", type=int, default=25)
+    parser.add_argument(
+        "--plain", action="store_true", help="no profiler: only the CPU ms per step (for before/after comparisons)"
+    )
     args = parser.parse_args()
     with throwaway_database():
         from agents.services import agent_create, credential_create, preset_create
@@ -60,12 +65,16 @@ def main() -> None:
                 workflow_run_start(workflow=workflow, actor=operator, message="warm")
             profile = cProfile.Profile(time.process_time)  # CPU, not waits
             cpu = time.process_time()
-            profile.enable()
+            if not args.plain:
+                profile.enable()
             for _ in range(args.runs):
                 workflow_run_start(workflow=workflow, actor=operator, message="go")
             profile.disable()
             cpu = time.process_time() - cpu
-    print(f"{args.model}: {cpu * 1000 / (3 * args.runs):.2f} CPU ms per step (profiled, run start included)\n")
+    how = "not profiled" if args.plain else "profiled"
+    print(f"{args.model}: {cpu * 1000 / (3 * args.runs):.2f} CPU ms per step ({how}, run start included)\n")
+    if args.plain:
+        return
     stats = pstats.Stats(profile)
     stats.sort_stats("tottime").print_stats(args.top)
     stats.sort_stats("cumulative").print_stats(args.top * 2)

@@ -57,6 +57,7 @@ from workflows.models import RunStatus, StepRun, StepStatus, WorkflowRun
 from workflows.store import (
     Claim,
     Outcome,
+    run_complete,
     step_claim,
     step_count_attempt,
     step_finish,
@@ -403,9 +404,7 @@ def _advance(plan: Plan, claim: Claim, outcome: Outcome, run_status: str, contex
 
 def _run_complete(run_id: UUID, plan: Plan, context: dict) -> None:
     outputs = run_outputs(plan, context)
-    if WorkflowRun.all_objects.filter(pk=run_id, status__in=ACTIVE).update(
-        status=RunStatus.COMPLETED, outputs=outputs, answer=run_answer(outputs), finished_at=timezone.now()
-    ):
+    if run_complete(run_id=run_id, outputs=outputs, answer=run_answer(outputs), now=timezone.now()):
         telemetry.run_finished(run_id)
 
 

@@ -11,6 +11,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from agents.models import Agent
 from agents.services.tool_approvals import approval_requests_withdraw
@@ -123,7 +124,10 @@ def workflow_update(*, workflow: Workflow, actor: Actor, **fields: Any) -> Workf
 def workflow_dependents(workflow: Workflow) -> list[str]:
     """What deleting `workflow` would disturb: its runs still in progress."""
     unfinished = WorkflowRun.all_objects.in_progress().filter(workflow=workflow).order_by("created_at")
-    return [f"run {run_id} is {status}" for run_id, status in unfinished.values_list("pk", "status")]
+    return [
+        gettext("run %(run)s is %(status)s") % {"run": run_id, "status": RunStatus(status).label.lower()}
+        for run_id, status in unfinished.values_list("pk", "status")
+    ]
 
 
 def workflow_delete(*, workflow: Workflow, actor: Actor, force: bool = False) -> list[str]:
@@ -151,9 +155,9 @@ def workflow_get(*, workspace: Workspace, key: str, actor: Actor) -> Workflow:
 # --- runs -----------------------------------------------------------------------------
 def _run_inputs(message: str | None, inputs: Any) -> dict:
     if inputs is not None and not isinstance(inputs, dict):
-        raise ValidationError({"inputs": 'Give the inputs as a JSON object, e.g. {"message": "…"}.'})
+        raise ValidationError({"inputs": gettext('Give the inputs as a JSON object, e.g. {"message": "…"}.')})
     if message is not None and not isinstance(message, str):
-        raise ValidationError({"message": "Give the message as text."})
+        raise ValidationError({"message": gettext("Give the message as text.")})
     run_inputs = dict(inputs or {})
     if message is not None:
         run_inputs["message"] = message
@@ -170,7 +174,9 @@ def workflow_run_start(
     require_visible(actor, workflow.workspace, "workflow")
     actor.require(Verb.SANDBOX if workflow.is_sandbox else Verb.RUN, workflow.workspace)
     if not workflow.is_active:
-        raise ApplicationError(f"Workflow '{workflow.key}' is disabled; enable it to run it.")
+        raise ApplicationError(
+            gettext("Workflow '%(workflow)s' is disabled; enable it to run it.") % {"workflow": workflow.key}
+        )
     run_inputs = _run_inputs(message, inputs)
     now = timezone.now()
     run = WorkflowRun(
@@ -248,7 +254,8 @@ def workflow_run_cancel(*, run: WorkflowRun, actor: Actor) -> WorkflowRun:
         )
         run = WorkflowRun.all_objects.select_for_update().get(pk=run.pk)
         if run.is_finished:
-            raise ApplicationError(f"Run {run.pk} is already {run.status}; there is nothing to cancel.")
+            already = gettext("Run %(run)s is already %(status)s; there is nothing to cancel.")
+            raise ApplicationError(already % {"run": run.pk, "status": run.get_status_display().lower()})
         run.status, run.finished_at, run.error = RunStatus.CANCELLED, now, f"Cancelled by {actor.source}."
         run.save(update_fields=["status", "finished_at", "error"])
         # A call of the run still waiting for a person is refused: nothing of it runs.
@@ -274,7 +281,8 @@ def workflow_run_resume(*, run: WorkflowRun, actor: Actor) -> WorkflowRun:
         failed = [step.name for step in failed_steps]
         run = WorkflowRun.all_objects.select_for_update().get(pk=run.pk)
         if run.status != RunStatus.FAILED:
-            raise ApplicationError(f"Only a failed run can be resumed; run {run.pk} is {run.status}.")
+            only = gettext("Only a failed run can be resumed; run %(run)s is %(status)s.")
+            raise ApplicationError(only % {"run": run.pk, "status": run.get_status_display().lower()})
         for step in failed_steps:  # the failed attempt stays on the timeline, in the step's log
             StepRun.objects.filter(pk=step.pk).update(
                 status=StepRun.Status.PENDING,

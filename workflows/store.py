@@ -384,6 +384,30 @@ def _finish_params(claim: Claim, outcome: Outcome, now: datetime, steps: int | N
     }
 
 
+# --- the run's end ------------------------------------------------------------------------
+_COMPLETE_SQL = f"""
+UPDATE {WorkflowRun._meta.db_table}
+   SET status = 'completed', outputs = %(outputs)s::jsonb, answer = %(answer)s, finished_at = %(now)s
+ WHERE id = %(run)s AND status IN ('pending', 'running', 'waiting')
+"""  # noqa: S608
+
+
+def run_complete(*, run_id: UUID, outputs: dict, answer: str, now: datetime) -> bool:
+    """Complete the run unless it ended meanwhile (cancelled, failed), in the caller's
+    transaction; False then. On PostgreSQL a statement prepared once (the last step of
+    every run sends it), elsewhere the ORM's update."""
+    if _fast():
+        with prepared_cursor() as cursor:
+            cursor.execute(_COMPLETE_SQL, {"outputs": json.dumps(outputs), "answer": answer, "now": now, "run": run_id})
+            return cursor.rowcount == 1
+    active = (RunStatus.PENDING, RunStatus.RUNNING, RunStatus.WAITING)
+    return bool(
+        WorkflowRun.all_objects.filter(pk=run_id, status__in=active).update(
+            status=RunStatus.COMPLETED, outputs=outputs, answer=answer, finished_at=now
+        )
+    )
+
+
 def step_release(*, claim: Claim, error: str, not_before: datetime, now: datetime, turn_id: int | None = None) -> bool:
     """Give a claimed step back (running → pending) to be tried again from
     `not_before`, the attempt that ended at `now` added to its log; False when this

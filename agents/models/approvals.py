@@ -221,6 +221,7 @@ class ApprovalRequest(SandboxedModel, TimeStampedModel):
     )
     progress_until = models.DateTimeField(null=True, blank=True, help_text="The lease of the worker at it.")
     effect_attempts = models.PositiveIntegerField(default=0)
+    resume_attempts = models.PositiveIntegerField(default=0, help_text="How many times its turn was resumed.")
     effect_started_at = models.DateTimeField(
         null=True, blank=True, help_text="When the last attempt began the network write (the `sending` mark)."
     )

@@ -120,7 +120,7 @@ def agent_dependents(agent: Agent, *, actor: Actor | None = None) -> list[str]:
     them)."""
     delegators = Agent.all_objects.filter(workspace_id=agent.workspace_id).exclude(pk=agent.pk).order_by("key")
     rows = [
-        (f"agent '{other.key}' delegates to it", other.is_sandbox)
+        (gettext("agent '%(agent)s' delegates to it") % {"agent": other.key}, other.is_sandbox)
         for other in delegators.only("key", "is_sandbox", "runtime_policy")
         if agent.key in (_spawn_agent_ids(other.runtime_policy) or [])
     ]
@@ -132,7 +132,10 @@ def agent_dependents(agent: Agent, *, actor: Actor | None = None) -> list[str]:
         steps = workflow.definition.get("steps") if isinstance(workflow.definition, dict) else None
         names = [s.get("name") for s in steps or [] if isinstance(s, dict) and s.get("agent_name") == agent.key]
         if names:
-            label = f"workflow '{workflow.key}' runs it in step {', '.join(map(str, names))}"
+            label = gettext("workflow '%(workflow)s' runs it in step %(steps)s") % {
+                "workflow": workflow.key,
+                "steps": ", ".join(map(str, names)),
+            }
             rows.append((label, workflow.is_sandbox))
     return dependents + name_dependents(rows, actor=actor, workspace=agent.workspace, noun="workflow")
 

@@ -231,12 +231,13 @@ def require_schedule(live_at: datetime | None) -> datetime | None:
     if live_at is None:
         return None
     if not isinstance(live_at, datetime) or timezone.is_naive(live_at):
-        raise ValidationError({"live_at": "Give a date and time with its time zone (ISO 8601)."})
+        raise ValidationError({"live_at": gettext("Give a date and time with its time zone (ISO 8601).")})
     now = timezone.now()
     if live_at <= now:
-        raise ValidationError({"live_at": "Give a time in the future, or leave it empty to go live at once."})
+        raise ValidationError({"live_at": gettext("Give a time in the future, or leave it empty to go live at once.")})
     if live_at > now + MAX_SCHEDULE_AHEAD:
-        raise ValidationError({"live_at": f"At most {MAX_SCHEDULE_AHEAD.days} days ahead."})
+        ahead = gettext("At most %(days)d days ahead.") % {"days": MAX_SCHEDULE_AHEAD.days}
+        raise ValidationError({"live_at": ahead})
     return live_at
 
 

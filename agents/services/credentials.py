@@ -110,7 +110,7 @@ def credential_delete(*, credential: Credential, actor: Actor) -> None:
 def credential_dependents(credential: Credential) -> list[str]:
     """The presets that send `credential` (sandbox ones too: only managers see this)."""
     keys = Preset.all_objects.filter(credential=credential).order_by("key").values_list("key", flat=True)
-    return [f"preset '{key}'" for key in keys]
+    return [gettext("preset '%(preset)s'") % {"preset": key} for key in keys]
 
 
 def credential_rotate_all() -> int:

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.utils.translation import gettext
 
 from agents.evidence import ASSERTION_FIELDS
 from agents.models import Agent, AgentTestCase, CaseResult, EvidenceRun, PromptVersion
@@ -98,7 +99,8 @@ def _save_case(case: AgentTestCase, *, actor: Actor, reason: str) -> None:
     case.full_clean(validate_unique=False, validate_constraints=False)
     clash = AgentTestCase.objects.filter(agent_id=case.agent_id, name=case.name).exclude(pk=case.pk).exists()
     if clash:
-        raise ValidationError({"name": f"Agent '{case.agent.key}' already has a test case named '{case.name}'."})
+        taken = gettext("Agent '%(agent)s' already has a test case named '%(name)s'.")
+        raise ValidationError({"name": taken % {"agent": case.agent.key, "name": case.name}})
     if case.is_active:
         active = AgentTestCase.objects.filter(agent_id=case.agent_id, is_active=True).exclude(pk=case.pk).count()
         if active >= settings.AIHUMMER_MAX_TEST_CASES:
@@ -113,7 +115,8 @@ def _save_case(case: AgentTestCase, *, actor: Actor, reason: str) -> None:
         with transaction.atomic():
             case.save()
     except IntegrityError as exc:
-        raise ValidationError({"name": f"A test case named '{case.name}' was saved concurrently."}) from exc
+        concurrent = gettext("A test case named '%(name)s' was saved concurrently.")
+        raise ValidationError({"name": concurrent % {"name": case.name}}) from exc
 
 
 # --- evidence runs --------------------------------------------------------------------------

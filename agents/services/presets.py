@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
+from django.utils.translation import gettext
 
 from agents import vault
 from agents.models import Agent, Preset, PromptVersion
@@ -103,22 +104,21 @@ def _check_destination(preset: Preset, *, actor: Actor, before: tuple[int | None
     if not credential.may_be_sent_to(host):
         field = "base_url" if preset.base_url else "credential"
         allowed = ", ".join(credential.allowed_hosts)
-        raise ValidationError(
-            {field: f"Credential '{credential.key}' may be sent only to {allowed}, not to {host or 'this URL'}."}
-        )
+        refusal = gettext("Credential '%(credential)s' may be sent only to %(allowed)s, not to %(host)s.")
+        names = {"credential": credential.key, "allowed": allowed, "host": host or gettext("this URL")}
+        raise ValidationError({field: refusal % names})
     refusal = actor.refusal(Verb.MANAGE, preset.workspace)
     if refusal is not None:
-        raise PermissionDenied(
-            f"Sending credential '{credential.key}' to {host or 'a new URL'} needs the right to manage "
-            f"credentials. {refusal}"
-        )
+        needs = gettext("Sending credential '%(credential)s' to %(host)s needs the right to manage credentials.")
+        names = {"credential": credential.key, "host": host or gettext("a new URL")}
+        raise PermissionDenied(f"{needs % names} {refusal}")
 
 
 def preset_activate(*, preset: Preset, actor: Actor) -> Preset:
     """Make `preset` the workspace's default, in place of the current one."""
     actor.require(Verb.PUBLISH, preset.workspace)
     if preset.is_sandbox:
-        raise ValidationError({"is_active": "A sandbox preset is never the workspace's default."})
+        raise ValidationError({"is_active": gettext("A sandbox preset is never the workspace's default.")})
     with transaction.atomic():
         # Lock the workspace's presets in pk order: two activations at once serialise
         # here instead of one of them hitting the one-active constraint.
@@ -142,7 +142,7 @@ def preset_change(*, preset: Preset, actor: Actor, fields: dict | None = None, i
     one only when another preset becomes the default: `is_active=False` on it is refused."""
     if is_active is False and preset.is_active:
         raise ValidationError(
-            {"is_active": "The default preset stays the default until another preset is made the default."}
+            {"is_active": gettext("The default preset stays the default until another preset is made the default.")}
         )
     with transaction.atomic():
         if fields:
@@ -156,7 +156,7 @@ def preset_dependents(preset: Preset, *, actor: Actor | None = None) -> list[str
     """Everything that uses `preset`, sandbox rows included (they would break too);
     named only to an `actor` that can see them, counted for the others."""
     agents = Agent.all_objects.filter(preset=preset).order_by("key").values_list("key", "is_sandbox")
-    rows = [(f"agent '{key}'", is_sandbox) for key, is_sandbox in agents]
+    rows = [(gettext("agent '%(agent)s'") % {"agent": key}, is_sandbox) for key, is_sandbox in agents]
     return name_dependents(rows, actor=actor, workspace=preset.workspace, noun="agent")
 
 

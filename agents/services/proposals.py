@@ -10,6 +10,7 @@ from datetime import datetime
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from agents.diff import diff_stats
 from agents.models import Agent, EvidenceRun, PromptVersion
@@ -74,10 +75,10 @@ def prompt_version_propose(
     if mode == "live" and not agent.is_sandbox:
         actor.require(Verb.PUBLISH, agent.workspace)
         if agent.workspace.every_change_needs_review:
-            raise PermissionDenied(
-                f"Workspace '{agent.workspace.slug}' requires a second person for every change: "
-                "propose it (mode pending)."
+            every = gettext(
+                "Workspace '%(workspace)s' requires a second person for every change: propose it (mode pending)."
             )
+            raise PermissionDenied(every % {"workspace": agent.workspace.slug})
     # The new snapshot and its size, worked out before the lock from live as the caller
     # read it (a large prompt's diff takes a while: the agent's lock must not wait on it).
     seen = agent.live_version if Agent.live_version.is_cached(agent) else None
@@ -91,7 +92,7 @@ def prompt_version_propose(
         snapshot, stats = prepared
         if is_empty_prompt(snapshot):
             raise ValidationError(
-                {"snapshot": "The agent would be told nothing: give an identity, sections or a prompt."}
+                {"snapshot": gettext("The agent would be told nothing: give an identity, sections or a prompt.")}
             )
         if snapshot["preset"] != live.snapshot["preset"]:
             snapshot_preset(agent, snapshot["preset"])  # a preset of its workspace, as a field error
@@ -199,7 +200,7 @@ def prompt_version_reject(*, version: PromptVersion, actor: Actor, note: str) ->
     Where the tier is not consensus, the rejection is recorded and the proposal is
     rejected once rejections are as many as the approvals it needs."""
     if not isinstance(note, str) or not note.strip():
-        raise ValidationError({"note": "Say why you reject it: the proposer reads this note."})
+        raise ValidationError({"note": gettext("Say why you reject it: the proposer reads this note.")})
     return _decide(version=version, actor=actor, note=note, approve=False, stale=_StaleConsent(True, None))
 
 
@@ -289,7 +290,7 @@ def prompt_version_withdraw(*, version: PromptVersion, actor: Actor) -> PromptVe
         version = PromptVersion.all_objects.select_for_update().get(pk=version.pk)
         _require_pending(version, agent)
         if not actor.answers_for(version.proposer_identity):
-            raise PermissionDenied("Only the proposer may withdraw a proposal; reviewers reject it instead.")
+            raise PermissionDenied(gettext("Only the proposer may withdraw a proposal; reviewers reject it instead."))
         version.status = PromptVersion.Status.WITHDRAWN
         version.reviewed_at = timezone.now()
         version.go_live_at = None
@@ -354,10 +355,11 @@ def agent_clone(*, version: PromptVersion, actor: Actor, key: str, name: str, de
     require_visible(actor, version.workspace, "version")
     source = version.agent
     if version.status != PromptVersion.Status.APPROVED and not actor.may_publish(source.workspace):
-        raise PermissionDenied(
-            f"Version {version.number} of '{source.key}' was never live: clone a version that was live, "
+        never = gettext(
+            "Version %(number)s of '%(agent)s' was never live: clone a version that was live, "
             "or ask someone who may publish."
         )
+        raise PermissionDenied(never % {"number": version.number, "agent": source.key})
     return agent_create(
         workspace=source.workspace,
         actor=actor,

@@ -37,6 +37,7 @@ from django.db import transaction
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 from django.utils.module_loading import import_string
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from agents.models import Agent, AgentTurn, ApprovalRequest
@@ -109,7 +110,7 @@ def _check_decider(request: ApprovalRequest, actor: Actor, note: str) -> None:
     if actor.answers_for(request.proposer_identity):
         raise PermissionDenied(FOUR_EYES)
     if not isinstance(note, str) or len(note) > 2000:
-        raise ValidationError({"note": "At most 2000 characters."})
+        raise ValidationError({"note": gettext("At most %(count)d characters.") % {"count": 2000}})
 
 
 def _decide(
@@ -371,13 +372,26 @@ def _resume(request_id: int) -> None:
     claimed = (
         ApprovalRequest.all_objects.filter(pk=request_id)
         .filter(Q(progress=Progress.RECORDED) | Q(progress=Progress.RESUMING, progress_until__lt=now))
-        .update(progress=Progress.RESUMING, progress_until=lease, updated_at=now)
+        .update(
+            progress=Progress.RESUMING, progress_until=lease, resume_attempts=F("resume_attempts") + 1, updated_at=now
+        )
     )
     if not claimed:
         return
     request = ApprovalRequest.all_objects.select_related("turn__version", "reviewed_by").get(pk=request_id)
     if request.turn is None or request.turn.status != AgentTurn.Status.WAITING:
         approval_request_resumed(request)  # nothing waits for it any more
+        return
+    # A turn whose every resume dies (its worker killed, or the resume raising) is not
+    # resumed forever: as many attempts as a workflow step gets back from dead workers.
+    # A step's own attempts count its resumes (`workflows.execution.step_resume`).
+    allowed = 1 + settings.AIHUMMER_STEP_RECOVERIES
+    if request.origin == ApprovalRequest.Origin.TURN and request.resume_attempts > allowed:
+        _end_turn(
+            request,
+            f"The turn never finished after its approved call (request {request.pk}): its {allowed} resumes "
+            "died (the worker stopped, or the resume failed). No attempts left.",
+        )
         return
     resumer = RESUMERS[request.origin]
     (import_string(resumer) if isinstance(resumer, str) else resumer)(request)

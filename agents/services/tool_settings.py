@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils.translation import gettext
 from django.views.decorators.debug import sensitive_variables
 
 from agents.models import Agent, AgentToolSettings, Credential, WorkspaceToolPolicy
@@ -63,7 +64,7 @@ def agent_tool_settings_update(*, agent: Agent, actor: Actor, **fields: object) 
     if credential is not None and (
         not isinstance(credential, Credential) or credential.workspace_id != agent.workspace_id
     ):
-        raise ValidationError({"smtp_password": "Give a credential of the agent's workspace."})
+        raise ValidationError({"smtp_password": gettext("Give a credential of the agent's workspace.")})
     row = AgentToolSettings.objects.filter(agent=agent).first() or AgentToolSettings(agent=agent)
     for name, value in fields.items():
         setattr(row, name, value)
@@ -130,7 +131,7 @@ def agent_tool_settings_change(
     SMTP password's credential named by key (None: none) or the password itself (to
     the vault, `agent_smtp_password_set`)."""
     if smtp_password_credential is not UNSET and smtp_password_secret is not None:
-        raise ValidationError({"smtp_password": "Give either the password or the credential's key, not both."})
+        raise ValidationError({"smtp_password": gettext("Give either the password or the credential's key, not both.")})
     if smtp_password_credential is not UNSET:
         fields["smtp_password"] = None
         if smtp_password_credential:

@@ -12,7 +12,7 @@ from agents.models import Preset
 from agents.services import preset_create
 from aihummer.actors import Actor
 from aihummer.models import User, Workspace
-from aihummer.tests.factories import make_echo_preset
+from aihummer.tests.factories import make_echo_preset, vault_preset
 
 PRICED_ECHO = {
     "name": "echo-paid",
@@ -119,21 +119,7 @@ def openai_server():
 @pytest.fixture
 def local_preset(workspace: Workspace, ada: User, openai_server) -> Preset:
     """The workspace's default preset: `gpt-4.1` on the local server, its key in the vault."""
-    from agents.services import credential_create
-
-    actor = Actor.for_user(ada)
-    credential = credential_create(workspace=workspace, key="local-key", secret="sk-local-0123456789", actor=actor)
-    return preset_create(
-        workspace=workspace,
-        actor=actor,
-        key="local",
-        name="Local",
-        provider_name="openai",
-        model="gpt-4.1",
-        base_url=openai_server.base_url,
-        credential=credential,
-        is_active=True,
-    )
+    return vault_preset(workspace, openai_server.base_url, secret="sk-local-0123456789", by=ada, is_active=True)
 
 
 @pytest.fixture

@@ -12,6 +12,8 @@ import time
 
 import pytest
 from django.db import connection
+from pytest_httpserver import HTTPServer
+from werkzeug.wrappers import Request, Response
 
 from workflows.tests.fake_openai import last_user_text
 
@@ -243,3 +245,24 @@ def most_at_once(calls: list[tuple[float, float, str]]) -> int:
         running += step
         peak = max(peak, running)
     return peak
+
+
+def sleeping(seconds: float, seen: list[Request]) -> object:
+    """A local server's handler that records each request in `seen`, then takes `seconds`
+    to answer an empty JSON body (a provider slower than the deadline under test)."""
+
+    def handler(request: Request) -> Response:
+        seen.append(request)
+        time.sleep(seconds)
+        return Response("{}", content_type="application/json")
+
+    return handler
+
+
+def settled(server: HTTPServer, seen: list[Request]) -> int:
+    """How many requests a sleeping handler took, once it has answered: its late answer
+    must land in this test's log, not the next one's (the server answers one at a time)."""
+    deadline = time.monotonic() + 5
+    while len(server.log) < len(seen) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return len(seen)

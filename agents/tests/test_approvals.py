@@ -22,6 +22,7 @@ from agents.services.tool_approvals import (
     approval_request_list,
     approval_request_reject,
     approval_requests_expire,
+    approval_requests_sweep,
 )
 from agents.services.tool_settings import agent_tool_settings_update, workspace_tool_policy_update
 from agents.tests.helpers import call_line
@@ -243,3 +244,33 @@ def test_a_sandbox_agent_calls_nothing_that_needs_a_person(workspace, ada, echo_
     outcome = DebugLog.all_objects.filter(turn=turn, sequence=1).get().tool_calls[0]
     assert outcome["result"].startswith("Not executed: 'http_request' needs a person's approval")
     assert httpserver.log == []
+
+
+def test_a_turn_whose_resume_keeps_failing_ends_once_its_attempts_are_spent(
+    caller, alice, bob, httpserver, settings
+) -> None:
+    settings.AIHUMMER_STEP_RECOVERIES = 1  # 2 resumes in all
+    httpserver.expect_request("/hook", method="POST").respond_with_data("ok")
+    turn = agent_turn_run(agent=caller, message=call_line(httpserver), actor=Actor.for_user(alice))
+    request = ApprovalRequest.objects.get(turn=turn)
+    # A resume that can never succeed (its saved state cannot be read), as a worker
+    # killed at every resume would leave it.
+    ApprovalRequest.objects.filter(pk=request.pk).update(resume_state={"messages": [{"role": "user"}]})
+    approval_request_approve(request=request, actor=Actor.for_user(bob), arguments_hash=request.arguments_hash)
+    resent = []
+    for _ in range(4):  # more sweeps than attempts
+        ApprovalRequest.objects.filter(pk=request.pk, progress="resuming").update(
+            progress_until=timezone.now() - timedelta(seconds=1)
+        )
+        resent.append(approval_requests_sweep()["resent"])
+
+    assert resent == [1, 1, 0, 0]
+    assert len(httpserver.log) == 1
+    request.refresh_from_db()
+    assert (request.progress, request.resume_attempts) == ("resumed", 3)
+    turn.refresh_from_db()
+    assert turn.status == "failed"
+    assert turn.error == (
+        f"The turn never finished after its approved call (request {request.pk}): its 2 resumes died (the worker "
+        "stopped, or the resume failed). No attempts left."
+    )

@@ -13,8 +13,9 @@ from django.core.management import CommandError, call_command
 
 from agents.models import Preset
 from agents.runtime.preset_check import preset_check
-from agents.services import credential_create, preset_create
+from agents.services import preset_create
 from aihummer.actors import Actor
+from aihummer.tests.factories import vault_preset
 
 SECRET = "sk-check-0123456789abcdefghijklmnop"
 PATH = "/v1/chat/completions"
@@ -27,19 +28,7 @@ def httpserver_listen_address() -> tuple[str, int]:
 
 @pytest.fixture
 def local_preset(workspace, ada, httpserver) -> Preset:
-    actor = Actor.for_user(ada)
-    credential = credential_create(workspace=workspace, key="local-key", secret=SECRET, actor=actor)
-    return preset_create(
-        workspace=workspace,
-        actor=actor,
-        key="local",
-        name="Local",
-        provider_name="openai",
-        model="gpt-4.1",
-        base_url=httpserver.url_for("/v1"),
-        credential=credential,
-        temperature=0.3,
-    )
+    return vault_preset(workspace, httpserver.url_for("/v1"), secret=SECRET, by=ada, temperature=0.3)
 
 
 def completion(text: str) -> dict:

@@ -10,7 +10,7 @@ import time
 
 import pytest
 from pytest_httpserver import HTTPServer
-from werkzeug import Request, Response
+from werkzeug import Request
 
 from agents.models import Agent, AgentTurn, DebugLog
 from agents.runtime import agent_turn_run
@@ -18,6 +18,7 @@ from agents.runtime.preset_check import preset_check
 from agents.runtime.providers import get_provider
 from agents.runtime.providers.base import Message, ModelRequest, ProviderError
 from agents.services import agent_create, credential_create, preset_create
+from agents.tests.helpers import settled, sleeping
 from aihummer.actors import Actor
 
 SECRET = "sk-test-0123456789abcdefghijklmnop"
@@ -54,24 +55,6 @@ def request_for(server: HTTPServer, vendor: str, timeout: float) -> ModelRequest
         base_url=server.url_for(base),
         api_key=SECRET,
     )
-
-
-def sleeping(seconds: float, seen: list[Request]) -> object:
-    def handler(request: Request) -> Response:
-        seen.append(request)
-        time.sleep(seconds)
-        return Response("{}", content_type="application/json")
-
-    return handler
-
-
-def settled(server: HTTPServer, seen: list[Request]) -> int:
-    """How many requests the sleeping handler took, once it has answered (its late answer
-    must land in this test's log, not the next one's)."""
-    deadline = time.monotonic() + 5
-    while len(server.log) < len(seen) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return len(seen)
 
 
 def timed_failure(vendor: str, request: ModelRequest) -> tuple[ProviderError, float]:

@@ -21,8 +21,9 @@ from agents.models import Agent
 from agents.runtime import agent_turn_run
 from agents.runtime.providers import get_provider
 from agents.runtime.providers.base import Message, ModelRequest, ProviderError
-from agents.services import agent_create, credential_create, credential_update, preset_create
+from agents.services import agent_create, credential_update
 from aihummer.actors import Actor
+from aihummer.tests.factories import vault_preset
 
 KEY_A = "sk-test-aaaaaaaaaaaaaaaaaaaaaaaa"
 KEY_B = "sk-test-bbbbbbbbbbbbbbbbbbbbbbbb"
@@ -281,18 +282,9 @@ def test_fifty_concurrent_calls_each_get_their_own_answer_and_deadline(servers, 
 def test_a_rotated_credential_is_used_by_the_next_turn(servers, workspace, ada, alice):
     server = servers("openai")
     actor = Actor.for_user(ada)
-    credential = credential_create(workspace=workspace, key="local", secret=KEY_A, actor=actor)
-    preset_create(
-        workspace=workspace,
-        actor=actor,
-        key="local",
-        name="Local",
-        provider_name="openai",
-        model="gpt-4.1",
-        base_url=server.base_url,
-        credential=credential,
-        is_active=True,
-    )
+    credential = vault_preset(
+        workspace, server.base_url, secret=KEY_A, credential_key="local", by=actor, is_active=True
+    ).credential
     agent = agent_create(workspace=workspace, actor=actor, key="writer", name="Writer")
     first = agent_turn_run(agent=agent, message="one", actor=Actor.for_user(alice))
 

@@ -5,21 +5,22 @@ errors map, what is retried; then one turn through the real runtime."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from django.forms.models import model_to_dict
 from django.utils import timezone
 from pytest_httpserver import HTTPServer
-from werkzeug import Request, Response
+from werkzeug import Request
 
 from agents.models import AgentTurn, DebugLog
 from agents.rendering import render_system_prompt
 from agents.runtime import agent_turn_run
 from agents.runtime.providers import get_provider
 from agents.runtime.providers.base import Message, ModelRequest, ProviderError, ToolCall, ToolSpec, Usage
-from agents.services import agent_create, credential_create, preset_create
+from agents.services import agent_create
+from agents.tests.helpers import settled, sleeping
 from aihummer.actors import Actor
+from aihummer.tests.factories import vault_preset
 
 SECRET = "sk-test-0123456789abcdefghijklmnop"
 PREFIX = "You are Camille, a careful writer."
@@ -61,24 +62,6 @@ def make_request(base_url: str, model: str, **fields: object) -> ModelRequest:
 
 def bodies(server: HTTPServer) -> list[dict]:
     return [json.loads(request.get_data()) for request, _ in server.log]
-
-
-def sleeping(seconds: float, seen: list[Request]) -> object:
-    def handler(request: Request) -> Response:
-        seen.append(request)
-        time.sleep(seconds)
-        return Response("{}", content_type="application/json")
-
-    return handler
-
-
-def settled(server: HTTPServer, seen: list[Request]) -> int:
-    """How many requests a sleeping handler took, once it has answered: its late answer
-    must land in this test's log, not the next one's (the server answers one at a time)."""
-    deadline = time.monotonic() + 5
-    while len(server.log) < len(seen) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return len(seen)
 
 
 def tool_round_trip_messages(calls: tuple[ToolCall, ...]) -> tuple[Message, ...]:
@@ -614,18 +597,7 @@ def test_gemini_timeout_is_timeout(httpserver, no_retries):
 def local_agent(workspace, ada, httpserver):
     """An agent on an `openai` preset whose base URL is the local server, its key in the vault."""
     actor = Actor.for_user(ada)
-    credential = credential_create(workspace=workspace, key="local-key", secret=SECRET, actor=actor)
-    preset_create(
-        workspace=workspace,
-        actor=actor,
-        key="local",
-        name="Local",
-        provider_name="openai",
-        model="gpt-4.1",
-        base_url=httpserver.url_for("/v1"),
-        credential=credential,
-        is_active=True,
-    )
+    vault_preset(workspace, httpserver.url_for("/v1"), secret=SECRET, by=actor, is_active=True)
     return agent_create(
         workspace=workspace, actor=actor, key="writer", name="Writer", snapshot={"system_prompt": PREFIX}
     )

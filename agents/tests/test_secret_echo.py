@@ -21,9 +21,10 @@ from werkzeug import Request, Response
 
 from agents.models import AgentTurn, DebugLog
 from agents.runtime import agent_turn_run
-from agents.services import agent_create, credential_create, preset_create, prompt_version_propose
+from agents.services import agent_create, credential_create, prompt_version_propose
 from agents.tests.helpers import pg_dump, tables
 from aihummer.actors import Actor
+from aihummer.tests.factories import vault_preset
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -69,19 +70,10 @@ def echo_setup(httpserver: HTTPServer, workspace, ada, settings):
     settings.AIHUMMER_PROVIDER_MAX_RETRIES = 0
     httpserver.expect_request(COMPLETIONS, method="POST").respond_with_handler(echo_header)
     as_ada = Actor.for_user(ada)
-    credential = credential_create(workspace=workspace, key="local", secret=SECRET, actor=as_ada)
-    credential_create(workspace=workspace, key="second", secret=OTHER_SECRET, actor=as_ada)
-    preset = preset_create(
-        workspace=workspace,
-        actor=as_ada,
-        key="local",
-        name="Local",
-        provider_name="openai",
-        model="gpt-4.1",
-        base_url=httpserver.url_for("/v1"),
-        credential=credential,
-        is_active=True,
+    preset = vault_preset(
+        workspace, httpserver.url_for("/v1"), secret=SECRET, credential_key="local", by=as_ada, is_active=True
     )
+    credential_create(workspace=workspace, key="second", secret=OTHER_SECRET, actor=as_ada)
     agent = agent_create(
         workspace=workspace, actor=as_ada, key="echoer", name="Echoer", snapshot={"identity": {"name": "E"}}
     )

@@ -28,6 +28,15 @@ WRITER_PROFILE = {
 }
 # The seed's two-step pipeline, `lecteur` then `critique`: the demo's, without its description.
 PIPELINE = {key: value for key, value in DEMO_PIPELINE.items() if key != "description"}
+# Two parallel steps and their join: a run whose tasks (and spans) fan out and meet again.
+FAN_OUT = {
+    "version": 1,
+    "steps": [
+        {"name": "left", "agent_name": "left", "depends_on": []},
+        {"name": "right", "agent_name": "right", "depends_on": []},
+        {"name": "join", "agent_name": "join", "depends_on": ["left", "right"]},
+    ],
+}
 
 
 def actor_for(by: User | Actor | None) -> Actor:
@@ -110,20 +119,38 @@ def make_key(
     return api_key_create(workspace=workspace, name=name, scopes=scopes, owner=owner, actor=actor_for(by))
 
 
-def openai_preset(workspace: Workspace, server: FakeOpenAI, *, key: str = "slow", by: Actor | None = None) -> Preset:
-    """A preset sending to the local OpenAI-protocol `server`, with a credential of its own."""
+def vault_preset(
+    workspace: Workspace,
+    base_url: str,
+    *,
+    secret: str,
+    key: str = "local",
+    credential_key: str | None = None,
+    model: str = "gpt-4.1",
+    by: User | Actor | None = None,
+    **fields: object,
+) -> Preset:
+    """An `openai` preset sending to `base_url` (a local protocol server) with `secret` in
+    the vault as its credential (`credential_key`, default `<key>-key`); `fields` go to
+    `preset_create` as they are (is_active, temperature, …)."""
     actor = actor_for(by)
-    credential = credential_create(workspace=workspace, actor=actor, key=f"{key}-key", secret="sk-fake-0123456789")
+    credential = credential_create(workspace=workspace, actor=actor, key=credential_key or f"{key}-key", secret=secret)
     return preset_create(
         workspace=workspace,
         actor=actor,
         key=key,
         name=key.title(),
         provider_name="openai",
-        base_url=server.base_url,
-        model="fake-model",
+        model=model,
+        base_url=base_url,
         credential=credential,
+        **fields,
     )
+
+
+def openai_preset(workspace: Workspace, server: FakeOpenAI, *, key: str = "slow", by: Actor | None = None) -> Preset:
+    """A preset sending to the local OpenAI-protocol `server`, with a credential of its own."""
+    return vault_preset(workspace, server.base_url, secret="sk-fake-0123456789", key=key, model="fake-model", by=by)
 
 
 def echo_sp(what: PromptVersion | dict) -> str:
@@ -132,3 +159,16 @@ def echo_sp(what: PromptVersion | dict) -> str:
     snapshot = what.snapshot if isinstance(what, PromptVersion) else what
     rendered = render_system_prompt(snapshot, first_turn=True, today=timezone.localdate())
     return hashlib.sha256(rendered.text.encode()).hexdigest()[:8]
+
+
+def make_fan_out(workspace: Workspace) -> str:
+    """The workflow `fan` (FAN_OUT) on an echo default preset, and the raw value of an
+    API key (read, write) that may start it."""
+    from workflows.services import workflow_create
+
+    operator = Actor.for_operator(name="tests")
+    make_echo_preset(workspace, by=operator)
+    for key in ("left", "right", "join"):
+        agent_create(workspace=workspace, actor=operator, key=key, name=key, snapshot={"system_prompt": key})
+    workflow_create(workspace=workspace, actor=operator, key="fan", name="Fan", definition=FAN_OUT)
+    return make_key(workspace, "fan", "read,write", by=operator)[1]

@@ -13,15 +13,11 @@ import pytest
 from django.db import connection
 from prometheus_client.parser import text_string_to_metric_families
 
-from agents.services import agent_create
-from aihummer.actors import Actor
-from aihummer.services import api_key_create
 from aihummer.telemetry import run_span_id
-from aihummer.tests.factories import make_echo_preset
+from aihummer.tests.factories import make_fan_out
 from aihummer.tests.otlp_receiver import OtlpReceiver
 from aihummer.tests.ports import free_port
 from aihummer.tests.recipe import METRICS_TOKEN, Recipe, http, production_environ, wait_until
-from workflows.services import workflow_create
 
 pytestmark = pytest.mark.django_db(transaction=True)
 # What Celery prints itself, outside logging: its warning about running as root (the
@@ -30,14 +26,6 @@ CELERY_CONSOLE = re.compile(
     r"^$|SecurityWarning: You're running the worker with superuser|^absolutely not recommended|--uid option|"
     r"^User information: uid=0|_warn_or_raise_security_error|^worker: Warm shutdown"
 )
-FAN_OUT = {
-    "version": 1,
-    "steps": [
-        {"name": "left", "agent_name": "left", "depends_on": []},
-        {"name": "right", "agent_name": "right", "depends_on": []},
-        {"name": "join", "agent_name": "join", "depends_on": ["left", "right"]},
-    ],
-}
 
 
 def database_url() -> str:
@@ -56,13 +44,7 @@ def samples(text: str) -> dict[tuple[str, tuple], float]:
 @pytest.fixture
 def fan_out(workspace):
     """An API key, an echo default preset and a three-step workflow with two parallel steps."""
-    operator = Actor.for_operator(name="tests")
-    make_echo_preset(workspace, by=operator)
-    for key in ("left", "right", "join"):
-        agent_create(workspace=workspace, actor=operator, key=key, name=key, snapshot={"system_prompt": key})
-    workflow_create(workspace=workspace, actor=operator, key="fan", name="Fan", definition=FAN_OUT)
-    _, raw_key = api_key_create(workspace=workspace, name="ops", scopes="read,write", actor=operator)
-    return raw_key
+    return make_fan_out(workspace)
 
 
 def test_the_recipe_runs_web_worker_and_beat(tmp_path, broker_url, fan_out) -> None:

@@ -7,24 +7,13 @@ from __future__ import annotations
 import pytest
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
-from agents.services import agent_create
 from aihummer import telemetry
-from aihummer.actors import Actor
-from aihummer.services import api_key_create
-from aihummer.tests.factories import make_echo_preset
+from aihummer.tests.factories import make_fan_out
 from aihummer.tests.otlp_receiver import OtlpReceiver
 from workflows.models import StepRun, WorkflowRun
-from workflows.services import workflow_create, workflow_run_wait
+from workflows.services import workflow_run_wait
 
 SERVER, CLIENT = 2, 3  # OTLP span kinds
-FAN = {
-    "version": 1,
-    "steps": [
-        {"name": "left", "agent_name": "left", "depends_on": []},
-        {"name": "right", "agent_name": "right", "depends_on": []},
-        {"name": "join", "agent_name": "join", "depends_on": ["left", "right"]},
-    ],
-}
 
 
 @pytest.fixture
@@ -41,13 +30,7 @@ def receiver():
 
 @pytest.fixture
 def fan(workspace):
-    operator = Actor.for_operator(name="tests")
-    make_echo_preset(workspace, by=operator)
-    for key in ("left", "right", "join"):
-        agent_create(workspace=workspace, actor=operator, key=key, name=key, snapshot={"system_prompt": key})
-    workflow_create(workspace=workspace, actor=operator, key="fan", name="Fan", definition=FAN)
-    _, raw_key = api_key_create(workspace=workspace, name="ci", scopes="read,write", actor=operator)
-    return raw_key
+    return make_fan_out(workspace)
 
 
 def test_tracing_is_off_without_an_endpoint(settings):

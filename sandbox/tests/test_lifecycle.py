@@ -5,13 +5,8 @@ workflow's steps on a real Celery worker, and no trace of it before a person."""
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
 import sys
-import tempfile
-import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from django.conf import settings
@@ -27,16 +22,15 @@ from aihummer.models import User, Workspace
 from aihummer.services import api_key_create
 from aihummer.tests.factories import make_echo_preset
 from aihummer.tests.mcp_helpers import (
-    SERVER_START_SECONDS,
     call_tools,
     error,
     http_client,
     in_thread,
+    live_uvicorn,
     ok,
     server_env,
     with_client,
 )
-from aihummer.tests.ports import free_port
 from workflows.models import Workflow, WorkflowRun
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -185,28 +179,8 @@ def test_the_seed_lifecycle_over_stdio(real, write_key, root, worker_on_redis, r
 @pytest.fixture
 def uvicorn_on_broker(redis_url: str) -> Iterator[str]:
     """A live uvicorn whose runs go to the Redis broker of `worker_on_redis`."""
-    port = free_port()
-    log = tempfile.NamedTemporaryFile("w+", suffix=".log", delete=False)  # noqa: SIM115
-    command = [sys.executable, "-m", "uvicorn", "aihummer.asgi:application", "--port", str(port)]
-    command += ["--timeout-graceful-shutdown", "2"]
-    env = server_env(CELERY_BROKER_URL=redis_url)
-    process = subprocess.Popen(command, cwd=settings.BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + SERVER_START_SECONDS
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(Path(log.name).read_text()) from None
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-        log.close()
-        Path(log.name).unlink()
+    with live_uvicorn(server_env(CELERY_BROKER_URL=redis_url)) as url:
+        yield url
 
 
 def test_the_seed_lifecycle_over_http(real, write_key, root, worker_on_redis, uvicorn_on_broker) -> None:

@@ -2,7 +2,9 @@
 real Celery worker and a local SMTP server: a workflow step proposes an e-mail, the
 run waits, a reviewer reads the message exactly as it will be sent and approves it in
 the admin, the SMTP server receives it once and the run completes. The proposer is
-shown why she may not decide (four eyes); the SMTP password appears on no page."""
+shown why she may not decide (four eyes); the SMTP password appears on no page. A
+message whose server hung up after taking it whole is shown to the reviewer as an
+unknown outcome, and sent again (same Message-ID) on their word."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import pytest
 from playwright.sync_api import expect
 
 from agents.models import ApprovalRequest
+from agents.services.tool_approvals import approval_request_approve
 from aihummer.actors import Actor
 from aihummer.tests.browser import admin_log_in
 from aihummer.tests.factories import make_mailer
@@ -72,3 +75,41 @@ def test_a_reviewer_approves_an_e_mail_in_the_admin_and_it_is_sent_once(
     assert len(smtp.messages) == 1
     assert smtp.messages[0]["Subject"] == "Votre commande"
     assert all(PASSWORD not in content for content in pages)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.django_db(transaction=True)
+def test_a_reviewer_is_asked_about_an_e_mail_whose_answer_was_lost_and_sends_it_again(
+    live_server, browser, workspace, ada, bob, echo_preset
+) -> None:
+    by = Actor.for_user(ada)
+    # The server reads the whole message, then hangs up without an answer (once).
+    with SmtpServer(user="agent@acme.test", password=PASSWORD, hang_up_once=True) as smtp:
+        make_mailer(workspace, by=ada, smtp_port=smtp.port, password=PASSWORD)
+        definition = {"version": 1, "steps": [{"name": "mail", "agent_name": "mailer"}]}
+        workflow = workflow_create(workspace=workspace, actor=by, key="mailing", name="Mailing", definition=definition)
+        run = workflow_run_start(workflow=workflow, actor=by, message=f"Go.\n@call mail_send {json.dumps(MAIL)}")
+        request = ApprovalRequest.objects.get(run_id=run.pk)  # inline (no broker): the step paused
+        approval_request_approve(request=request, actor=Actor.for_user(bob), arguments_hash=request.arguments_hash)
+        request.refresh_from_db()
+        assert (request.progress, smtp.messages) == ("unknown", [])
+        assert WorkflowRun.objects.get(pk=run.pk).status == "waiting"
+
+        page = admin_log_in(browser, live_server.url, "bob", landmark="#aih-action-requests")
+        page.goto("/admin/agents/approvalrequest/desk/")
+        page.click(f"text=mail_send #{request.pk}")
+        expect(page.locator("#aih-in-doubt")).to_contain_text("its answer never reached us")
+        expect(page.locator("#aih-in-doubt")).to_contain_text(str(request.ledger_key))
+        expect(page.locator("#aih-result")).to_contain_text(
+            "Outcome unknown: The message was handed to the mail server"
+        )
+        page.click("input[name=_resend]")
+        expect(page.locator(".messagelist")).to_contain_text("is being sent again, with the same ledger key")
+        run = workflow_run_wait(run=run, timeout=60)
+        page.reload()
+        expect(page.locator("#aih-result")).to_contain_text("Sent to client@example.com")
+        expect(page.locator("#aih-in-doubt")).to_have_count(0)
+
+    assert run.status == "completed", run.error
+    assert len(smtp.messages) == 1
+    assert smtp.messages[0]["Message-ID"] == f"<{request.ledger_key}@aihummer>"

@@ -272,10 +272,12 @@ def test_prepared_on_the_server_a_step_sends_the_same_statements_and_gives_the_s
         cursor.execute("SELECT statement FROM pg_prepared_statements")
         prepared = [row[0] for row in cursor.fetchall()]
     # The claim with its agent read, the turn with its log and finish (a middle step),
-    # the turn with its log and the finish apart (the last step): each prepared once.
-    assert len(prepared) == 4
+    # the turn with its log, the finish apart and the run's completion (the last step):
+    # each prepared once.
+    assert len(prepared) == 5
     assert sum("WITH parent AS (INSERT INTO" in sql for sql in prepared) == 2
     assert sum("finished AS (" in sql for sql in prepared) == 1
+    assert sum("SET status = 'completed'" in sql for sql in prepared) == 1
 
 
 @pytest.mark.django_db(transaction=False)

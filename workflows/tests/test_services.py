@@ -105,7 +105,8 @@ def test_delete_counts_a_run_waiting_for_a_person_as_in_progress(pipeline, opera
     with pytest.raises(ApplicationError) as caught:
         workflow_delete(workflow=pipeline, actor=operator)
     assert (
-        caught.value.message == f"Workflow 'pipeline' is in use: run {run.pk} is waiting. Delete with force to proceed."
+        caught.value.message
+        == f"Workflow 'pipeline' is in use: run {run.pk} is waiting for a person. Delete with force to proceed."
     )
 
 
