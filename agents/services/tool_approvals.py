@@ -155,7 +155,9 @@ def _resolve(request: ApprovalRequest, actor: Actor, resolution: str, note: str)
         # Lock, then re-check: of two people at once, one decides, the other is told.
         locked = ApprovalRequest.all_objects.select_for_update().get(pk=request.pk)
         if not locked.is_in_doubt:
-            raise AlreadyDecided(f"The outcome of approval request {locked.pk} is not in doubt any more.")
+            raise AlreadyDecided(
+                gettext("The outcome of approval request %(number)s is not in doubt any more.") % {"number": locked.pk}
+            )
         locked.resolution, locked.resolved_by, locked.resolved_at = resolution, actor.person, now
         fields = ["progress", "resolution", "resolved_by", "resolved_at", "result", "effect_ok", "updated_at"]
         if note.strip():
