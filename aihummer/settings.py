@@ -149,6 +149,9 @@ OIDC_MCP_AUDIENCE = env.str("OIDC_MCP_AUDIENCE")
 # metadata's `scopes_supported`; empty: none checked.
 OIDC_MCP_SCOPES = env.list("OIDC_MCP_SCOPES", ["mcp"])
 OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS = env.int("OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS", 15 * 60, minimum=30)
+# Clocks of the provider and of this server disagree a little: a token is still taken this
+# long past its expiry (and before its issue time).
+OIDC_CLOCK_LEEWAY_SECONDS = env.int("OIDC_CLOCK_LEEWAY_SECONDS", 30, minimum=0, maximum=300)
 OIDC_USE_PKCE = True
 OIDC_STORE_ID_TOKEN = True  # the id_token_hint of RP-initiated logout
 OIDC_TIMEOUT = 10

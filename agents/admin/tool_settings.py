@@ -10,6 +10,8 @@ from django.contrib import admin
 from django.db import models
 from django.http import HttpRequest, HttpResponse
 from django.utils.decorators import method_decorator
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.debug import sensitive_post_parameters
 
 from agents.admin.forms import AgentToolSettingsForm, WorkspaceToolPolicyForm
@@ -37,7 +39,7 @@ class AgentToolSettingsAdmin(WorkspaceScopedAdmin):
     fieldsets = [
         (None, {"fields": ["agent", "extra_approval_tools", "on_reject"]}),
         (
-            "Mail (mail_send)",
+            _("Mail (mail_send)"),
             {
                 "fields": [
                     "smtp_host",
@@ -50,16 +52,19 @@ class AgentToolSettingsAdmin(WorkspaceScopedAdmin):
                 ]
             },
         ),
-        ("HTTP (http_request)", {"fields": ["http_allowed_hosts", "http_timeout_seconds", "http_max_response_bytes"]}),
+        (
+            _("HTTP (http_request)"),
+            {"fields": ["http_allowed_hosts", "http_timeout_seconds", "http_max_response_bytes"]},
+        ),
     ]
 
     @method_decorator(sensitive_post_parameters("smtp_password_secret"))
     def changeform_view(self, *args: object, **kwargs: object) -> HttpResponse:
         return super().changeform_view(*args, **kwargs)
 
-    @admin.display(description="SMTP password")
+    @admin.display(description=_("SMTP password"))
     def password_status(self, obj: AgentToolSettings) -> str:
-        return f"set · {obj.smtp_password.key}" if obj.smtp_password_id else "-"
+        return gettext("set · %(key)s") % {"key": obj.smtp_password.key} if obj.smtp_password_id else "-"
 
     def get_readonly_fields(self, request: HttpRequest, obj: AgentToolSettings | None = None) -> list[str]:
         return ["agent"] if obj else []

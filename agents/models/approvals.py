@@ -24,6 +24,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from agents.destinations import validate_host_patterns
@@ -43,20 +44,25 @@ class WorkspaceToolPolicy(TimeStampedModel):
     """What a workspace requires of its agents' tool calls. Without a row: the
     defaults (mail_send and http_request need a person, no private address, 72 h)."""
 
-    workspace = models.OneToOneField(Workspace, on_delete=models.CASCADE, related_name="tool_policy")
+    workspace = models.OneToOneField(
+        Workspace, on_delete=models.CASCADE, related_name="tool_policy", verbose_name=_("workspace")
+    )
     approval_tools = models.JSONField(
         default=default_approval_tools,
         blank=True,
-        help_text="Tools whose every call waits for a person's approval (mail_send, http_request by default).",
+        help_text=_("Tools whose every call waits for a person's approval (mail_send, http_request by default)."),
+        verbose_name=_("approval tools"),
     )
     allow_private_addresses = models.BooleanField(
         default=False,
-        help_text="Let http_request reach loopback and private addresses (tests, on-premises services).",
+        help_text=_("Let http_request reach loopback and private addresses (tests, on-premises services)."),
+        verbose_name=_("allow private addresses"),
     )
     approval_expiry_hours = models.PositiveIntegerField(
         default=72,
         validators=[MinValueValidator(1), MaxValueValidator(24 * 30)],
-        help_text="A request nobody decided within this many hours is refused.",
+        help_text=_("A request nobody decided within this many hours is refused."),
+        verbose_name=_("approval expiry hours"),
     )
 
     history = ConfigurationHistory()
@@ -72,7 +78,7 @@ class WorkspaceToolPolicy(TimeStampedModel):
         ]
 
     def __str__(self) -> str:
-        return f"tool policy of {self.workspace_id}"
+        return gettext("tool policy of workspace %(workspace)s") % {"workspace": self.workspace_id}
 
 
 class AgentToolSettings(TimeStampedModel):
@@ -80,43 +86,62 @@ class AgentToolSettings(TimeStampedModel):
     hosts http_request may call, plus the tools it adds to the workspace's approvals."""
 
     class SmtpSecurity(models.TextChoices):
-        NONE = "none", "None (plain)"
+        NONE = "none", _("None (plain)")
         STARTTLS = "starttls", "STARTTLS"
         SSL = "ssl", "SSL/TLS"
 
     class OnReject(models.TextChoices):
-        CONTINUE = "continue", "Tell the model and go on"
-        END = "end", "End the turn"
+        CONTINUE = "continue", _("Tell the model and go on")
+        END = "end", _("End the turn")
 
-    agent = models.OneToOneField("agents.Agent", on_delete=models.CASCADE, related_name="tool_settings")
-    extra_approval_tools = models.JSONField(
-        default=list, blank=True, help_text="Tools this agent adds to the workspace's approval list."
+    agent = models.OneToOneField(
+        "agents.Agent", on_delete=models.CASCADE, related_name="tool_settings", verbose_name=_("agent")
     )
-    on_reject = models.CharField(max_length=10, choices=OnReject.choices, default=OnReject.CONTINUE)
-    smtp_host = models.CharField(max_length=255, blank=True)
-    smtp_port = models.PositiveIntegerField(default=587, validators=[MinValueValidator(1), MaxValueValidator(65535)])
-    smtp_security = models.CharField(max_length=10, choices=SmtpSecurity.choices, default=SmtpSecurity.STARTTLS)
-    smtp_user = models.CharField(max_length=255, blank=True)
+    extra_approval_tools = models.JSONField(
+        default=list,
+        blank=True,
+        help_text=_("Tools this agent adds to the workspace's approval list."),
+        verbose_name=_("extra approval tools"),
+    )
+    on_reject = models.CharField(
+        max_length=10, choices=OnReject.choices, default=OnReject.CONTINUE, verbose_name=_("on reject")
+    )
+    smtp_host = models.CharField(max_length=255, blank=True, verbose_name=_("SMTP host"))
+    smtp_port = models.PositiveIntegerField(
+        default=587, validators=[MinValueValidator(1), MaxValueValidator(65535)], verbose_name=_("SMTP port")
+    )
+    smtp_security = models.CharField(
+        max_length=10, choices=SmtpSecurity.choices, default=SmtpSecurity.STARTTLS, verbose_name=_("SMTP security")
+    )
+    smtp_user = models.CharField(max_length=255, blank=True, verbose_name=_("SMTP user"))
     smtp_password = models.ForeignKey(
         "agents.Credential",
         null=True,
         blank=True,
         on_delete=models.PROTECT,
         related_name="+",
-        help_text="The vault credential holding the SMTP password (never shown).",
+        help_text=_("The vault credential holding the SMTP password (never shown)."),
+        verbose_name=_("SMTP password credential"),
     )
-    mail_from = models.EmailField(blank=True, help_text="The From address of mail_send.")
+    mail_from = models.EmailField(
+        blank=True, help_text=_("The From address of mail_send."), verbose_name=_("mail from")
+    )
     http_allowed_hosts = models.JSONField(
         default=list,
         blank=True,
         validators=[validate_host_patterns],
-        help_text="Hosts http_request may call (api.example.com, *.example.com); empty: none.",
+        help_text=_("Hosts http_request may call (api.example.com, *.example.com); empty: none."),
+        verbose_name=_("HTTP allowed hosts"),
     )
     http_timeout_seconds = models.PositiveIntegerField(
-        default=10, validators=[MinValueValidator(1), MaxValueValidator(60)]
+        default=10,
+        validators=[MinValueValidator(1), MaxValueValidator(60)],
+        verbose_name=_("HTTP timeout seconds"),
     )
     http_max_response_bytes = models.PositiveIntegerField(
-        default=100_000, validators=[MinValueValidator(1), MaxValueValidator(1_000_000)]
+        default=100_000,
+        validators=[MinValueValidator(1), MaxValueValidator(1_000_000)],
+        verbose_name=_("HTTP max response bytes"),
     )
 
     history = ConfigurationHistory()
@@ -135,7 +160,7 @@ class AgentToolSettings(TimeStampedModel):
         ]
 
     def __str__(self) -> str:
-        return f"tool settings of agent {self.agent_id}"
+        return gettext("tool settings of agent %(agent)s") % {"agent": self.agent_id}
 
 
 class ApprovalRequestQuerySet(SandboxQuerySet):

@@ -1,10 +1,19 @@
-"""Data migrations, run forward on a database holding rows of the state before them."""
+"""Data migrations, run forward on a database holding rows of the state before them.
+
+The agents app goes back once, to the oldest state a test needs, then forward through
+each migration under test: rows are made at the state just before it, what it left is
+read right after it, and each test checks what its migration left. One journey for all:
+a journey back and forth over the desk's French-names migrations (hundreds of field
+renames, each re-rendering the related models) costs a minute or more on this machine.
+Each stage has its own workspace; its reads name its own rows."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
 import pytest
+from django.core.management import call_command
 from django.db import connection, transaction
 from django.db.migrations.executor import MigrationExecutor
 
@@ -14,10 +23,15 @@ from agents.policy_upgrades import DOCUMENT_DEFAULTS
 from agents.snapshot import content_hash
 from agents.tests.helpers import first_release, stored_snapshot
 
-BEFORE = ("agents", "0006_versions_belong_to_their_agent")
+BEFORE_POLICY = ("agents", "0006_versions_belong_to_their_agent")
 POLICY_MIGRATION = ("agents", "0007_runtime_policy_in_the_documents_names")
 BEFORE_SPAWN = ("agents", "0014_approval_requests")
 SPAWN_MIGRATION = ("agents", "0015_spawn_agent_ids_and_interaction_rights")
+BEFORE_PRESET = ("agents", "0016_desk_french_names")
+PRESET_MIGRATION = ("agents", "0017_preset_in_the_snapshot")
+
+# The tests read what the journey saw; marked so that pytest-django makes the test database.
+pytestmark = pytest.mark.django_db
 
 
 def issue_28(**blocks: dict) -> dict:
@@ -28,37 +42,60 @@ def issue_28(**blocks: dict) -> dict:
     return policy
 
 
-@pytest.mark.django_db(transaction=True)
-def test_stored_policies_move_to_the_documents_names_and_history_stays():
-    executor = MigrationExecutor(connection)
-    executor.migrate([BEFORE])
-    others = [node for node in executor.loader.graph.leaf_nodes() if node[0] != "agents"]
-    old = executor.loader.project_state([BEFORE, *others]).apps
+class Journey:
+    """The agents app's migrations, stepped through on the test database."""
+
+    def __init__(self) -> None:
+        self.executor = MigrationExecutor(connection)
+        self.others = [node for node in self.executor.loader.graph.leaf_nodes() if node[0] != "agents"]
+
+    def to(self, target: tuple[str, str]):
+        """Migrates the agents app to `target` (forward or back); its models there."""
+        self.executor.loader.build_graph()
+        self.executor.migrate([target])
+        return self.executor.loader.project_state([target, *self.others]).apps
+
+    def to_the_end(self) -> None:
+        self.executor.loader.build_graph()
+        self.executor.migrate(self.executor.loader.graph.leaf_nodes())
+
+
+def version(old, agent, number: int, status: str, snapshot: dict) -> object:
+    return old.get_model("agents", "PromptVersion").objects.create(
+        workspace=agent.workspace,
+        agent=agent,
+        number=number,
+        status=status,
+        snapshot=snapshot,
+        content_hash=content_hash(snapshot),
+        source="admin:ada",
+        proposer_identity="user:1",
+        reviewed_at=None if status == "pending" else "2026-01-01T00:00:00Z",
+    )
+
+
+def read(apps, versions: dict[str, object]) -> dict[str, object]:
+    """The versions as the migration left them (later ones add columns the model has now)."""
+    PromptVersion = apps.get_model("agents", "PromptVersion")
+    return {name: PromptVersion.objects.get(pk=row.pk) for name, row in versions.items()}
+
+
+def policies_stage(journey: Journey) -> dict:
+    old = journey.to(BEFORE_POLICY)
     chosen = first_release(session={"idle_minutes": 30}, pruning={"keep_last_tool_results": 5})
     replaced = first_release(max_iterations=7)
     with transaction.atomic():
-        workspace = old.get_model("aihummer", "Workspace").objects.create(slug="acme", name="Acme")
+        workspace = old.get_model("aihummer", "Workspace").objects.create(slug="policies", name="Policies")
         agent = old.get_model("agents", "Agent").objects.create(
             workspace=workspace, key="writer", name="Writer", runtime_policy=chosen
         )
-
-        def version(number: int, status: str, policy: dict) -> object:
-            snapshot = stored_snapshot(policy)
-            return old.get_model("agents", "PromptVersion").objects.create(
-                workspace=workspace,
-                agent=agent,
-                number=number,
-                status=status,
-                snapshot=snapshot,
-                content_hash=content_hash(snapshot),
-                source="admin:ada",
-                proposer_identity="user:1",
-                reviewed_at=None if status == "pending" else "2026-01-01T00:00:00Z",
-            )
-
-        v1, v2 = version(1, "approved", replaced), version(2, "approved", chosen)
-        v3, v4 = version(3, "pending", first_release(max_iterations=9)), version(4, "rejected", chosen)
-        agent.live_version = v2
+        versions = {
+            "replaced": version(old, agent, 1, "approved", stored_snapshot(replaced)),
+            "live": version(old, agent, 2, "approved", stored_snapshot(chosen)),
+            "pending": version(old, agent, 3, "pending", stored_snapshot(first_release(max_iterations=9))),
+            "rejected": version(old, agent, 4, "rejected", stored_snapshot(chosen)),
+        }
+        agent.live_version = versions["live"]
         agent.save()
         history = old.get_model("agents", "HistoricalAgent").objects.create(
             id=agent.pk,
@@ -71,74 +108,115 @@ def test_stored_policies_move_to_the_documents_names_and_history_stays():
             created_at="2026-01-01T00:00:00Z",
             updated_at="2026-01-01T00:00:00Z",
         )
-
-    executor.loader.build_graph()
-    executor.migrate([POLICY_MIGRATION])
-    # The versions as that migration left them (later ones add columns the model has now).
-    PromptVersion = executor.loader.project_state([POLICY_MIGRATION, *others]).apps.get_model("agents", "PromptVersion")
-
-    live = PromptVersion.objects.get(pk=v2.pk)
-    expected = issue_28(session={"idle_reset_minutes": 30}, pruning={"keep_last_assistants": 5})
-    assert live.snapshot["runtime_policy"] == expected
-    assert live.content_hash == content_hash(live.snapshot)
-    assert Agent.objects.get().runtime_policy == expected
-    assert PromptVersion.objects.get(pk=v3.pk).snapshot["runtime_policy"] == issue_28() | {"max_iterations": 9}
-    # History: versions no longer live or never decided pending, and history rows, keep their names.
-    assert PromptVersion.objects.get(pk=v1.pk).snapshot["runtime_policy"] == replaced
-    assert PromptVersion.objects.get(pk=v4.pk).snapshot["runtime_policy"] == chosen
-    assert PromptVersion.objects.get(pk=v4.pk).content_hash == v4.content_hash
-    assert Agent.history.get(history_id=history.history_id).runtime_policy == replaced
-    executor.loader.build_graph()
-    executor.migrate(executor.loader.graph.leaf_nodes())
+    after = journey.to(POLICY_MIGRATION)
+    return {
+        "chosen": chosen,
+        "replaced": replaced,
+        "rejected_hash_before": versions["rejected"].content_hash,
+        "versions": read(after, versions),
+        "agent_policy": Agent.objects.get(pk=agent.pk).runtime_policy,
+        "history_policy": Agent.history.get(history_id=history.history_id).runtime_policy,
+    }
 
 
-@pytest.mark.django_db(transaction=True)
-def test_allowed_agents_move_to_spawn_agent_ids_and_history_stays():
-    executor = MigrationExecutor(connection)
-    executor.migrate([BEFORE_SPAWN])
-    others = [node for node in executor.loader.graph.leaf_nodes() if node[0] != "agents"]
-    old = executor.loader.project_state([BEFORE_SPAWN, *others]).apps
+def spawn_stage(journey: Journey) -> dict:
+    old = journey.to(BEFORE_SPAWN)
     chosen = issue_28(children={"allowed_agents": ["critic"], "max_depth": 3})
     anyone = issue_28()
     with transaction.atomic():
-        workspace = old.get_model("aihummer", "Workspace").objects.create(slug="acme", name="Acme")
+        workspace = old.get_model("aihummer", "Workspace").objects.create(slug="spawn", name="Spawn")
         agent = old.get_model("agents", "Agent").objects.create(
             workspace=workspace, key="writer", name="Writer", runtime_policy=chosen
         )
-
-        def version(number: int, status: str, policy: dict) -> object:
-            snapshot = stored_snapshot(policy)
-            return old.get_model("agents", "PromptVersion").objects.create(
-                workspace=workspace,
-                agent=agent,
-                number=number,
-                status=status,
-                snapshot=snapshot,
-                content_hash=content_hash(snapshot),
-                source="admin:ada",
-                proposer_identity="user:1",
-                reviewed_at=None if status == "pending" else "2026-01-01T00:00:00Z",
-            )
-
-        v1, v2, v3 = version(1, "approved", anyone), version(2, "approved", chosen), version(3, "pending", anyone)
-        agent.live_version = v2
+        versions = {
+            "anyone": version(old, agent, 1, "approved", stored_snapshot(anyone)),
+            "live": version(old, agent, 2, "approved", stored_snapshot(chosen)),
+            "pending": version(old, agent, 3, "pending", stored_snapshot(anyone)),
+        }
+        agent.live_version = versions["live"]
         agent.save()
+    after = journey.to(SPAWN_MIGRATION)
+    return {
+        "anyone": anyone,
+        "versions": read(after, versions),
+        "agent_policy": Agent.objects.get(pk=agent.pk).runtime_policy,
+    }
 
-    executor.loader.build_graph()
-    executor.migrate([SPAWN_MIGRATION])
-    PromptVersion = executor.loader.project_state([SPAWN_MIGRATION, *others]).apps.get_model("agents", "PromptVersion")
 
+def preset_stage(journey: Journey) -> dict:
+    old = journey.to(BEFORE_PRESET)
+    snapshot = stored_snapshot({})
+    with transaction.atomic():
+        workspace = old.get_model("aihummer", "Workspace").objects.create(slug="preset", name="Preset")
+        preset = old.get_model("agents", "Preset").objects.create(
+            workspace=workspace, key="main", name="Main", provider_name="echo", model="echo-1"
+        )
+        writer = old.get_model("agents", "Agent").objects.create(
+            workspace=workspace, key="writer", name="Writer", preset=preset
+        )
+        plain = old.get_model("agents", "Agent").objects.create(workspace=workspace, key="plain", name="Plain")
+        versions = {
+            "writer": version(old, writer, 1, "approved", snapshot),
+            "plain": version(old, plain, 1, "pending", snapshot),
+        }
+        writer.live_version = versions["writer"]
+        writer.save()
+    after = read(journey.to(PRESET_MIGRATION), versions)
+    back = read(journey.to(BEFORE_PRESET), versions)
+    return {"after": after, "back": back}
+
+
+@pytest.fixture(scope="module")
+def journey(django_db_setup, django_db_blocker) -> Iterator[dict[str, dict]]:
+    """What each migration under test left, read once; the database is back at the latest
+    state and empty afterwards, as a transactional test leaves it."""
+    with django_db_blocker.unblock():
+        steps = Journey()
+        try:
+            yield {
+                "policies": policies_stage(steps),
+                "spawn": spawn_stage(steps),
+                "preset": preset_stage(steps),
+            }
+        finally:
+            steps.to_the_end()
+            call_command("flush", verbosity=0, interactive=False)
+
+
+def test_stored_policies_move_to_the_documents_names_and_history_stays(journey):
+    seen = journey["policies"]
+    versions = seen["versions"]
+    expected = issue_28(session={"idle_reset_minutes": 30}, pruning={"keep_last_assistants": 5})
+    assert versions["live"].snapshot["runtime_policy"] == expected
+    assert versions["live"].content_hash == content_hash(versions["live"].snapshot)
+    assert seen["agent_policy"] == expected
+    assert versions["pending"].snapshot["runtime_policy"] == issue_28() | {"max_iterations": 9}
+    # History: versions no longer live or never decided pending, and history rows, keep their names.
+    assert versions["replaced"].snapshot["runtime_policy"] == seen["replaced"]
+    assert versions["rejected"].snapshot["runtime_policy"] == seen["chosen"]
+    assert versions["rejected"].content_hash == seen["rejected_hash_before"]
+    assert seen["history_policy"] == seen["replaced"]
+
+
+def test_allowed_agents_move_to_spawn_agent_ids_and_history_stays(journey):
+    seen = journey["spawn"]
+    versions = seen["versions"]
     expected = validate_runtime_policy(
         {"children": {"max_depth": 3, "timeout_seconds": 600}, "interaction": {"spawn_agent_ids": ["critic"]}}
     )
-    live = PromptVersion.objects.get(pk=v2.pk)
-    assert live.snapshot["runtime_policy"] == expected
-    assert live.content_hash == content_hash(live.snapshot)
-    assert Agent.objects.get().runtime_policy == expected
+    assert versions["live"].snapshot["runtime_policy"] == expected
+    assert versions["live"].content_hash == content_hash(versions["live"].snapshot)
+    assert seen["agent_policy"] == expected
     # An empty list meant any agent: null. The old explicit limits stay numbers.
-    assert PromptVersion.objects.get(pk=v3.pk).snapshot["runtime_policy"] == default_runtime_policy() | {
+    assert versions["pending"].snapshot["runtime_policy"] == default_runtime_policy() | {
         "children": default_runtime_policy()["children"] | {"max_depth": 1, "timeout_seconds": 600}
     }
-    assert PromptVersion.objects.get(pk=v1.pk).snapshot["runtime_policy"] == anyone  # history keeps its names
-    executor.loader.build_graph()
-    executor.migrate(executor.loader.graph.leaf_nodes())
+    assert versions["anyone"].snapshot["runtime_policy"] == seen["anyone"]  # history keeps its names
+
+
+def test_every_version_names_its_agents_preset_after_the_migration(journey):
+    """Issue 33: the preset an agent runs with became part of its versions' snapshots."""
+    after, back = journey["preset"]["after"], journey["preset"]["back"]
+    assert [after[name].snapshot["preset"] for name in ("writer", "plain")] == ["main", None]
+    assert all(row.content_hash == content_hash(row.snapshot) for row in after.values())
+    assert "preset" not in back["writer"].snapshot  # and back again

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import connection, transaction
-from django.db.migrations.executor import MigrationExecutor
 
 from agents.models import Agent, Preset, PromptVersion
 from agents.rebase import three_way
@@ -20,8 +18,6 @@ from agents.services import (
     prompt_version_approve,
     prompt_version_propose,
 )
-from agents.snapshot import content_hash
-from agents.tests.helpers import stored_snapshot
 from agents.tiers import Reason, change_tier
 from aihummer.actors import Actor
 from aihummer.tests.factories import make_agent
@@ -209,55 +205,3 @@ def test_rest_patch_proposes_the_preset(api_agent, fast, alice_api, ada_api):
     assert (unknown.status_code, unknown.json()["error"]["fields"]) == (422, {"preset": ["Unknown preset 'ghost'."]})
     diff = ada_api.get(response["Location"]).json()["diff"]
     assert diff["preset"] == {"before": None, "after": "fast"}
-
-
-# --- the migration ------------------------------------------------------------------------
-BEFORE = ("agents", "0016_desk_french_names")
-PRESET_MIGRATION = ("agents", "0017_preset_in_the_snapshot")
-
-
-@pytest.mark.django_db(transaction=True)
-def test_every_version_names_its_agents_preset_after_the_migration():
-    executor = MigrationExecutor(connection)
-    executor.migrate([BEFORE])
-    others = [node for node in executor.loader.graph.leaf_nodes() if node[0] != "agents"]
-    old = executor.loader.project_state([BEFORE, *others]).apps
-    snapshot = stored_snapshot({})
-    with transaction.atomic():
-        workspace = old.get_model("aihummer", "Workspace").objects.create(slug="acme", name="Acme")
-        preset = old.get_model("agents", "Preset").objects.create(
-            workspace=workspace, key="main", name="Main", provider_name="echo", model="echo-1"
-        )
-        writer = old.get_model("agents", "Agent").objects.create(
-            workspace=workspace, key="writer", name="Writer", preset=preset
-        )
-        plain = old.get_model("agents", "Agent").objects.create(workspace=workspace, key="plain", name="Plain")
-        versions = [
-            old.get_model("agents", "PromptVersion").objects.create(
-                workspace=workspace,
-                agent=agent,
-                number=1,
-                status=status,
-                snapshot=snapshot,
-                content_hash=content_hash(snapshot),
-                source="admin:ada",
-                proposer_identity="user:1",
-                reviewed_at=None if status == "pending" else "2026-01-01T00:00:00Z",
-            )
-            for agent, status in ((writer, "approved"), (plain, "pending"))
-        ]
-        writer.live_version = versions[0]
-        writer.save()
-
-    executor.loader.build_graph()
-    executor.migrate([PRESET_MIGRATION])
-    PromptVersion = executor.loader.project_state([PRESET_MIGRATION, *others]).apps.get_model("agents", "PromptVersion")
-
-    rewritten = [PromptVersion.objects.get(pk=version.pk) for version in versions]
-    assert [version.snapshot["preset"] for version in rewritten] == ["main", None]
-    assert all(version.content_hash == content_hash(version.snapshot) for version in rewritten)
-    executor.loader.build_graph()
-    executor.migrate([BEFORE])
-    assert "preset" not in PromptVersion.objects.get(pk=versions[0].pk).snapshot
-    executor.loader.build_graph()
-    executor.migrate(executor.loader.graph.leaf_nodes())

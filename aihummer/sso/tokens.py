@@ -20,8 +20,6 @@ from aihummer.models import OidcIdentity, User
 # Public-key signatures only, whatever the ID token uses: the key comes from the
 # provider's JWKS, and PyJWT refuses a key whose type does not fit the algorithm.
 ACCESS_TOKEN_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512"]
-# Clocks of the provider and of this server disagree a little.
-CLOCK_LEEWAY_SECONDS = 30
 # Keys are fetched once and kept this long; a token signed with a new key id makes
 # PyJWKClient fetch the set again (at most once a minute), so a key rotation at the
 # provider needs no restart.
@@ -92,7 +90,7 @@ def access_token_claims(token: str, *, audience: str, meant_for: str = "API") ->
             algorithms=ACCESS_TOKEN_ALGORITHMS,
             audience=audience,
             issuer=settings.OIDC_OP_ISSUER,
-            leeway=CLOCK_LEEWAY_SECONDS,
+            leeway=settings.OIDC_CLOCK_LEEWAY_SECONDS,
             options={"require": ["exp", "iss", "aud", "sub"]},
         )
     except jwt.ExpiredSignatureError as exc:

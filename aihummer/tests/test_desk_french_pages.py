@@ -20,7 +20,17 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from agents.models import AgentTurn, ApprovalPolicy, ApprovalRequest, Conversation, Credential, Preset, Skill
+from agents.models import (
+    AgentToolSettings,
+    AgentTurn,
+    ApprovalPolicy,
+    ApprovalRequest,
+    Conversation,
+    Credential,
+    Preset,
+    Skill,
+    WorkspaceToolPolicy,
+)
 from aihummer.actors import Actor
 from aihummer.models import ApiKey
 from aihummer.tests.factories import make_echo_preset
@@ -119,6 +129,14 @@ ENGLISH = [
     "wait minutes",
     "tier",
     "API keys",
+    "Mail",
+    "host",
+    "port",
+    "security",
+    "Tell the model",
+    "End the turn",
+    "private addresses",
+    "expiry hours",
     "API key",
     "scopes",
     "Revoked",
@@ -191,6 +209,7 @@ def desk(workspace, ada, alice):
         prompt_version_propose,
         skill_create,
     )
+    from agents.services.tool_settings import agent_tool_settings_update, workspace_tool_policy_update
     from aihummer.services import api_key_create
     from workflows.services import workflow_create, workflow_run_start
 
@@ -212,6 +231,8 @@ def desk(workspace, ada, alice):
     turn = agent_turn_run(agent=agent, message="bonjour", actor=as_ada)
     conversation_send(agent=agent, actor=as_ada, message="salut", channel="desk")
     approval_policy_update(workspace=workspace, actor=as_ada, wording_approvals=1)
+    workspace_tool_policy_update(workspace=workspace, actor=as_ada, approval_expiry_hours=48)
+    agent_tool_settings_update(agent=agent, actor=as_ada, smtp_host="smtp.example.com")
     api_key_create(workspace=workspace, name="integration", scopes="read", actor=as_ada)
     workflow = workflow_create(
         workspace=workspace,
@@ -270,6 +291,10 @@ def desk_pages(desk: dict) -> dict[str, str]:
         "approval policy list": changelist(ApprovalPolicy),
         "approval policy change": change(ApprovalPolicy, ApprovalPolicy.objects.get().pk),
         "api key list": changelist(ApiKey),
+        "tool policy list": changelist(WorkspaceToolPolicy),
+        "tool policy change": change(WorkspaceToolPolicy, WorkspaceToolPolicy.objects.get().pk),
+        "tool settings list": changelist(AgentToolSettings),
+        "tool settings change": change(AgentToolSettings, AgentToolSettings.objects.get().pk),
     }
 
 

@@ -32,7 +32,6 @@ from agents.services import agent_create, prompt_version_approve
 from aihummer.actors import Actor
 from aihummer.models import User, Workspace
 from aihummer.sso.services import oidc_user_sync
-from aihummer.sso.tokens import CLOCK_LEEWAY_SECONDS
 from aihummer.tests.factories import make_echo_preset, make_key
 from aihummer.tests.mcp_helpers import http_client, live_uvicorn, ok, server_env, with_client
 from aihummer.tests.ports import free_port
@@ -66,7 +65,7 @@ class Stack:
         return httpx2.post(self.mcp_url, json=INITIALIZE, headers=headers, timeout=10)
 
 
-def start_stack(tmp_path: Path, workspace: Workspace, *, token_ttl: int = 600) -> Iterator[Stack]:
+def start_stack(tmp_path: Path, workspace: Workspace, *, token_ttl: int = 600, leeway: int = 30) -> Iterator[Stack]:
     port = free_port()
     provider = OidcTestProvider(workdir=tmp_path, app_url=f"http://127.0.0.1:{port}", mcp_token_ttl=token_ttl)
     provider.set_account("ursula", **URSULA)
@@ -74,7 +73,8 @@ def start_stack(tmp_path: Path, workspace: Workspace, *, token_ttl: int = 600) -
     try:
         # Her first admin login through the provider, as single sign-on records it.
         ursula = oidc_user_sync(issuer=provider.issuer, claims={"sub": "ursula", **URSULA})
-        with live_uvicorn(server_env(**provider.environment()), port=port) as url:
+        environment = server_env(**provider.environment(), OIDC_CLOCK_LEEWAY_SECONDS=str(leeway))
+        with live_uvicorn(environment, port=port) as url:
             yield Stack(provider, url, ursula)
     finally:
         provider.stop()
@@ -252,15 +252,20 @@ def test_an_api_key_keeps_working_beside_oauth(stack: Stack, workspace: Workspac
     assert ok(answer)["count"] == 0
 
 
+# The server's clock leeway, short here so that the test waits seconds, not half a minute;
+# long enough that the first call, right after the token is issued, is inside it.
+SHORT_LEEWAY = 5
+
+
 def test_an_expired_token_is_refused(tmp_path: Path, workspace: Workspace) -> None:
-    for stack in start_stack(tmp_path, workspace, token_ttl=1):
+    for stack in start_stack(tmp_path, workspace, token_ttl=1, leeway=SHORT_LEEWAY):
         token = stack.provider.access_token("ursula", resource=stack.mcp_url)
         assert stack.post_initialize(token).status_code == 200
         claims = jwt.decode(token, options={"verify_signature": False})
         expiry = claims["exp"]
         assert expiry - claims["iat"] == 1
         # Past its expiry and the clock leeway both servers allow.
-        time.sleep(max(0.0, expiry + CLOCK_LEEWAY_SECONDS + 1 - time.time()))
+        time.sleep(max(0.0, expiry + SHORT_LEEWAY + 1 - time.time()))
 
         refused = stack.post_initialize(token)
 
