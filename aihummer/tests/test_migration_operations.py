@@ -33,7 +33,7 @@ def test_a_group_leaves_the_state_its_alterations_leave_one_by_one() -> None:
     migration = loader.graph.nodes[GROUPED]
     [group] = migration.operations
     before = loader.project_state(GROUPED, at_end=False)
-    before.apps  # rendered, as the executor holds it
+    assert before.apps.get_models()  # rendered, as the executor holds it
     one_by_one, at_once = before.clone(), before.clone()
     for operation in group.operations:
         operation.state_forwards("agents", one_by_one)
