@@ -45,8 +45,11 @@ lint: $(VENV)/.test-deps
 	$(BIN)/python bin/import_cycles.py --all
 	DATABASE_URL=sqlite:///:memory: $(BIN)/python manage.py makemigrations --check --dry-run
 
+# Bytecode caches kept for the run, whatever the environment says (PYTHONDONTWRITEBYTECODE
+# set): without them each xdist worker, and each process a test starts, compiles the project
+# again and pytest rewrites every test module's asserts again (collection 17 s → 8 s of CPU).
 test: $(VENV)/.test-deps services lint messages
-	DATABASE_URL=$(TEST_DATABASE_URL) AIHUMMER_TEST_REDIS_URL=$(TEST_REDIS_URL) CELERY_BROKER_URL= \
+	PYTHONDONTWRITEBYTECODE= DATABASE_URL=$(TEST_DATABASE_URL) AIHUMMER_TEST_REDIS_URL=$(TEST_REDIS_URL) CELERY_BROKER_URL= \
 		$(BIN)/pytest -n $(PYTEST_WORKERS)
 
 format: $(VENV)/.test-deps
