@@ -121,17 +121,20 @@ def make_key(
 
 def vault_preset(
     workspace: Workspace,
-    base_url: str,
+    base_url: str = "",
     *,
     secret: str,
     key: str = "local",
+    name: str = "",
     credential_key: str | None = None,
+    provider_name: str = "openai",
     model: str = "gpt-4.1",
     by: User | Actor | None = None,
     **fields: object,
 ) -> Preset:
-    """An `openai` preset sending to `base_url` (a local protocol server) with `secret` in
-    the vault as its credential (`credential_key`, default `<key>-key`); `fields` go to
+    """A preset (`openai` unless told) sending to `base_url` (a local protocol server; empty:
+    the vendor's own) with `secret` in the vault as its credential (`credential_key`,
+    default `<key>-key`), named `name` (default: after its key); `fields` go to
     `preset_create` as they are (is_active, temperature, …)."""
     actor = actor_for(by)
     credential = credential_create(workspace=workspace, actor=actor, key=credential_key or f"{key}-key", secret=secret)
@@ -139,8 +142,8 @@ def vault_preset(
         workspace=workspace,
         actor=actor,
         key=key,
-        name=key.title(),
-        provider_name="openai",
+        name=name or key.title(),
+        provider_name=provider_name,
         model=model,
         base_url=base_url,
         credential=credential,
