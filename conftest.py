@@ -38,6 +38,10 @@ def pytest_configure(config: pytest.Config) -> None:
     # databases are thrown away. The cluster's own settings are left alone (benches and
     # other suites share it); never a production setting.
     os.environ.setdefault("PGOPTIONS", "-c synchronous_commit=off")
+    # A transactional test empties the tables with DELETE, not TRUNCATE: 10 ms, not 0.4 s.
+    from aihummer.tests import flush
+
+    flush.install()
 
 
 def make_member(workspace: Workspace, username: str, role: str) -> User:
