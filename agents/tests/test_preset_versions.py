@@ -20,7 +20,7 @@ from agents.services import (
 )
 from agents.tiers import change_tier
 from aihummer.actors import Actor
-from aihummer.tests.factories import make_agent
+from aihummer.tests.factories import make_agent, make_echo_preset
 from conftest import make_member
 
 SWITCH_LINE = "preset changed: echo → fast (another model answers)"
@@ -32,15 +32,7 @@ def as_(user) -> Actor:
 
 @pytest.fixture
 def fast(workspace, ada) -> Preset:
-    return preset_create(
-        workspace=workspace,
-        actor=as_(ada),
-        key="fast",
-        name="Fast",
-        provider_name="echo",
-        model="echo-1",
-        temperature=0.2,
-    )
+    return make_echo_preset(workspace, by=as_(ada), key="fast", is_active=False, temperature=0.2)
 
 
 @pytest.fixture
@@ -123,18 +115,8 @@ def test_an_agent_may_not_switch_its_own_preset(agent, fast, alice):
 
 
 def test_a_proposal_names_only_a_preset_of_its_workspace(agent, alice, ada, workspace, other_workspace, root):
-    preset_create(
-        workspace=other_workspace, actor=as_(root), key="theirs", name="Theirs", provider_name="echo", model="echo-1"
-    )
-    preset_create(
-        workspace=workspace,
-        actor=as_(alice),
-        key="sb_echo",
-        name="Sandbox",
-        provider_name="echo",
-        model="echo-1",
-        is_sandbox=True,
-    )
+    make_echo_preset(other_workspace, by=as_(root), key="theirs", is_active=False)
+    make_echo_preset(workspace, by=as_(alice), key="sb_echo", name="Sandbox", is_sandbox=True)
 
     for key, message in (
         ("theirs", "Unknown preset 'theirs'."),

@@ -18,6 +18,7 @@ from aihummer.services import api_key_create
 from workflows.demo import PIPELINE as DEMO_PIPELINE
 
 if TYPE_CHECKING:
+    from workflows.models import Workflow
     from workflows.tests.fake_openai import FakeOpenAI
 
 # The writer most agents tests talk to; `prompt=` replaces it with a plain system prompt.
@@ -99,16 +100,43 @@ def make_mailer(
     return mailer
 
 
-def make_echo_preset(workspace: Workspace, *, by: User | Actor | None = None, key: str = "echo") -> Preset:
-    """The workspace's default preset: the offline echo provider, model `echo-1`."""
+def make_mailing(
+    workspace: Workspace, *, by: User, smtp_port: int, password: str, preset: Preset | None = None
+) -> Workflow:
+    """The workflow `mailing`: one step, `mail`, on the agent `mailer` (make_mailer)."""
+    from workflows.services import workflow_create
+
+    make_mailer(workspace, by=by, smtp_port=smtp_port, password=password, preset=preset)
+    definition = {"version": 1, "steps": [{"name": "mail", "agent_name": "mailer"}]}
+    return workflow_create(
+        workspace=workspace, actor=actor_for(by), key="mailing", name="Mailing", definition=definition
+    )
+
+
+def make_echo_preset(
+    workspace: Workspace,
+    *,
+    by: User | Actor | None = None,
+    key: str = "echo",
+    name: str = "",
+    model: str = "echo-1",
+    is_active: bool | None = None,
+    is_sandbox: bool = False,
+    **fields: object,
+) -> Preset:
+    """A preset on the offline echo provider (model `echo-1` unless told), named after its
+    key unless `name` is given: the workspace's default, unless it is a sandbox row (never
+    active) or `is_active=False`; `fields` go to `preset_create` as they are."""
     return preset_create(
         workspace=workspace,
         actor=actor_for(by),
         key=key,
-        name=key.title(),
+        name=name or key.title(),
         provider_name="echo",
-        model="echo-1",
-        is_active=True,
+        model=model,
+        is_active=not is_sandbox if is_active is None else is_active,
+        is_sandbox=is_sandbox,
+        **fields,
     )
 
 
