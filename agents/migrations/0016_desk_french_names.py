@@ -3,6 +3,8 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
+from aihummer.migration_operations import AlterAtOnce
+
 
 class Migration(migrations.Migration):
 
@@ -12,6 +14,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        AlterAtOnce([
         migrations.AlterModelOptions(
             name='promptversion',
             options={'ordering': ['agent', '-number'], 'verbose_name': 'prompt version', 'verbose_name_plural': 'prompt versions'},
@@ -76,4 +79,5 @@ class Migration(migrations.Migration):
             name='workspace',
             field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='prompt_versions', to='aihummer.workspace', verbose_name='workspace'),
         ),
+        ]),
     ]

@@ -2,6 +2,8 @@
 
 from django.db import migrations
 
+from aihummer.migration_operations import AlterAtOnce
+
 
 class Migration(migrations.Migration):
 
@@ -10,6 +12,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        AlterAtOnce([
         migrations.AlterModelOptions(
             name='agent',
             options={'ordering': ['workspace__slug', 'key'], 'verbose_name': 'agent', 'verbose_name_plural': 'agents'},
@@ -66,4 +69,5 @@ class Migration(migrations.Migration):
             name='skill',
             options={'ordering': ['workspace__slug', 'key'], 'verbose_name': 'skill', 'verbose_name_plural': 'skills'},
         ),
+        ]),
     ]

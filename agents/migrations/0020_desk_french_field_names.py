@@ -6,6 +6,8 @@ import django.utils.timezone
 from django.conf import settings
 from django.db import migrations, models
 
+from aihummer.migration_operations import AlterAtOnce
+
 
 class Migration(migrations.Migration):
 
@@ -16,6 +18,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        AlterAtOnce([
         migrations.AlterField(
             model_name='agent',
             name='allowed_tool_names',
@@ -691,4 +694,5 @@ class Migration(migrations.Migration):
             name='workspace',
             field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='skills', to='aihummer.workspace', verbose_name='workspace'),
         ),
+        ]),
     ]

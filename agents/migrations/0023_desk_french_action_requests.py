@@ -3,6 +3,8 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
+from aihummer.migration_operations import AlterAtOnce
+
 
 class Migration(migrations.Migration):
 
@@ -12,6 +14,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        AlterAtOnce([
         migrations.AlterModelOptions(
             name='agenttoolsettings',
             options={'verbose_name': 'agent tool settings', 'verbose_name_plural': 'agent tool settings'},
@@ -49,4 +52,5 @@ class Migration(migrations.Migration):
             name='workspace',
             field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='approval_requests', to='aihummer.workspace', verbose_name='workspace'),
         ),
+        ]),
     ]

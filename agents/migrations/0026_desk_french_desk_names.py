@@ -5,6 +5,8 @@ import django.core.validators
 import django.db.models.deletion
 from django.db import migrations, models
 
+from aihummer.migration_operations import AlterAtOnce
+
 
 class Migration(migrations.Migration):
 
@@ -14,6 +16,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        AlterAtOnce([
         migrations.AlterField(
             model_name='agent',
             name='created_at',
@@ -579,4 +582,5 @@ class Migration(migrations.Migration):
             name='updated_at',
             field=models.DateTimeField(auto_now=True, verbose_name='updated at'),
         ),
+        ]),
     ]

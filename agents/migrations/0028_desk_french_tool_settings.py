@@ -6,6 +6,8 @@ import django.core.validators
 import django.db.models.deletion
 from django.db import migrations, models
 
+from aihummer.migration_operations import AlterAtOnce
+
 
 class Migration(migrations.Migration):
 
@@ -15,6 +17,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        AlterAtOnce([
         migrations.AlterField(
             model_name='agenttoolsettings',
             name='agent',
@@ -175,4 +178,5 @@ class Migration(migrations.Migration):
             name='workspace',
             field=models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='tool_policy', to='aihummer.workspace', verbose_name='workspace'),
         ),
+        ]),
     ]

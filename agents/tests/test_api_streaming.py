@@ -10,8 +10,9 @@ import pytest
 import requests
 
 from agents.models import ConversationMessage
-from agents.services import agent_create, preset_create
+from agents.services import agent_create
 from aihummer.actors import Actor
+from aihummer.tests.factories import vault_preset
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -36,18 +37,12 @@ def read_events(response: requests.Response) -> list[tuple[int, str, dict]]:
 def streaming(workspace, ada, openai_server):
     """Agent `talker` on a streaming preset of the local server; `helper` to delegate to."""
     actor = Actor.for_user(ada)
-    from agents.services import credential_create
-
-    credential = credential_create(workspace=workspace, key="local-key", secret="sk-local-0123456789", actor=actor)
-    preset_create(
-        workspace=workspace,
-        actor=actor,
+    vault_preset(
+        workspace,
+        openai_server.base_url,
+        secret="sk-local-0123456789",
         key="streamed",
-        name="Streamed",
-        provider_name="openai",
-        model="gpt-4.1",
-        base_url=openai_server.base_url,
-        credential=credential,
+        by=actor,
         streaming_enabled=True,
         is_active=True,
     )

@@ -17,9 +17,10 @@ from agents.runtime import agent_turn_run
 from agents.runtime.preset_check import preset_check
 from agents.runtime.providers import get_provider
 from agents.runtime.providers.base import Message, ModelRequest, ProviderError
-from agents.services import agent_create, credential_create, preset_create
+from agents.services import agent_create
 from agents.tests.helpers import settled, sleeping
 from aihummer.actors import Actor
+from aihummer.tests.factories import vault_preset
 
 SECRET = "sk-test-0123456789abcdefghijklmnop"
 LIMIT = 1.0
@@ -96,18 +97,7 @@ def test_retries_of_a_failing_server_stop_at_the_limit(httpserver, settings, ven
 
 def test_check_preset_reports_a_timeout_within_the_preset_limit(httpserver, retries_on, workspace, ada):
     actor = Actor.for_user(ada)
-    credential = credential_create(workspace=workspace, key="local-key", secret=SECRET, actor=actor)
-    preset = preset_create(
-        workspace=workspace,
-        actor=actor,
-        key="slow",
-        name="Slow",
-        provider_name="openai",
-        model="gpt-4.1",
-        base_url=httpserver.url_for("/v1"),
-        credential=credential,
-        timeout_seconds=1,
-    )
+    preset = vault_preset(workspace, httpserver.url_for("/v1"), secret=SECRET, key="slow", by=actor, timeout_seconds=1)
     seen: list[Request] = []
     httpserver.expect_request(VENDORS["openai"][1]).respond_with_handler(sleeping(SLOWER_THAN_LIMIT, seen))
 
@@ -125,17 +115,7 @@ def slow_child(workspace, ada, echo_preset, httpserver):
     after SLOWER_THAN_LIMIT; `boss`: an echo agent that may delegate to it."""
     get_provider("openai")  # the SDK's first import takes a second: not what is measured here
     actor = Actor.for_user(ada)
-    credential = credential_create(workspace=workspace, key="local-key", secret=SECRET, actor=actor)
-    preset = preset_create(
-        workspace=workspace,
-        actor=actor,
-        key="slow",
-        name="Slow",
-        provider_name="openai",
-        model="gpt-4.1",
-        base_url=httpserver.url_for("/v1"),
-        credential=credential,
-    )
+    preset = vault_preset(workspace, httpserver.url_for("/v1"), secret=SECRET, key="slow", by=actor)
     agent_create(workspace=workspace, actor=actor, key="slow", name="Slow", preset=preset)
     return agent_create(
         workspace=workspace,

@@ -27,6 +27,7 @@ from agents.services import (
 )
 from aihummer.actors import Actor
 from aihummer.exceptions import NotFound
+from aihummer.tests.factories import vault_preset
 
 SNAPSHOT = {"identity": {"name": "Camille", "role": "Rédactrice"}, "sections": [{"key": "ton", "body": "Sois brève."}]}
 LONG_SECTION = {"key": "details", "body": "Détaille chaque étape avec soin. " * 120}
@@ -266,19 +267,13 @@ def httpserver_listen_address() -> tuple[str, int]:
 @pytest.fixture
 def judge(workspace, ada, httpserver, settings):
     settings.AIHUMMER_PROVIDER_MAX_RETRIES = 0
-    actor = Actor.for_user(ada)
-    credential = credential_create(
-        workspace=workspace, key="judge-key", secret="sk-judge-secret-0123456789", actor=actor
-    )
-    preset = preset_create(
-        workspace=workspace,
-        actor=actor,
+    preset = vault_preset(
+        workspace,
+        httpserver.url_for("/v1"),
+        secret="sk-judge-secret-0123456789",
         key="judge",
-        name="Judge",
-        provider_name="openai",
         model="gpt-4.1-mini",
-        base_url=httpserver.url_for("/v1"),
-        credential=credential,
+        by=ada,
     )
     workspace.judge_preset = preset
     workspace.full_clean()

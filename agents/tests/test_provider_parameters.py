@@ -15,8 +15,9 @@ from agents.models import DebugLog
 from agents.runtime import agent_turn_run
 from agents.runtime.providers import get_provider
 from agents.runtime.providers.base import Message, ModelRequest, ProviderError, ToolCall, Usage
-from agents.services import agent_create, credential_create, preset_create
+from agents.services import agent_create
 from aihummer.actors import Actor
+from aihummer.tests.factories import vault_preset
 
 SECRET = "sk-test-0123456789abcdefghijklmnop"
 ANTHROPIC_PATH = "/v1/messages"
@@ -199,15 +200,13 @@ def test_openai_logs_what_it_sent(httpserver):
 
 def test_a_turns_debug_log_records_the_parameters_the_adapter_sent(httpserver, monkeypatch, workspace, ada, alice):
     actor = Actor.for_user(ada)
-    credential = credential_create(workspace=workspace, key="k", secret=SECRET, actor=actor)
-    preset = preset_create(
-        workspace=workspace,
-        actor=actor,
+    preset = vault_preset(
+        workspace,
+        secret=SECRET,
         key="claude",
-        name="Claude",
         provider_name="anthropic",
         model="claude-haiku-4-5",
-        credential=credential,
+        by=actor,
         max_output_tokens=200,
         temperature=0.3,
     )

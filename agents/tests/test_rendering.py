@@ -5,9 +5,10 @@ import pytest
 
 from agents.models import Agent
 from agents.rendering import TRUNCATION_MARK, render_prefix, render_system_prompt, scaffolding_for
-from agents.services import agent_create, credential_create, preset_create
+from agents.services import agent_create
 from agents.snapshot import canonical_json, normalize_snapshot
 from aihummer.actors import Actor
+from aihummer.tests.factories import vault_preset
 
 WRITER = normalize_snapshot(
     {
@@ -162,15 +163,8 @@ def test_a_profile_within_bootstrap_max_chars_is_not_truncated():
 def test_a_stored_secret_never_renders(workspace, ada):
     actor = Actor.for_user(ada)
     secret = "sk-live-7f3a9c1e5d2b4a6f8e0c"
-    credential = credential_create(workspace=workspace, key="openai", secret=secret, actor=actor)
-    preset = preset_create(
-        workspace=workspace,
-        actor=actor,
-        key="gpt",
-        name="GPT",
-        provider_name="openai",
-        model="gpt-4.1-mini",
-        credential=credential,
+    preset = vault_preset(
+        workspace, secret=secret, key="gpt", name="GPT", credential_key="openai", model="gpt-4.1-mini", by=actor
     )
     agent_create(workspace=workspace, actor=actor, key="writer", name="Writer", preset=preset, snapshot=WRITER)
     agent = Agent.objects.select_related("live_version").get(key="writer")
@@ -180,7 +174,7 @@ def test_a_stored_secret_never_renders(workspace, ada):
     )
 
     assert "Camille" in rendered.text
-    for leaked in (secret, credential.ciphertext):
+    for leaked in (secret, preset.credential.ciphertext):
         assert leaked not in rendered.text
         assert leaked not in canonical_json(agent.live_version.snapshot)
 

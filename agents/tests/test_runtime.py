@@ -38,7 +38,7 @@ from agents.services import (
 )
 from aihummer.actors import Actor
 from aihummer.models import User, Workspace
-from aihummer.tests.factories import WRITER_PROFILE, echo_sp, make_agent
+from aihummer.tests.factories import WRITER_PROFILE, echo_sp, make_agent, vault_preset
 
 PERSONA_CALL = '@call propose_persona_edit {"persona": "Warm and brief.", "reason": "Users asked for warmth."}'
 SECTION_CALL = '@call propose_section_edit {"section_key": "method", "body": "Plan, then write.", "reason": "Clearer"}'
@@ -431,16 +431,14 @@ def test_the_presets_own_credential_is_redacted_whatever_its_shape(
             "usage": {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15},
         }
     )
-    credential = credential_create(workspace=workspace, key="openai", secret=secret, actor=Actor.for_user(ada))
-    preset = preset_create(
-        workspace=workspace,
-        actor=Actor.for_user(ada),
-        key="local",
+    preset = vault_preset(
+        workspace,
+        httpserver.url_for("/v1"),
+        secret=secret,
         name="Local OpenAI-compatible server",
-        provider_name="openai",
-        base_url=httpserver.url_for("/v1"),
+        credential_key="openai",
         model="local-model",
-        credential=credential,
+        by=ada,
     )
     agent = make_agent(workspace, "writer", by=ada, preset=preset)
 

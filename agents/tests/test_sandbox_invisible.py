@@ -11,7 +11,6 @@ from django.urls import reverse
 from agents.models import Agent, DebugLog
 from agents.services import (
     agent_create,
-    credential_create,
     preset_create,
     preset_dependents,
     skill_as_snapshot_entry,
@@ -19,6 +18,7 @@ from agents.services import (
 )
 from aihummer.actors import Actor
 from aihummer.services import api_key_create
+from aihummer.tests.factories import vault_preset
 
 
 @pytest.fixture
@@ -31,17 +31,16 @@ def bot(workspace, ada):
 def shared(workspace, ada, bot):
     """A credential, a preset and a shared skill, each used by one visible row and one sandbox row."""
     as_ada = Actor.for_user(ada)
-    credential = credential_create(workspace=workspace, key="openai", secret="sk-x-123456789012345678", actor=as_ada)
-    preset = preset_create(
-        workspace=workspace,
-        actor=as_ada,
+    preset = vault_preset(
+        workspace,
+        secret="sk-x-123456789012345678",
         key="gpt",
         name="GPT",
-        provider_name="openai",
-        model="gpt-4.1",
-        credential=credential,
+        credential_key="openai",
+        by=as_ada,
         is_active=True,
     )
+    credential = preset.credential
     preset_create(
         workspace=workspace,
         actor=Actor.for_operator(name="tests"),  # a key may not point a credential anywhere

@@ -47,6 +47,17 @@ def editor_agent(workspace: Workspace, ada: User, echo_preset: Preset) -> Agent:
 
 
 @pytest.fixture
+def sandbox_writer(workspace: Workspace, alice: User, echo_preset: Preset) -> Agent:
+    """A sandbox agent allowed to propose edits to its own prompt (which apply at once)."""
+    return make_agent(workspace, "sb_writer", by=alice, is_sandbox=True, allowed_tool_names=SELF_EDIT_TOOLS)
+
+
+@pytest.fixture
+def sandbox_helper(workspace: Workspace, alice: User, echo_preset: Preset) -> Agent:
+    return make_agent(workspace, "sb_helper", by=alice, is_sandbox=True)
+
+
+@pytest.fixture
 def helper(workspace: Workspace, ada: User, echo_preset: Preset) -> Agent:
     return make_agent(workspace, "helper", by=ada, identity={"name": "Helper"}, sections=[])
 
@@ -242,17 +253,8 @@ def test_a_proposal_the_snapshot_rules_refuse_goes_back_to_the_model(
     assert PromptVersion.objects.filter(agent=editor_agent).count() == 1
 
 
-def test_a_sandbox_agent_is_told_its_edit_applied_at_once(
-    workspace: Workspace, alice: User, echo_preset: Preset
-) -> None:
-    agent = agent_create(
-        workspace=workspace,
-        actor=Actor.for_user(alice),
-        key="sb_writer",
-        name="Sandbox writer",
-        snapshot={**WRITER_PROFILE, "allowed_tool_names": SELF_EDIT_TOOLS},
-        is_sandbox=True,
-    )
+def test_a_sandbox_agent_is_told_its_edit_applied_at_once(sandbox_writer: Agent, alice: User) -> None:
+    agent = sandbox_writer
 
     turn = agent_turn_run(
         agent=agent,
@@ -600,16 +602,8 @@ def test_a_child_of_another_workspace_is_refused_like_a_missing_one(
 
 
 def test_a_real_agent_cannot_delegate_to_a_sandbox_agent(
-    workspace: Workspace, ada: User, alice: User, echo_preset: Preset
+    workspace: Workspace, ada: User, alice: User, sandbox_helper: Agent
 ) -> None:
-    agent_create(
-        workspace=workspace,
-        actor=Actor.for_user(alice),
-        key="sb_helper",
-        name="SB",
-        snapshot=WRITER_PROFILE,
-        is_sandbox=True,
-    )
     boss = make_boss(workspace, ada)
 
     turn = agent_turn_run(agent=boss, message=delegate_line("sb_helper", "hi"), actor=Actor.for_user(alice))
@@ -618,17 +612,9 @@ def test_a_real_agent_cannot_delegate_to_a_sandbox_agent(
     assert AgentTurn.all_objects.count() == 1
 
 
-def test_a_sandbox_agent_delegates_to_a_sandbox_agent(workspace: Workspace, alice: User, echo_preset: Preset) -> None:
+def test_a_sandbox_agent_delegates_to_a_sandbox_agent(workspace: Workspace, alice: User, sandbox_helper: Agent) -> None:
     actor = Actor.for_user(alice)
-    agent_create(workspace=workspace, actor=actor, key="sb_helper", name="SB", snapshot=WRITER_PROFILE, is_sandbox=True)
-    boss = agent_create(
-        workspace=workspace,
-        actor=actor,
-        key="sb_boss",
-        name="SB boss",
-        snapshot={**WRITER_PROFILE, "allowed_tool_names": ["delegate"]},
-        is_sandbox=True,
-    )
+    boss = make_agent(workspace, "sb_boss", by=alice, is_sandbox=True, allowed_tool_names=["delegate"])
 
     turn = agent_turn_run(agent=boss, message=delegate_line("sb_helper", "hi"), actor=actor)
 
@@ -717,17 +703,8 @@ def test_concurrent_delegations_still_respect_max_per_parent(
     assert sorted(c["outcome"] for c in tool_calls(turn)) == ["ran", "refused"]
 
 
-def test_two_section_edits_of_a_sandbox_agent_in_one_turn_both_stay(
-    workspace: Workspace, alice: User, echo_preset: Preset
-) -> None:
-    agent = agent_create(
-        workspace=workspace,
-        actor=Actor.for_user(alice),
-        key="sb_writer",
-        name="Sandbox writer",
-        snapshot={**WRITER_PROFILE, "allowed_tool_names": SELF_EDIT_TOOLS},
-        is_sandbox=True,
-    )
+def test_two_section_edits_of_a_sandbox_agent_in_one_turn_both_stay(sandbox_writer: Agent, alice: User) -> None:
+    agent = sandbox_writer
     tone = '{"section_key": "tone", "title": "Tone", "body": "Be kind.", "reason": "Missing"}'
     message = f"@call propose_section_edit {SECTION_ARGS}\n@call propose_section_edit {tone}"
 

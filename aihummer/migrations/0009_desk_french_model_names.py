@@ -2,6 +2,8 @@
 
 from django.db import migrations
 
+from aihummer.migration_operations import AlterAtOnce
+
 
 class Migration(migrations.Migration):
 
@@ -10,6 +12,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        AlterAtOnce([
         migrations.AlterModelOptions(
             name='apikey',
             options={'ordering': ['workspace__slug', 'name'], 'verbose_name': 'API key', 'verbose_name_plural': 'API keys'},
@@ -26,4 +29,5 @@ class Migration(migrations.Migration):
             name='workspace',
             options={'ordering': ['slug'], 'verbose_name': 'workspace', 'verbose_name_plural': 'workspaces'},
         ),
+        ]),
     ]

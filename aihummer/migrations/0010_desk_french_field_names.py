@@ -3,6 +3,8 @@
 import django.core.validators
 from django.db import migrations, models
 
+from aihummer.migration_operations import AlterAtOnce
+
 
 class Migration(migrations.Migration):
 
@@ -11,6 +13,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        AlterAtOnce([
         migrations.AlterField(
             model_name='historicalworkspace',
             name='block_approval_on_regressions',
@@ -51,4 +54,5 @@ class Migration(migrations.Migration):
             name='slug',
             field=models.SlugField(unique=True, validators=[django.core.validators.RegexValidator('^[a-z0-9_-]+$', "Use lowercase letters, digits, '_' and '-' only.")], verbose_name='slug'),
         ),
+        ]),
     ]

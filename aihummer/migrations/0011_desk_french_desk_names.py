@@ -5,6 +5,8 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
+from aihummer.migration_operations import AlterAtOnce
+
 
 class Migration(migrations.Migration):
 
@@ -13,6 +15,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        AlterAtOnce([
         migrations.AlterField(
             model_name='apikey',
             name='created_at',
@@ -173,4 +176,5 @@ class Migration(migrations.Migration):
             name='updated_at',
             field=models.DateTimeField(auto_now=True, verbose_name='updated at'),
         ),
+        ]),
     ]

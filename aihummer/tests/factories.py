@@ -18,6 +18,7 @@ from aihummer.services import api_key_create
 from workflows.demo import PIPELINE as DEMO_PIPELINE
 
 if TYPE_CHECKING:
+    from workflows.models import Workflow
     from workflows.tests.fake_openai import FakeOpenAI
 
 # The writer most agents tests talk to; `prompt=` replaces it with a plain system prompt.
@@ -99,16 +100,43 @@ def make_mailer(
     return mailer
 
 
-def make_echo_preset(workspace: Workspace, *, by: User | Actor | None = None, key: str = "echo") -> Preset:
-    """The workspace's default preset: the offline echo provider, model `echo-1`."""
+def make_mailing(
+    workspace: Workspace, *, by: User, smtp_port: int, password: str, preset: Preset | None = None
+) -> Workflow:
+    """The workflow `mailing`: one step, `mail`, on the agent `mailer` (make_mailer)."""
+    from workflows.services import workflow_create
+
+    make_mailer(workspace, by=by, smtp_port=smtp_port, password=password, preset=preset)
+    definition = {"version": 1, "steps": [{"name": "mail", "agent_name": "mailer"}]}
+    return workflow_create(
+        workspace=workspace, actor=actor_for(by), key="mailing", name="Mailing", definition=definition
+    )
+
+
+def make_echo_preset(
+    workspace: Workspace,
+    *,
+    by: User | Actor | None = None,
+    key: str = "echo",
+    name: str = "",
+    model: str = "echo-1",
+    is_active: bool | None = None,
+    is_sandbox: bool = False,
+    **fields: object,
+) -> Preset:
+    """A preset on the offline echo provider (model `echo-1` unless told), named after its
+    key unless `name` is given: the workspace's default, unless it is a sandbox row (never
+    active) or `is_active=False`; `fields` go to `preset_create` as they are."""
     return preset_create(
         workspace=workspace,
         actor=actor_for(by),
         key=key,
-        name=key.title(),
+        name=name or key.title(),
         provider_name="echo",
-        model="echo-1",
-        is_active=True,
+        model=model,
+        is_active=not is_sandbox if is_active is None else is_active,
+        is_sandbox=is_sandbox,
+        **fields,
     )
 
 
@@ -121,17 +149,20 @@ def make_key(
 
 def vault_preset(
     workspace: Workspace,
-    base_url: str,
+    base_url: str = "",
     *,
     secret: str,
     key: str = "local",
+    name: str = "",
     credential_key: str | None = None,
+    provider_name: str = "openai",
     model: str = "gpt-4.1",
     by: User | Actor | None = None,
     **fields: object,
 ) -> Preset:
-    """An `openai` preset sending to `base_url` (a local protocol server) with `secret` in
-    the vault as its credential (`credential_key`, default `<key>-key`); `fields` go to
+    """A preset (`openai` unless told) sending to `base_url` (a local protocol server; empty:
+    the vendor's own) with `secret` in the vault as its credential (`credential_key`,
+    default `<key>-key`), named `name` (default: after its key); `fields` go to
     `preset_create` as they are (is_active, temperature, …)."""
     actor = actor_for(by)
     credential = credential_create(workspace=workspace, actor=actor, key=credential_key or f"{key}-key", secret=secret)
@@ -139,8 +170,8 @@ def vault_preset(
         workspace=workspace,
         actor=actor,
         key=key,
-        name=key.title(),
-        provider_name="openai",
+        name=name or key.title(),
+        provider_name=provider_name,
         model=model,
         base_url=base_url,
         credential=credential,

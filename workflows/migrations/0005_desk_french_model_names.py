@@ -2,6 +2,8 @@
 
 from django.db import migrations
 
+from aihummer.migration_operations import AlterAtOnce
+
 
 class Migration(migrations.Migration):
 
@@ -10,6 +12,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        AlterAtOnce([
         migrations.AlterModelOptions(
             name='steprun',
             options={'ordering': ['run', 'position'], 'verbose_name': 'step run', 'verbose_name_plural': 'step runs'},
@@ -22,4 +25,5 @@ class Migration(migrations.Migration):
             name='workflowrun',
             options={'ordering': ['-created_at'], 'verbose_name': 'workflow run', 'verbose_name_plural': 'workflow runs'},
         ),
+        ]),
     ]

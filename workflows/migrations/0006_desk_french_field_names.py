@@ -6,6 +6,8 @@ import uuid
 from django.conf import settings
 from django.db import migrations, models
 
+from aihummer.migration_operations import AlterAtOnce
+
 
 class Migration(migrations.Migration):
 
@@ -17,6 +19,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        AlterAtOnce([
         migrations.AlterField(
             model_name='historicalworkflow',
             name='definition',
@@ -307,4 +310,5 @@ class Migration(migrations.Migration):
             name='workspace',
             field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='workflow_runs', to='aihummer.workspace', verbose_name='workspace'),
         ),
+        ]),
     ]

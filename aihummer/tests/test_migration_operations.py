@@ -1,0 +1,51 @@
+"""AlterAtOnce: the state a group of alterations leaves is the one they leave one by one."""
+
+from __future__ import annotations
+
+import pytest
+from django.db.migrations.loader import MigrationLoader
+from django.db.migrations.operations import AlterField, AlterModelOptions
+
+from aihummer.migration_operations import AlterAtOnce
+
+GROUPED = ("agents", "0023_desk_french_action_requests")  # field labels (one a foreign key) and model options
+
+
+def rendered(state) -> dict[str, object]:
+    """Every model's names and fields, and the relations that point at a class no longer
+    registered (a model re-rendered, the relation not)."""
+    apps = state.apps
+    seen: dict[str, object] = {"stale": []}
+    for model in apps.get_models(include_auto_created=True):
+        fields = {}
+        for field in model._meta.get_fields(include_hidden=True):
+            if field.concrete:
+                fields[field.name] = field.deconstruct()[1:]
+            related = field.related_model if field.is_relation else None
+            if related is not None and apps.get_model(related._meta.label) is not related:
+                seen["stale"].append((model._meta.label, field.name))
+        seen[model._meta.label] = (str(model._meta.verbose_name), str(model._meta.verbose_name_plural), fields)
+    return seen
+
+
+def test_a_group_leaves_the_state_its_alterations_leave_one_by_one() -> None:
+    loader = MigrationLoader(None, ignore_no_migrations=True)  # from the files alone: no database
+    migration = loader.graph.nodes[GROUPED]
+    [group] = migration.operations
+    before = loader.project_state(GROUPED, at_end=False)
+    assert before.apps.get_models()  # rendered, as the executor holds it
+    one_by_one, at_once = before.clone(), before.clone()
+    for operation in group.operations:
+        operation.state_forwards("agents", one_by_one)
+    group.state_forwards("agents", at_once)
+    assert rendered(at_once) == rendered(one_by_one)
+    assert rendered(at_once)["stale"] == []
+    assert rendered(at_once) != rendered(before)
+
+
+def test_a_group_alters_each_field_once() -> None:
+    label = AlterField("workflow", "name", field=None)
+    with pytest.raises(ValueError, match="each field and each model's options once"):
+        AlterAtOnce([label, AlterField("workflow", "name", field=None)])
+    with pytest.raises(TypeError, match="AlterField and AlterModelOptions only"):
+        AlterAtOnce([label, AlterModelOptions("workflow", {}), object()])
