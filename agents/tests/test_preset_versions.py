@@ -18,7 +18,7 @@ from agents.services import (
     prompt_version_approve,
     prompt_version_propose,
 )
-from agents.tiers import Reason, change_tier
+from agents.tiers import change_tier
 from aihummer.actors import Actor
 from aihummer.tests.factories import make_agent, make_echo_preset
 from conftest import make_member
@@ -60,9 +60,10 @@ def test_version_1_names_the_preset_it_was_created_with(agent, workspace, ada):
 def test_another_preset_is_a_power_change_and_says_why(agent):
     live = agent.live_snapshot
 
-    assert change_tier(live, {**live, "preset": "fast"}) == ("power", [Reason("power", SWITCH_LINE)])
-    assert change_tier(live, {**live, "preset": None})[1] == [
-        Reason("power", "preset changed: echo → the workspace's default (another model answers)")
+    tier, reasons = change_tier(live, {**live, "preset": "fast"})
+    assert (tier, [(reason.tier, reason.line) for reason in reasons]) == ("power", [("power", SWITCH_LINE)])
+    assert [reason.line for reason in change_tier(live, {**live, "preset": None})[1]] == [
+        "preset changed: echo → the workspace's default (another model answers)"
     ]
 
 
@@ -73,10 +74,10 @@ def test_a_switch_waits_for_the_power_quorum_and_rebinds_only_when_live(
     carol = make_member(workspace, "carol", "reviewer")
     version = switch(agent, as_(alice))
 
-    assert (version.status, version.tier, version.tier_reasons) == (
+    assert (version.status, version.tier, [(r["tier"], r["line"]) for r in version.tier_reasons]) == (
         "pending",
         "power",
-        [{"tier": "power", "line": SWITCH_LINE}],
+        [("power", SWITCH_LINE)],
     )
     first = prompt_version_approve(version=version, actor=as_(bob))
     assert (approval_state(first).summary, bound(agent)) == ("1 of 2 approvals", "echo")
