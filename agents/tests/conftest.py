@@ -11,7 +11,7 @@ from pytest_django.fixtures import Settings
 from agents.models import Agent, Preset
 from aihummer.actors import Actor
 from aihummer.models import User, Workspace
-from aihummer.tests.factories import make_agent, make_echo_preset, vault_preset
+from aihummer.tests.factories import api_client, make_agent, make_echo_preset, vault_preset
 
 PRICED_ECHO = {
     "name": "echo-paid",
@@ -95,18 +95,7 @@ def make_key(workspace: Workspace, ada: User):
 @pytest.fixture
 def api_as():
     """`api_as(raw_key)` or `api_as(user)`: a DRF test client speaking JSON as that caller."""
-    from rest_framework.test import APIClient
-
-    def client_for(who: str | User, **kwargs: object) -> APIClient:
-        client = APIClient(**kwargs)
-        client.default_format = "json"
-        if isinstance(who, str):
-            client.credentials(HTTP_AUTHORIZATION=f"Bearer {who}")
-        else:
-            client.force_login(who)
-        return client
-
-    return client_for
+    return api_client
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from agents.models import Conversation, ConversationMessage, ConversationNote
 from agents.runtime.compaction import MEMORY_INSTRUCTIONS, NOTES_HEADER, SUMMARY_INSTRUCTIONS
 from agents.runtime.context import estimate_tokens
 from agents.tests.test_api_conversations import make_agent, send_url, sent
+from aihummer.tests.factories import store_history
 
 # A budget of 1000 tokens, no reserve, half for the history: 500 tokens.
 BRIEF = {"max_tokens": 1000, "reserve_tokens": 0, "history_share": 0.5}
@@ -108,18 +109,7 @@ def test_a_long_stored_history_is_compacted_in_several_batches_in_one_send(
     conversation = Conversation.objects.create(
         workspace=workspace, agent=agent, peer=Conversation.objects.get().peer, channel="api"
     )
-    ConversationMessage.objects.bulk_create(
-        ConversationMessage(
-            conversation=conversation,
-            sequence=n,
-            role="user" if n % 2 else "assistant",
-            channel="api",
-            text=message(n),
-            version_number=None if n % 2 else 1,
-        )
-        for n in range(1, 39)
-    )
-    Conversation.objects.filter(pk=conversation.pk).update(message_count=38)
+    store_history(conversation, 38, message)
     numbered.bodies.clear()
 
     reply = alice_api.post(send_url("brief"), {"message": message(39)}).json()

@@ -5,11 +5,12 @@ stay in the conftests; a test module never imports another test module."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from django.utils import timezone
 
-from agents.models import Agent, Preset, PromptVersion
+from agents.models import Agent, Conversation, ConversationMessage, Preset, PromptVersion
 from agents.rendering import render_system_prompt
 from agents.services import agent_create, credential_create, preset_create
 from aihummer.actors import Actor
@@ -18,6 +19,8 @@ from aihummer.services import api_key_create
 from workflows.demo import PIPELINE as DEMO_PIPELINE
 
 if TYPE_CHECKING:
+    from rest_framework.test import APIClient
+
     from workflows.models import Workflow
     from workflows.tests.fake_openai import FakeOpenAI
 
@@ -70,6 +73,20 @@ def make_agent(
         snapshot={**base, **snapshot},
         is_sandbox=is_sandbox,
     )
+
+
+def api_client(who: str | User, **kwargs: object) -> APIClient:
+    """A DRF test client speaking JSON as `who`: a raw API key (`Bearer`) or a person
+    (logged in); `kwargs` go to APIClient (SERVER_NAME, …)."""
+    from rest_framework.test import APIClient
+
+    client = APIClient(**kwargs)
+    client.default_format = "json"
+    if isinstance(who, str):
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {who}")
+    else:
+        client.force_login(who)
+    return client
 
 
 def make_mailer(
@@ -182,6 +199,24 @@ def vault_preset(
 def openai_preset(workspace: Workspace, server: FakeOpenAI, *, key: str = "slow", by: Actor | None = None) -> Preset:
     """A preset sending to the local OpenAI-protocol `server`, with a credential of its own."""
     return vault_preset(workspace, server.base_url, secret="sk-fake-0123456789", key=key, model="fake-model", by=by)
+
+
+def store_history(conversation: Conversation, count: int, text: Callable[[int], str] = "old {}".format) -> None:
+    """`count` more messages in `conversation`, as if sent long ago: users' and answers in
+    turn (the answers on version 1), message n saying `text(n)`."""
+    first = conversation.message_count + 1
+    ConversationMessage.objects.bulk_create(
+        ConversationMessage(
+            conversation=conversation,
+            sequence=n,
+            role="user" if n % 2 else "assistant",
+            channel="api",
+            text=text(n),
+            version_number=None if n % 2 else 1,
+        )
+        for n in range(first, first + count)
+    )
+    Conversation.objects.filter(pk=conversation.pk).update(message_count=first + count - 1)
 
 
 def echo_sp(what: PromptVersion | dict) -> str:
