@@ -227,6 +227,23 @@ def echo_sp(what: PromptVersion | dict) -> str:
     return hashlib.sha256(rendered.text.encode()).hexdigest()[:8]
 
 
+def fan_out(n: int) -> dict:
+    """A definition of n steps: a root, n - 2 after it in parallel (all on `lecteur`), and
+    one on `critique` that never runs (`when` a flag no run sets)."""
+    steps = [{"name": "s0", "agent_name": "lecteur", "depends_on": []}]
+    steps += [
+        {
+            "name": f"s{i}",
+            "agent_name": "lecteur",
+            "depends_on": ["s0"],
+            "input_mapping": {"t": "$.steps.s0.output.answer"},
+        }
+        for i in range(1, n - 1)
+    ]
+    steps.append({"name": "never", "agent_name": "critique", "depends_on": ["s0"], "when": "$.inputs.flag"})
+    return {"version": 1, "steps": steps}
+
+
 def make_fan_out(workspace: Workspace) -> str:
     """The workflow `fan` (FAN_OUT) on an echo default preset, and the raw value of an
     API key (read, write) that may start it."""

@@ -33,10 +33,9 @@ from aihummer.actors import Actor
 from aihummer.models import User, Workspace
 from aihummer.sso.services import oidc_user_sync
 from aihummer.tests.factories import make_agent, make_echo_preset, make_key
-from aihummer.tests.mcp_helpers import http_client, live_uvicorn, ok, server_env, with_client
+from aihummer.tests.mcp_helpers import http_client, live_uvicorn, node_tools, ok, server_env, with_client
 from aihummer.tests.ports import free_port
 from aihummer.tests.sso_provider import OidcTestProvider
-from aihummer.tests.test_mcp_conformance import node_tools
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
