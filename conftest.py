@@ -13,6 +13,7 @@ import subprocess
 
 import pytest
 from django.conf import settings
+from django.db import connections
 
 from aihummer.actors import Actor
 from aihummer.models import Membership, User, Workspace
@@ -190,5 +191,13 @@ def browser(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
+        try:
+            yield browser
+        finally:
+            browser.close()
+            # While that loop runs, Django keeps this thread's connections apart (asgiref's
+            # thread-critical Local is a context variable under a running loop): what the
+            # test opened there is closed now, while it is still visible, or it would stay
+            # open until the next browser test (or the end: "test database being accessed
+            # by other users" when it is dropped).
+            connections.close_all()

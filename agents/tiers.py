@@ -15,9 +15,10 @@ kept as its reason, so the review page can say why.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.conf import settings
+from django.utils.translation import gettext_noop
 
 from agents.diff import snapshot_diff
 
@@ -43,55 +44,92 @@ RAISING_WIDENS = frozenset(
 
 @dataclass(frozen=True)
 class Reason:
+    """One diff line that put a tier there. `template` is English with `%(name)s`
+    places for the names it quotes (keys, tools, paths), marked for translation: the API
+    reads `line`, the desk says the same in its reader's language (`said`)."""
+
     tier: str
-    line: str
+    template: str
+    names: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def line(self) -> str:
+        return self.template % self.names
 
     def as_json(self) -> dict:
-        return {"tier": self.tier, "line": self.line}
+        return {"tier": self.tier, "line": self.line, "template": self.template, "names": self.names}
 
 
 def strictest(tiers: list[str]) -> str:
     return max(tiers, key=TIERS.index, default=WORDING)
 
 
+PRESET_CHANGED = {
+    (True, True): gettext_noop("preset changed: %(old)s → %(new)s (another model answers)"),
+    (False, True): gettext_noop("preset changed: the workspace's default → %(new)s (another model answers)"),
+    (True, False): gettext_noop("preset changed: %(old)s → the workspace's default (another model answers)"),
+}
+ITEM_CHANGES = {
+    "section": (
+        gettext_noop("section added: %(key)s"),
+        gettext_noop("section removed: %(key)s"),
+        gettext_noop("section %(key)s: %(fields)s changed"),
+        gettext_noop("sections reordered"),
+    ),
+    "skill": (
+        gettext_noop("skill added: %(key)s"),
+        gettext_noop("skill removed: %(key)s"),
+        gettext_noop("skill %(key)s: %(fields)s changed"),
+        gettext_noop("skills reordered"),
+    ),
+}
+
+
 def change_tier(before: dict | None, after: dict) -> tuple[str, list[Reason]]:
     """The tier of the change `before` → `after` and every reason, strictest first."""
     if before is None:
-        return POWER, [Reason(POWER, "a new agent: everything it is told, its tools and limits included")]
+        return POWER, [Reason(POWER, gettext_noop("a new agent: everything it is told, its tools and limits included"))]
     diff = snapshot_diff(before, after)
-    reasons = [Reason(POWER, f"tool added: {name}") for name in diff.tools_added]
+    reasons = [Reason(POWER, gettext_noop("tool added: %(tool)s"), {"tool": name}) for name in diff.tools_added]
     if diff.preset:
-        old, new = (key or "the workspace's default" for key in diff.preset)
-        reasons.append(Reason(POWER, f"preset changed: {old} → {new} (another model answers)"))
+        old, new = diff.preset
+        names = {name: key for name, key in (("old", old), ("new", new)) if key}
+        reasons.append(Reason(POWER, PRESET_CHANGED[bool(old), bool(new)], names))
     reasons += [_policy_reason(path, old, new) for path, old, new in diff.policy]
-    reasons += [Reason(IDENTITY, f"identity {change.label} changed") for change in diff.identity]
+    reasons += [
+        Reason(IDENTITY, gettext_noop("identity %(field)s changed"), {"field": change.label})
+        for change in diff.identity
+    ]
     if diff.system_prompt:
-        reasons.append(Reason(IDENTITY, "system prompt override changed"))
-    reasons += [Reason(WORDING, f"tool removed: {name}") for name in diff.tools_removed]
+        reasons.append(Reason(IDENTITY, gettext_noop("system prompt override changed")))
+    reasons += [Reason(WORDING, gettext_noop("tool removed: %(tool)s"), {"tool": name}) for name in diff.tools_removed]
     if diff.onboarding:
-        reasons.append(Reason(WORDING, "onboarding text changed"))
+        reasons.append(Reason(WORDING, gettext_noop("onboarding text changed")))
     for noun, items in (("section", diff.sections), ("skill", diff.skills)):
-        reasons += [Reason(WORDING, f"{noun} added: {item['key']}") for item in items.added]
-        reasons += [Reason(WORDING, f"{noun} removed: {item['key']}") for item in items.removed]
+        added, removed, edited, reordered = ITEM_CHANGES[noun]
+        reasons += [Reason(WORDING, added, {"key": item["key"]}) for item in items.added]
+        reasons += [Reason(WORDING, removed, {"key": item["key"]}) for item in items.removed]
         for item, edits in items.edited:
             fields = ", ".join(edit.label for edit in edits)
-            reasons.append(Reason(WORDING, f"{noun} {item['key']}: {fields} changed"))
+            reasons.append(Reason(WORDING, edited, {"key": item["key"], "fields": fields}))
         if items.reordered:
-            reasons.append(Reason(WORDING, f"{noun}s reordered"))
+            reasons.append(Reason(WORDING, reordered))
     reasons.sort(key=lambda reason: -TIERS.index(reason.tier))
     return strictest([reason.tier for reason in reasons]), reasons
 
 
 def _policy_reason(path: str, old: object, new: object) -> Reason:
-    shown = f"runtime_policy.{path}: {_shown(old)} → {_shown(new)}"
+    names = {"change": f"runtime_policy.{path}: {_shown(old)} → {_shown(new)}"}
     if path == "interaction.spawn_agent_ids":
-        return Reason(POWER if _widens_agents(old, new) else WORDING, shown)
+        return Reason(POWER if _widens_agents(old, new) else WORDING, "%(change)s", names)
     if path.startswith("interaction."):
-        return Reason(POWER, f"{shown} (interaction rights)")
+        return Reason(POWER, gettext_noop("%(change)s (interaction rights)"), names)
     if path in RAISING_WIDENS:
         old, new = _global_for_null(path, old), _global_for_null(path, new)
-        return Reason(POWER, f"{shown} (raised)") if _raised(old, new) else Reason(WORDING, f"{shown} (lowered)")
-    return Reason(WORDING, shown)
+        if _raised(old, new):
+            return Reason(POWER, gettext_noop("%(change)s (raised)"), names)
+        return Reason(WORDING, gettext_noop("%(change)s (lowered)"), names)
+    return Reason(WORDING, "%(change)s", names)
 
 
 # Where null is the global setting (`agents.runtime.tree`), compared at its value now.

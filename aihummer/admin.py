@@ -110,7 +110,7 @@ class InvitationInline(MembershipInline):
     form = forms.ModelForm
     fields = ["identifier", "role", "invited_by", "accepted_at"]
     readonly_fields = ["invited_by", "accepted_at"]
-    verbose_name_plural = "invitations (the person joins when they next sign in)"
+    verbose_name_plural = _("invitations (the person joins when they next sign in)")
 
     def has_add_permission(self, request: HttpRequest, obj: Workspace | None = None) -> bool:
         return self._may_manage(request, obj)

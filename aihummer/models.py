@@ -12,6 +12,7 @@ from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
@@ -70,6 +71,7 @@ class Workspace(TimeStampedModel):
         on_delete=models.SET_NULL,
         related_name="+",
         help_text=_("An OpenAI-compatible preset that scores each proposal (advisory, never blocks). Empty: no judge."),
+        verbose_name=_("judge preset"),
     )
 
     history = HistoricalRecords()
@@ -102,11 +104,15 @@ class Membership(TimeStampedModel):
         REVIEWER = "reviewer", _("Reviewer")
         ADMIN = "admin", _("Admin")
 
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
-    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="memberships")
-    role = models.CharField(max_length=20, choices=Role.choices, default=Role.VIEWER)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships", verbose_name=_("user")
+    )
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.CASCADE, related_name="memberships", verbose_name=_("workspace")
+    )
+    role = models.CharField(max_length=20, choices=Role.choices, default=Role.VIEWER, verbose_name=_("role"))
     managed_by_sso = models.BooleanField(
-        "managed by SSO",
+        _("managed by SSO"),
         default=False,
         help_text=_(
             "Granted by the person's groups at the identity provider, and removed with them at their next "
@@ -129,7 +135,11 @@ class Membership(TimeStampedModel):
         ]
 
     def __str__(self) -> str:
-        return f"{self.user} in {self.workspace} ({self.role})"
+        return gettext("%(user)s in %(workspace)s (%(role)s)") % {
+            "user": self.user,
+            "workspace": self.workspace,
+            "role": self.get_role_display().lower(),
+        }
 
 
 class Invitation(TimeStampedModel):
@@ -139,15 +149,27 @@ class Invitation(TimeStampedModel):
     exist, and nobody of another workspace is added without signing in themselves.
     """
 
-    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="invitations")
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.CASCADE, related_name="invitations", verbose_name=_("workspace")
+    )
     identifier = models.CharField(
-        "username or e-mail", max_length=254, help_text=_("Exactly as the person signs in, or their e-mail address.")
+        _("username or e-mail"),
+        max_length=254,
+        help_text=_("Exactly as the person signs in, or their e-mail address."),
     )
-    role = models.CharField(max_length=20, choices=Membership.Role.choices, default=Membership.Role.VIEWER)
+    role = models.CharField(
+        max_length=20, choices=Membership.Role.choices, default=Membership.Role.VIEWER, verbose_name=_("role")
+    )
     invited_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", editable=False
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        editable=False,
+        verbose_name=_("invited by"),
     )
-    accepted_at = models.DateTimeField(null=True, blank=True, editable=False)
+    accepted_at = models.DateTimeField(null=True, blank=True, editable=False, verbose_name=_("accepted at"))
 
     history = HistoricalRecords()
 
@@ -163,7 +185,11 @@ class Invitation(TimeStampedModel):
         ]
 
     def __str__(self) -> str:
-        return f"{self.identifier} to {self.workspace} ({self.role})"
+        return gettext("%(identifier)s to %(workspace)s (%(role)s)") % {
+            "identifier": self.identifier,
+            "workspace": self.workspace,
+            "role": self.get_role_display().lower(),
+        }
 
 
 class OidcIdentity(TimeStampedModel):
@@ -173,10 +199,12 @@ class OidcIdentity(TimeStampedModel):
     by e-mail alone; e-mail and name are copies kept in sync from the claims.
     """
 
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="oidc_identities")
-    issuer = models.CharField(max_length=255)
-    subject = models.CharField(max_length=255)
-    last_login_at = models.DateTimeField(null=True, blank=True)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="oidc_identities", verbose_name=_("user")
+    )
+    issuer = models.CharField(max_length=255, verbose_name=_("issuer"))
+    subject = models.CharField(max_length=255, verbose_name=_("subject"))
+    last_login_at = models.DateTimeField(null=True, blank=True, verbose_name=_("last login at"))
 
     class Meta:
         verbose_name = _("OpenID identity")
@@ -270,18 +298,30 @@ class ApiAuditEntry(models.Model):
     """One write through the REST API: who, what, the outcome and the request id that
     ties it to the client's logs and to the history rows it produced."""
 
-    created_at = models.DateTimeField(auto_now_add=True)
-    request_id = models.CharField(max_length=128, db_index=True)
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("created at"))
+    request_id = models.CharField(max_length=128, db_index=True, verbose_name=_("request id"))
     workspace = models.ForeignKey(
-        Workspace, null=True, blank=True, on_delete=models.SET_NULL, related_name="api_audit_entries"
+        Workspace,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="api_audit_entries",
+        verbose_name=_("workspace"),
     )
-    actor_source = models.CharField(max_length=200, help_text=_("api:<key name>, api:<username>…"))
+    actor_source = models.CharField(
+        max_length=200, help_text=_("api:<key name>, api:<username>…"), verbose_name=_("actor")
+    )
     person = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        verbose_name=_("person"),
     )
-    method = models.CharField(max_length=10)
-    path = models.CharField(max_length=500)
-    status_code = models.PositiveSmallIntegerField()
+    method = models.CharField(max_length=10, verbose_name=_("method"))
+    path = models.CharField(max_length=500, verbose_name=_("path"))
+    status_code = models.PositiveSmallIntegerField(verbose_name=_("status code"))
 
     class Meta:
         verbose_name = _("API audit entry")

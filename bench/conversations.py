@@ -25,13 +25,14 @@ HISTORIES = (10, 100, 1_000)
 
 
 def main() -> None:
-    from agents.models import Conversation, ConversationMessage
+    from agents.models import Conversation
     from agents.policy import parse_runtime_policy
     from agents.runtime import agent_turn_run, conversation_send
     from agents.runtime.conversations import conversation_window
     from agents.services import agent_create
     from aihummer.actors import Actor
     from aihummer.models import Membership, User
+    from aihummer.tests.factories import store_history
 
     workspace, operator = bench_workspace()
     sections = BENCH_SECTIONS
@@ -59,7 +60,7 @@ def main() -> None:
         actor = Actor.for_user(person)
         conversation_send(agent=agent, actor=actor, message="first", channel="api")
         conversation = Conversation.objects.get(peer=f"user:{person.pk}")
-        _store(ConversationMessage, conversation, size - 2)
+        store_history(conversation, size - 2, "an older message of the conversation, number {}".format)
         median, p90, statements, commits = _measure(
             lambda n, actor=actor: conversation_send(
                 agent=agent, actor=actor, message=f"a message of about forty chars {n}", channel="api"
@@ -125,22 +126,6 @@ def _person(workspace, name):
     user = User.objects.create_user(name, password="x")
     Membership.objects.create(user=user, workspace=workspace, role="editor")
     return user
-
-
-def _store(model, conversation, count: int) -> None:
-    first = conversation.message_count + 1
-    model.objects.bulk_create(
-        model(
-            conversation=conversation,
-            sequence=n,
-            role="user" if n % 2 else "assistant",
-            channel="api",
-            text=f"an older message of the conversation, number {n}",
-            version_number=None if n % 2 else 1,
-        )
-        for n in range(first, first + count)
-    )
-    type(conversation).objects.filter(pk=conversation.pk).update(message_count=first + count - 1)
 
 
 def _measure(send) -> tuple[float, float, int, int]:

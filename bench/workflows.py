@@ -10,7 +10,8 @@ echo provider ("echo"):
   the CPU the worker processes (and, apart, their PostgreSQL backends) spent per step;
 - B. concurrency: the server answers after --delay s; --concurrency runs started at
   once; wall time (first start to last finish), its ratio to the ideal steps x delay,
-  steps per second and worker CPU per step;
+  steps per second and worker CPU per step, and where the wall went (the starts'
+  spread, a run's wait for its first step, a step's claim to finish, the hand-off);
 - the same A and B with --long-steps-step runs (--long-runs of them in B);
 - statements and commits per step, counted in this process on an inline run (start
   included, / steps).
@@ -28,12 +29,14 @@ prefer CPU ms per step to wall time.
 
 `--profile DIR` records py-spy samples of each worker process (threads running Python
 only) during the first repetition's phases A and B, folded (one stack per line; `bench/spy_top.py DIR/*.txt`
-sums them by function; needs `py-spy` on the PATH or in --py-spy).
+sums them by function; needs `py-spy` on the PATH or in --py-spy, requirements-dev.txt);
+with `--profile-waits` every thread is sampled, waiting ones too (where steps wait).
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import logging
 import os
@@ -76,6 +79,11 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--peer-dsn", default="postgresql://postgres@127.0.0.1:5432/langgraph_peer_bench")
     parser.add_argument("--phases", default="A,B")
     parser.add_argument("--profile", help="a folder for py-spy samples of the workers (phases A and B)")
+    parser.add_argument(
+        "--profile-waits",
+        action="store_true",
+        help="with --profile: sample every thread, waiting ones too (where steps wait), not only those running Python",
+    )
     parser.add_argument("--py-spy", default=shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy")))
     args = parser.parse_args()
     args.concurrency = [int(x) for x in args.concurrency.split(",") if x]
@@ -310,6 +318,33 @@ class Bench:
             "steps_per_s": runs * steps / wall,
             "cpu_ms_per_step": (cpu1 - cpu0) * 1000 / (runs * steps),
             "pg_cpu_ms_per_step": (pg1 - pg0) * 1000 / (runs * steps),
+            **self.where_b_went(finished),
+        }
+
+    def where_b_went(self, runs: list) -> dict:
+        """Where phase B's wall time went, from the rows' timestamps (ms, p50): the
+        starts' spread (first to last run created), a run's wait for its first step, a
+        step's own time (claim to finish, the model's delay included) and the hand-off
+        from a step's finish to the next one's claim."""
+        from workflows.models import StepRun
+
+        created = {run.pk: run.created_at for run in runs}
+        by_run: dict = {}
+        for run_id, started, ended in StepRun.objects.filter(run_id__in=list(created)).values_list(
+            "run_id", "started_at", "finished_at"
+        ):
+            by_run.setdefault(run_id, []).append((started, ended))
+        waits, own, handoffs = [], [], []
+        for run_id, steps in by_run.items():
+            steps.sort()
+            waits.append((steps[0][0] - created[run_id]).total_seconds() * 1000)
+            own += [(ended - started).total_seconds() * 1000 for started, ended in steps]
+            handoffs += [(b[0] - a[1]).total_seconds() * 1000 for a, b in itertools.pairwise(steps)]
+        return {
+            "starts_ms": (max(created.values()) - min(created.values())).total_seconds() * 1000,
+            "first_wait_ms_p50": statistics.median(waits),
+            "step_ms_p50": statistics.median(own),
+            "handoff_ms_p50": statistics.median(handoffs) if handoffs else 0.0,
         }
 
     def spy(self, folder: str, name: str) -> list[subprocess.Popen]:
@@ -322,7 +357,13 @@ class Bench:
             command = [self.args.py_spy, "record", "--pid", str(p.pid), "--rate", "200", "--format", "raw"]
             # --gil: only threads running Python (holding the GIL), so waits on sockets
             # (the database, the model server, the broker) are left out: CPU, not wall.
-            command += ["--gil", "--nonblocking", "-o", f"{folder}/{name}-{i}.txt"]
+            # --idle (--profile-waits): every thread, waiting or not: wall, not CPU.
+            command += [
+                "--idle" if self.args.profile_waits else "--gil",
+                "--nonblocking",
+                "-o",
+                f"{folder}/{name}-{i}.txt",
+            ]
             spies.append(subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         return spies
 
@@ -459,6 +500,10 @@ def print_table(args: argparse.Namespace, ours: list[dict], peer: list[dict]) ->
                     ("steps_per_s", "steps per s", 0),
                     ("cpu_ms_per_step", "worker CPU ms/step", 2),
                     ("pg_cpu_ms_per_step", "PostgreSQL CPU ms/step", 2),
+                    ("starts_ms", "runs' starts spread over, ms", 0),
+                    ("first_wait_ms_p50", "first step's wait p50, ms", 0),
+                    ("step_ms_p50", "step claim to finish p50, ms", 0),
+                    ("handoff_ms_p50", "finish to next claim p50, ms", 1),
                 ):
                     mine, theirs = spread(ours, key, field), spread(peer, ("B", runs, steps), field)
                     name = f"  {runs} x {steps} steps, {workers}w: {label}"

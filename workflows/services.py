@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.translation import gettext
 
 from agents.models import Agent
+from agents.runtime.prepared import insert_with_children
 from agents.services.tool_approvals import approval_requests_withdraw
 from aihummer import telemetry
 from aihummer.actors import Actor, Verb
@@ -209,11 +211,13 @@ def workflow_run_start(
         )
         for step in plan.steps
     ]
-    with transaction.atomic():
-        run.save()
-        StepRun.objects.bulk_create(steps)
-        from workflows.execution import dispatch
+    from workflows.execution import dispatch
 
+    # On PostgreSQL the run and its steps are one statement, atomic and committed by
+    # itself (no BEGIN and COMMIT round trips); elsewhere two, in a transaction. The
+    # first steps go to the broker once they are committed, either way.
+    with nullcontext() if connection.vendor == "postgresql" else transaction.atomic():
+        insert_with_children(run, steps, link="run")
         dispatch(run.pk, [step.name for step in plan.roots()])
     telemetry.run_started(run)
     return run

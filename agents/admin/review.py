@@ -45,6 +45,7 @@ from agents.services import (
     prompt_version_reverts,
 )
 from agents.snapshot import empty_snapshot
+from agents.templatetags.review_queue import tier_reason_text
 from aihummer.actors import Actor, Verb
 from aihummer.admin_site import (
     SERVICE_ERRORS,
@@ -211,7 +212,7 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
         return format_html(
             '<span class="aih-tier-{}" title="{}">{} · {}/{}</span>',
             obj.tier,
-            "; ".join(reason["line"] for reason in obj.tier_reasons[:5]),
+            "; ".join(tier_reason_text(reason) for reason in obj.tier_reasons[:5]),
             obj.get_tier_display().lower(),
             obj.approval_count,
             needed,

@@ -146,8 +146,8 @@ class ConversationMessage(SandboxedModel):
     answer with the turn and the prompt version that produced it. Never edited."""
 
     class Role(models.TextChoices):
-        USER = "user", "User"
-        ASSISTANT = "assistant", "Assistant"
+        USER = "user", _("User")
+        ASSISTANT = "assistant", _("Assistant")
 
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages")
     sequence = models.PositiveIntegerField()

@@ -216,11 +216,22 @@ def conversation_turn_resumed(turn: AgentTurn) -> ConversationMessage | None:
     if asked is None:
         return None
     conversation = Conversation.all_objects.select_for_update().get(pk=asked.conversation_id)
-    answer = ConversationMessage.all_objects.create(
+    answer = _answer(turn, conversation, sequence=conversation.message_count + 1, channel=asked.channel)
+    answer.save(force_insert=True)  # as create() does: one INSERT
+    conversation.message_count += 1
+    conversation.last_message_at = turn.finished_at
+    conversation.save(update_fields=["message_count", "last_message_at", "updated_at"])
+    return answer
+
+
+def _answer(turn: AgentTurn, conversation: Conversation, *, sequence: int, channel: str) -> ConversationMessage:
+    """The (unsaved) message of `turn`'s answer in `conversation`, numbered `sequence`:
+    the version and agent that answered, at the time the turn finished."""
+    return ConversationMessage(
         conversation=conversation,
-        sequence=conversation.message_count + 1,
+        sequence=sequence,
         role=ConversationMessage.Role.ASSISTANT,
-        channel=asked.channel,
+        channel=channel,
         text=turn.answer,
         turn=turn,
         version_number=turn.version_number,
@@ -228,10 +239,6 @@ def conversation_turn_resumed(turn: AgentTurn) -> ConversationMessage | None:
         created_at=turn.finished_at,
         is_sandbox=conversation.is_sandbox,
     )
-    conversation.message_count += 1
-    conversation.last_message_at = turn.finished_at
-    conversation.save(update_fields=["message_count", "last_message_at", "updated_at"])
-    return answer
 
 
 def conversation_window(conversation: Conversation, policy: RuntimePolicy, agent: Agent) -> History:
@@ -299,18 +306,7 @@ def _record(
     )
     answer = None
     if turn.status == AgentTurn.Status.SUCCEEDED:
-        answer = ConversationMessage(
-            conversation=conversation,
-            sequence=first + 1,
-            role=ConversationMessage.Role.ASSISTANT,
-            channel=channel,
-            text=turn.answer,
-            turn=turn,
-            version_number=turn.version_number,
-            agent_key=turn.agent_key,
-            created_at=turn.finished_at,
-            is_sandbox=conversation.is_sandbox,
-        )
+        answer = _answer(turn, conversation, sequence=first + 1, channel=channel)
     rows = [user] if answer is None else [user, answer]
     ConversationMessage.all_objects.bulk_create(rows)
     conversation.message_count += len(rows)

@@ -216,6 +216,45 @@ def insert_with_parent(
     return None if tail is None else tuple(rest)
 
 
+def insert_with_children(parent: Model, children: list[Model], *, link: str, using: str = "default") -> None:
+    """Insert `parent` (unsaved) and `children` (at least one), whose foreign key `link`
+    points at it: on PostgreSQL in one statement (a data-modifying CTE, atomic by
+    itself), its SQL built once per pair of models and number of children; elsewhere
+    with `save()` and `bulk_create()` (the caller's transaction holds them together).
+    Sets their primary keys, as those do."""
+    child_model = type(children[0])
+    if connections[using].vendor != "postgresql":
+        parent.save(force_insert=True, using=using)
+        for child in children:
+            setattr(child, link, parent)
+        child_model._default_manager.db_manager(using).bulk_create(children)
+        return
+    first, second = _insert_of(type(parent)), _insert_of(child_model)
+    attname = child_model._meta.get_field(link).attname
+    key = (type(parent), child_model, link, using, len(children))
+    sql = _FAMILIES.get(key)
+    if sql is None:
+        # Table and column names are the models' own (never input); every value a parameter.
+        quote = connections[using].ops.quote_name
+        head = f"WITH parent AS ({first.statement(using)} RETURNING {quote(first.pk_column)})"
+        parent_pk = f"(SELECT {quote(first.pk_column)} FROM parent)"  # noqa: S608
+        insert_into, _, row = second.statement(using, skip=attname, first=parent_pk).partition(" VALUES ")
+        rows = ", ".join([row] * len(children))
+        returning = f"RETURNING {quote(attname)}, {quote(second.pk_column)}"
+        sql = _FAMILIES[key] = f"{head} {insert_into} VALUES {rows} {returning}"
+    params = first.values(parent, using)
+    for child in children:
+        params += second.values(child, using, skip=attname)
+    with prepared_cursor(using) as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    _saved(parent, rows[0][0], using)
+    # RETURNING gives the rows in the order of VALUES, as bulk_create relies on too.
+    for child, (_, child_pk) in zip(children, rows, strict=True):
+        setattr(child, link, parent)
+        _saved(child, child_pk, using)
+
+
 def insert(obj: Model, *, using: str = "default") -> None:
     """Insert `obj` (unsaved), its SQL built once per model; `save()` elsewhere than
     on PostgreSQL."""
@@ -236,6 +275,7 @@ def insert(obj: Model, *, using: str = "default") -> None:
 _INSERTS: dict[type[Model], PreparedInsert] = {}
 _PAIRS: dict[tuple, str] = {}
 _SINGLES: dict[tuple, str] = {}
+_FAMILIES: dict[tuple, str] = {}  # by models, link and number of children: a few dozen at most
 
 
 def _insert_of(model: type[Model]) -> PreparedInsert:

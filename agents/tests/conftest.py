@@ -8,11 +8,10 @@ from pathlib import Path
 import pytest
 from pytest_django.fixtures import Settings
 
-from agents.models import Preset
-from agents.services import preset_create
+from agents.models import Agent, Preset
 from aihummer.actors import Actor
 from aihummer.models import User, Workspace
-from aihummer.tests.factories import make_echo_preset, vault_preset
+from aihummer.tests.factories import api_client, make_agent, make_echo_preset, vault_preset
 
 PRICED_ECHO = {
     "name": "echo-paid",
@@ -29,6 +28,19 @@ PRICED_ECHO = {
 
 
 @pytest.fixture
+def delegator(workspace: Workspace, ada: User, writer: Agent) -> Agent:
+    """`editor`, whose runtime policy lets it delegate to `writer` (the test module's own
+    fixture): a dependent of it."""
+    return make_agent(
+        workspace,
+        "editor",
+        by=ada,
+        identity={"name": "Hugo"},
+        runtime_policy={"interaction": {"spawn_agent_ids": ["writer"]}},
+    )
+
+
+@pytest.fixture
 def echo_preset(workspace: Workspace, ada: User) -> Preset:
     """The workspace's default preset: the offline echo provider."""
     return make_echo_preset(workspace, by=ada)
@@ -40,9 +52,7 @@ def paid_echo(settings: Settings, tmp_path: Path, workspace: Workspace, ada: Use
     extra = tmp_path / "catalog-extra.json"
     extra.write_text(json.dumps({"schema": 1, "providers": {"echo": {"models": [PRICED_ECHO]}}}))
     settings.AIHUMMER_MODEL_CATALOG_EXTRA = str(extra)
-    return preset_create(
-        workspace=workspace, actor=Actor.for_user(ada), key="paid", name="Paid", provider_name="echo", model="echo-paid"
-    )
+    return make_echo_preset(workspace, by=ada, key="paid", model="echo-paid", is_active=False)
 
 
 # --- REST API -------------------------------------------------------------------------
@@ -85,18 +95,7 @@ def make_key(workspace: Workspace, ada: User):
 @pytest.fixture
 def api_as():
     """`api_as(raw_key)` or `api_as(user)`: a DRF test client speaking JSON as that caller."""
-    from rest_framework.test import APIClient
-
-    def client_for(who: str | User, **kwargs: object) -> APIClient:
-        client = APIClient(**kwargs)
-        client.default_format = "json"
-        if isinstance(who, str):
-            client.credentials(HTTP_AUTHORIZATION=f"Bearer {who}")
-        else:
-            client.force_login(who)
-        return client
-
-    return client_for
+    return api_client
 
 
 @pytest.fixture

@@ -15,6 +15,10 @@ from django.db import connection
 from pytest_httpserver import HTTPServer
 from werkzeug.wrappers import Request, Response
 
+from agents.models import Agent
+from agents.services import agent_create
+from aihummer.actors import Actor
+from aihummer.models import User, Workspace
 from workflows.tests.fake_openai import last_user_text
 
 COPY_BLOCK = re.compile(r"^COPY public\.(\w+) \(.*?\) FROM stdin;\n(.*?)^\\\.$", re.MULTILINE | re.DOTALL)
@@ -266,3 +270,20 @@ def settled(server: HTTPServer, seen: list[Request]) -> int:
     while len(server.log) < len(seen) and time.monotonic() < deadline:
         time.sleep(0.02)
     return len(seen)
+
+
+# --- conversations over REST ---------------------------------------------------------------
+def policy_agent(workspace: Workspace, ada: User, key: str, policy: dict, **options: object) -> Agent:
+    """Agent `key` (Camille, a writer) under the runtime policy `policy`, made by `ada`;
+    `options` go to `agent_create` (preset, is_sandbox…)."""
+    snapshot = {"identity": {"name": "Camille", "role": "Writer"}, "runtime_policy": policy}
+    return agent_create(workspace=workspace, actor=Actor.for_user(ada), key=key, name=key, snapshot=snapshot, **options)
+
+
+def send_url(key: str) -> str:
+    return f"/v1/admin/agents/{key}/conversations/messages"
+
+
+def sent(body: dict) -> list[tuple[str, str]]:
+    """The conversation part of a recorded request: (role, text), system prompt left out."""
+    return [(m["role"], m["content"]) for m in body["messages"] if m["role"] in ("user", "assistant")]

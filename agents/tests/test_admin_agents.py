@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from agents.models import Agent, AgentSkill, Preset, PromptVersion, Skill
-from agents.services import agent_create, agent_delete, preset_create
+from agents.services import agent_create, agent_delete
 from aihummer.actors import Actor
 from aihummer.models import Workspace
 from aihummer.tests.factories import make_echo_preset
@@ -400,14 +400,7 @@ def test_a_key_taken_by_a_sandbox_agent_lands_on_the_add_form_naming_the_cleanup
 @pytest.fixture
 def theirs(other_workspace, root) -> Preset:
     """Globex's preset."""
-    return preset_create(
-        workspace=other_workspace,
-        actor=Actor.for_user(root),
-        key="theirs",
-        name="Theirs",
-        provider_name="echo",
-        model="echo-1",
-    )
+    return make_echo_preset(other_workspace, by=root, key="theirs", is_active=False)
 
 
 def test_another_workspace_s_preset_is_refused_on_the_add_form(client, workspace, ada, theirs):
@@ -460,14 +453,7 @@ def test_a_builtin_agent_cannot_be_deleted_in_the_admin(client, workspace, ada, 
     assert counts() == before
 
 
-def test_an_agent_in_use_cannot_be_deleted_in_the_admin(client, workspace, ada, as_ada, writer):
-    agent_create(
-        workspace=workspace,
-        actor=as_ada,
-        key="editor",
-        name="Editor",
-        snapshot={"identity": {"name": "Hugo"}, "runtime_policy": {"interaction": {"spawn_agent_ids": ["writer"]}}},
-    )
+def test_an_agent_in_use_cannot_be_deleted_in_the_admin(client, ada, writer, delegator):
     client.force_login(ada)
     before = counts()
 

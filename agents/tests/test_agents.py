@@ -8,7 +8,6 @@ from agents.services import (
     agent_delete,
     agent_dependents,
     agent_update,
-    preset_create,
     skill_as_snapshot_entry,
     skill_create,
     version_go_live,
@@ -203,14 +202,7 @@ def test_a_sandbox_agent_leaves_no_agent_or_version_history(workspace, alice, ec
 
 
 def test_a_preset_of_another_workspace_is_an_unknown_preset(workspace, other_workspace, as_ada, root):
-    theirs = preset_create(
-        workspace=other_workspace,
-        actor=Actor.for_user(root),
-        key="theirs",
-        name="Theirs",
-        provider_name="echo",
-        model="echo-1",
-    )
+    theirs = make_echo_preset(other_workspace, by=root, key="theirs", is_active=False)
     before = counts()
 
     with pytest.raises(ValidationError) as refused:
@@ -221,15 +213,7 @@ def test_a_preset_of_another_workspace_is_an_unknown_preset(workspace, other_wor
 
 
 def test_a_real_agent_may_not_use_a_sandbox_preset(workspace, alice, as_ada):
-    sandbox_preset = preset_create(
-        workspace=workspace,
-        actor=Actor.for_user(alice),
-        key="sb_echo",
-        name="Sandbox echo",
-        provider_name="echo",
-        model="echo-1",
-        is_sandbox=True,
-    )
+    sandbox_preset = make_echo_preset(workspace, by=alice, key="sb_echo", name="Sandbox echo", is_sandbox=True)
     before = counts()
 
     with pytest.raises(ValidationError) as refused:
@@ -241,15 +225,7 @@ def test_a_real_agent_may_not_use_a_sandbox_preset(workspace, alice, as_ada):
 
 def test_a_sandbox_agent_stores_the_default_preset_of_its_creation(workspace, alice, as_ada, echo):
     agent = sandbox_agent(workspace, Actor.for_user(alice))
-    other = preset_create(
-        workspace=workspace,
-        actor=as_ada,
-        key="echo-2",
-        name="Echo 2",
-        provider_name="echo",
-        model="echo-1",
-        is_active=True,
-    )
+    other = make_echo_preset(workspace, by=as_ada, key="echo-2", name="Echo 2")
 
     agent = Agent.all_objects.get(pk=agent.pk)
     assert agent.preset == echo
@@ -410,14 +386,7 @@ def test_a_builtin_agent_is_never_deleted(workspace, as_ada):
     assert counts() == before
 
 
-def test_an_agent_others_delegate_to_is_kept_unless_forced(workspace, as_ada, writer):
-    agent_create(
-        workspace=workspace,
-        actor=as_ada,
-        key="editor",
-        name="Editor",
-        snapshot={"identity": {"name": "Hugo"}, "runtime_policy": {"interaction": {"spawn_agent_ids": ["writer"]}}},
-    )
+def test_an_agent_others_delegate_to_is_kept_unless_forced(as_ada, writer, delegator):
     before = counts()
 
     with pytest.raises(ApplicationError) as refused:
@@ -442,15 +411,7 @@ def test_sandbox_delegators_count_as_dependents(workspace, alice, writer, echo):
     assert agent_dependents(writer) == ["agent 'sb_writer' delegates to it (sandbox)"]
 
 
-def test_forcing_deletes_the_agent_with_its_versions_and_returns_its_dependents(workspace, ada, as_ada, writer):
-    agent_create(
-        workspace=workspace,
-        actor=as_ada,
-        key="editor",
-        name="Editor",
-        snapshot={"identity": {"name": "Hugo"}, "runtime_policy": {"interaction": {"spawn_agent_ids": ["writer"]}}},
-    )
-
+def test_forcing_deletes_the_agent_with_its_versions_and_returns_its_dependents(ada, as_ada, writer, delegator):
     pk = writer.pk  # delete() clears the instance's pk
     assert PromptVersion.all_objects.filter(agent_id=pk).count() == 1
 

@@ -13,7 +13,8 @@ from django.urls import reverse
 from agents.models import Conversation, ConversationMessage, ConversationNote
 from agents.runtime.compaction import MEMORY_INSTRUCTIONS, NOTES_HEADER, SUMMARY_INSTRUCTIONS
 from agents.runtime.context import estimate_tokens
-from agents.tests.test_api_conversations import make_agent, send_url, sent
+from agents.tests.helpers import policy_agent, send_url, sent
+from aihummer.tests.factories import store_history
 
 # A budget of 1000 tokens, no reserve, half for the history: 500 tokens.
 BRIEF = {"max_tokens": 1000, "reserve_tokens": 0, "history_share": 0.5}
@@ -53,7 +54,7 @@ def message(n: int) -> str:
 def test_forty_messages_are_compacted_in_batches_and_the_summary_is_sent_instead(
     workspace, ada, alice, local_preset, alice_api, numbered, client
 ):
-    make_agent(workspace, ada, "brief", {"context": BRIEF, "memory_flush": {"enabled": False}})
+    policy_agent(workspace, ada, "brief", {"context": BRIEF, "memory_flush": {"enabled": False}})
 
     replies = [alice_api.post(send_url("brief"), {"message": message(n)}) for n in range(1, 21)]
 
@@ -102,24 +103,13 @@ def test_forty_messages_are_compacted_in_batches_and_the_summary_is_sent_instead
 def test_a_long_stored_history_is_compacted_in_several_batches_in_one_send(
     workspace, ada, local_preset, alice_api, numbered
 ):
-    agent = make_agent(workspace, ada, "brief", {"context": BRIEF, "memory_flush": {"enabled": False}})
-    make_agent(workspace, ada, "plain", {})
+    agent = policy_agent(workspace, ada, "brief", {"context": BRIEF, "memory_flush": {"enabled": False}})
+    policy_agent(workspace, ada, "plain", {})
     alice_api.post(send_url("plain"), {"message": "start"})  # any conversation row to copy from
     conversation = Conversation.objects.create(
         workspace=workspace, agent=agent, peer=Conversation.objects.get().peer, channel="api"
     )
-    ConversationMessage.objects.bulk_create(
-        ConversationMessage(
-            conversation=conversation,
-            sequence=n,
-            role="user" if n % 2 else "assistant",
-            channel="api",
-            text=message(n),
-            version_number=None if n % 2 else 1,
-        )
-        for n in range(1, 39)
-    )
-    Conversation.objects.filter(pk=conversation.pk).update(message_count=38)
+    store_history(conversation, 38, message)
     numbered.bodies.clear()
 
     reply = alice_api.post(send_url("brief"), {"message": message(39)}).json()
@@ -140,7 +130,7 @@ def test_memory_notes_are_written_before_compaction_and_the_last_three_sent_as_u
     workspace, ada, local_preset, alice_api, numbered
 ):
     policy = {"context": BRIEF, "memory_flush": {"soft_threshold_tokens": 100}}
-    make_agent(workspace, ada, "brief", policy)
+    policy_agent(workspace, ada, "brief", policy)
 
     for n in range(1, 21):
         assert alice_api.post(send_url("brief"), {"message": message(n)}).status_code == 200
@@ -167,7 +157,7 @@ def test_a_failed_compaction_compacts_nothing_and_the_turn_still_answers(
     workspace, ada, local_preset, alice_api, openai_server
 ):
     policy = {"context": BRIEF, "memory_flush": {"enabled": False}, "app": {"direct_completion": {"timeout_ms": 200}}}
-    make_agent(workspace, ada, "brief", policy)
+    policy_agent(workspace, ada, "brief", policy)
 
     def reply(body: dict) -> str:
         if kind(body) == "summary":

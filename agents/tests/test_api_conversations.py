@@ -15,29 +15,16 @@ from django.utils import timezone
 from agents.models import Agent, AgentTurn, Conversation, ConversationMessage, Preset
 from agents.runtime.conversations import PEER_REFUSED
 from agents.services import agent_create
+from agents.tests.helpers import policy_agent, send_url, sent
 from aihummer.actors import Actor
 from aihummer.models import ApiKey, User, Workspace
 
 PROFILE = {"identity": {"name": "Camille", "role": "Writer"}}
 
 
-def make_agent(workspace: Workspace, ada: User, key: str, policy: dict, **options: object) -> Agent:
-    snapshot = {**PROFILE, "runtime_policy": policy}
-    return agent_create(workspace=workspace, actor=Actor.for_user(ada), key=key, name=key, snapshot=snapshot, **options)
-
-
-def send_url(key: str) -> str:
-    return f"/v1/admin/agents/{key}/conversations/messages"
-
-
-def sent(body: dict) -> list[tuple[str, str]]:
-    """The conversation part of a recorded request: (role, text), system prompt left out."""
-    return [(m["role"], m["content"]) for m in body["messages"] if m["role"] in ("user", "assistant")]
-
-
 @pytest.fixture
 def writer(workspace: Workspace, ada: User, local_preset: Preset) -> Agent:
-    return make_agent(workspace, ada, "writer", {"context": {"max_history_messages": 4}})
+    return policy_agent(workspace, ada, "writer", {"context": {"max_history_messages": 4}})
 
 
 def test_a_conversation_carries_its_newest_messages_within_max_history_messages(writer, alice_api, openai_server):
@@ -68,7 +55,7 @@ def test_the_history_fits_its_share_of_an_explicit_budget(workspace, ada, local_
     # a 600-character message and its answer is about 318 tokens (chars / 4 + 8 each):
     # the older rounds are compacted (agents/tests/test_api_compaction.py has the rest).
     policy = {"context": {"max_tokens": 1000, "reserve_tokens": 0, "history_share": 0.5}}
-    make_agent(workspace, ada, "brief", {**policy, "memory_flush": {"enabled": False}})
+    policy_agent(workspace, ada, "brief", {**policy, "memory_flush": {"enabled": False}})
     texts = [f"{n}" * 600 for n in range(1, 5)]
     for text in texts:
         assert alice_api.post(send_url("brief"), {"message": text}).status_code == 200
@@ -82,7 +69,7 @@ def test_the_history_fits_its_share_of_an_explicit_budget(workspace, ada, local_
 def test_per_peer_is_one_conversation_across_channels_and_the_persons_own_session(
     workspace, ada, alice, local_preset, alice_api, api_as, openai_server
 ):
-    make_agent(workspace, ada, "shared", {"session": {"scope": "per-peer"}})
+    policy_agent(workspace, ada, "shared", {"session": {"scope": "per-peer"}})
     first = alice_api.post(send_url("shared"), {"message": "hello", "channel": "web"}).json()
     # alice herself, through her session: her key answered for her, so she is the same peer.
     second = api_as(alice).post(send_url("shared"), {"message": "again", "channel": "admin"}).json()
@@ -105,7 +92,7 @@ def test_per_peer_is_one_conversation_across_channels_and_the_persons_own_sessio
 
 
 def test_per_channel_peer_keeps_each_channel_apart(workspace, ada, local_preset, alice_api, openai_server):
-    make_agent(workspace, ada, "apart", {"session": {"scope": "per-channel-peer"}})
+    policy_agent(workspace, ada, "apart", {"session": {"scope": "per-channel-peer"}})
     web = alice_api.post(send_url("apart"), {"message": "hello", "channel": "web"}).json()
     sms = alice_api.post(send_url("apart"), {"message": "again", "channel": "sms"}).json()
     web_again = alice_api.post(send_url("apart"), {"message": "back", "channel": "web"}).json()
@@ -118,7 +105,7 @@ def test_per_channel_peer_keeps_each_channel_apart(workspace, ada, local_preset,
 
 
 def test_two_peers_never_share_a_conversation(workspace, ada, bob, local_preset, alice_api, api_as, make_key):
-    make_agent(workspace, ada, "shared", {"session": {"scope": "per-peer"}})
+    policy_agent(workspace, ada, "shared", {"session": {"scope": "per-peer"}})
     alices = alice_api.post(send_url("shared"), {"message": "hello"}).json()
     bobs = api_as(make_key("read,write", owner=bob)).post(send_url("shared"), {"message": "hello"}).json()
     ownerless = api_as(make_key("read,write")).post(send_url("shared"), {"message": "hello"}).json()
@@ -132,7 +119,7 @@ def test_two_peers_never_share_a_conversation(workspace, ada, bob, local_preset,
 def test_a_pause_past_idle_reset_minutes_opens_a_new_context_and_keeps_the_history(
     workspace, ada, local_preset, alice_api, openai_server
 ):
-    make_agent(workspace, ada, "idle", {"session": {"idle_reset_minutes": 30}})
+    policy_agent(workspace, ada, "idle", {"session": {"idle_reset_minutes": 30}})
     first = alice_api.post(send_url("idle"), {"message": "before"}).json()
     Conversation.objects.update(last_message_at=timezone.now() - timedelta(minutes=31))
     second = alice_api.post(send_url("idle"), {"message": "after"}).json()
@@ -156,7 +143,7 @@ def test_a_pause_past_idle_reset_minutes_opens_a_new_context_and_keeps_the_histo
 def test_a_pause_shorter_than_idle_reset_minutes_keeps_the_context(
     workspace, ada, local_preset, alice_api, openai_server
 ):
-    make_agent(workspace, ada, "idle", {"session": {"idle_reset_minutes": 30}})
+    policy_agent(workspace, ada, "idle", {"session": {"idle_reset_minutes": 30}})
     alice_api.post(send_url("idle"), {"message": "before"})
     Conversation.objects.update(last_message_at=timezone.now() - timedelta(minutes=29))
     alice_api.post(send_url("idle"), {"message": "after"})
@@ -229,8 +216,8 @@ def test_sandbox_conversations_are_hidden_from_people(workspace, ada, alice, loc
 def test_index_max_entries_and_prune_after_days_leave_old_conversations_out_of_the_default_list(
     workspace, ada, local_preset, alice_api
 ):
-    make_agent(workspace, ada, "capped", {"session": {"index_max_entries": 2}})
-    make_agent(workspace, ada, "pruned", {"session": {"index_prune_after_days": 7}})
+    policy_agent(workspace, ada, "capped", {"session": {"index_max_entries": 2}})
+    policy_agent(workspace, ada, "pruned", {"session": {"index_prune_after_days": 7}})
     for channel in ("one", "two", "three"):
         alice_api.post(send_url("capped"), {"message": "hi", "channel": channel})
     for channel in ("old", "new"):
@@ -296,7 +283,7 @@ def test_a_read_only_key_may_not_send(writer, api_as, make_key, alice, openai_se
 
 
 def test_the_list_costs_the_same_statements_for_one_conversation_or_many(workspace, ada, local_preset, alice_api):
-    make_agent(workspace, ada, "capped", {"session": {"index_max_entries": 10, "index_prune_after_days": 30}})
+    policy_agent(workspace, ada, "capped", {"session": {"index_max_entries": 10, "index_prune_after_days": 30}})
     alice_api.post(send_url("capped"), {"message": "hi", "channel": "c0"})
     with CaptureQueriesContext(connection) as one:
         alice_api.get("/v1/admin/conversations")
@@ -312,8 +299,8 @@ def test_the_list_costs_the_same_statements_for_one_conversation_or_many(workspa
 def test_a_key_with_the_vouch_scope_names_its_peer_and_session_scope_routes_it(
     workspace, ada, local_preset, api_as, make_key, openai_server
 ):
-    make_agent(workspace, ada, "shared", {"session": {"scope": "per-peer"}})
-    make_agent(workspace, ada, "apart", {"session": {"scope": "per-channel-peer"}})
+    policy_agent(workspace, ada, "shared", {"session": {"scope": "per-peer"}})
+    policy_agent(workspace, ada, "apart", {"session": {"scope": "per-channel-peer"}})
     gateway, other_gateway = api_as(make_key("read,write,vouch")), api_as(make_key("read,write,vouch"))
 
     def send(api, agent: str, peer: str, channel: str) -> dict:
@@ -351,7 +338,7 @@ def test_only_the_peers_in_user_ids_may_talk_to_the_agent(
 ):
     gateway = make_key("read,write,vouch")
     gateway_id = ApiKey.objects.latest("pk").pk
-    make_agent(
+    policy_agent(
         workspace, ada, "private", {"interaction": {"user_ids": [f"user:{alice.pk}", f"api_key:{gateway_id}/tg-42"]}}
     )
 

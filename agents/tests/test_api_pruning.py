@@ -12,7 +12,7 @@ import pytest
 
 from agents.models import AgentTurn
 from agents.services import agent_create
-from agents.tests.test_api_conversations import send_url
+from agents.tests.helpers import send_url
 from aihummer.actors import Actor
 
 LONG = "H" * 3000 + "T" * 3000  # the first delegation's answer: 6 000 characters

@@ -6,9 +6,10 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from agents.models import Agent, Preset, PromptVersion
-from agents.services import agent_change, agent_create, preset_change, preset_create
+from agents.services import agent_change, agent_create, preset_change
 from aihummer.actors import Actor
 from aihummer.models import User, Workspace
+from aihummer.tests.factories import make_echo_preset
 
 
 @pytest.fixture
@@ -54,9 +55,7 @@ def test_agent_change_naming_nothing_is_refused(agent: Agent, ada: User) -> None
 
 
 def test_preset_change_updates_and_makes_default_together(workspace: Workspace, ada: User, echo_preset: Preset) -> None:
-    other = preset_create(
-        workspace=workspace, actor=Actor.for_user(ada), key="slow", name="Slow", provider_name="echo", model="echo-1"
-    )
+    other = make_echo_preset(workspace, by=ada, key="slow", is_active=False)
 
     other = preset_change(preset=other, actor=Actor.for_user(ada), fields={"temperature": 0.3}, is_active=True)
 

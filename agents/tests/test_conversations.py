@@ -6,34 +6,18 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from agents.models import Agent, Conversation, ConversationMessage, ConversationNote, Preset
+from agents.models import Agent, Conversation, ConversationNote, Preset
 from agents.runtime import conversation_send
 from agents.services import agent_create
 from aihummer.actors import Actor
 from aihummer.models import User, Workspace
+from aihummer.tests.factories import store_history
 
 
 @pytest.fixture
 def writer(workspace: Workspace, ada: User, echo_preset: Preset) -> Agent:
     snapshot = {"identity": {"name": "Camille"}, "runtime_policy": {"context": {"max_history_messages": 10}}}
     return agent_create(workspace=workspace, actor=Actor.for_user(ada), key="writer", name="Writer", snapshot=snapshot)
-
-
-def stored(conversation: Conversation, count: int) -> None:
-    """`count` more messages of history in `conversation`, as if sent long ago."""
-    first = conversation.message_count + 1
-    ConversationMessage.objects.bulk_create(
-        ConversationMessage(
-            conversation=conversation,
-            sequence=n,
-            role="user" if n % 2 else "assistant",
-            channel="api",
-            text=f"old {n}",
-            version_number=None if n % 2 else 1,
-        )
-        for n in range(first, first + count)
-    )
-    Conversation.objects.filter(pk=conversation.pk).update(message_count=first + count - 1)
 
 
 # Per message, on an existing conversation: the conversation, its window (one LIMIT
@@ -49,7 +33,7 @@ def test_a_message_costs_the_same_statements_whatever_the_stored_history(
     writer, alice, django_assert_num_queries, history
 ):
     conversation_send(agent=writer, actor=Actor.for_user(alice), message="hello", channel="api")
-    stored(Conversation.objects.get(), history)
+    store_history(Conversation.objects.get(), history)
 
     with django_assert_num_queries(STATEMENTS_PER_MESSAGE):
         reply = conversation_send(agent=writer, actor=Actor.for_user(alice), message="again", channel="api")
@@ -76,12 +60,12 @@ def test_an_explicit_context_costs_the_same_statements_whatever_the_compacted_hi
     agent = agent_create(workspace=workspace, actor=Actor.for_user(ada), key="brief", name="Brief", snapshot=snapshot)
     conversation_send(agent=agent, actor=Actor.for_user(alice), message="hello", channel="api")
     conversation = Conversation.objects.get()
-    stored(conversation, history)
+    store_history(conversation, history)
     Conversation.objects.filter(pk=conversation.pk).update(compacted_through=history)
 
     with django_assert_num_queries(STATEMENTS_PER_EXPLICIT_MESSAGE):
         conversation_send(agent=agent, actor=Actor.for_user(alice), message="again", channel="api")
-    stored(Conversation.objects.get(), 300)  # beyond max_history_messages (200): the next message compacts
+    store_history(Conversation.objects.get(), 300)  # beyond max_history_messages (200): the next message compacts
     with django_assert_num_queries(STATEMENTS_PER_EXPLICIT_MESSAGE + STATEMENTS_PER_COMPACTION):
         reply = conversation_send(agent=agent, actor=Actor.for_user(alice), message="then", channel="api")
 

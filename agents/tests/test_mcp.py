@@ -17,12 +17,12 @@ from agents.mcp import PENDING_MESSAGE, TOOLS
 from agents.models import Agent, AgentTurn, DebugLog, Preset, PromptVersion
 from agents.runtime.tools import REGISTRY
 from agents.selectors import prompt_version_queue
-from agents.services import agent_create, preset_create, prompt_version_approve
+from agents.services import agent_create, prompt_version_approve
 from aihummer.actors import Actor
 from aihummer.mcp import Caller, build_server
 from aihummer.models import ApiKey, User, Workspace
 from aihummer.services import api_key_create, api_key_revoke
-from aihummer.tests.factories import echo_sp, make_key
+from aihummer.tests.factories import echo_sp, make_echo_preset, make_key
 from aihummer.tests.mcp_helpers import CLIENT_NAME, call_tool, call_tools, error, ok, with_client
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -253,15 +253,7 @@ def test_proposal_validation_errors(writer: Agent, write_key: str) -> None:
 def test_lists_of_agents_presets_and_models(
     writer: Agent, workspace: Workspace, ada: User, write_key: str, read_key: str
 ) -> None:
-    sandbox_preset = preset_create(
-        workspace=workspace,
-        actor=Actor.for_user(ada),
-        key="sb",
-        name="Sb",
-        provider_name="echo",
-        model="echo-1",
-        is_sandbox=True,
-    )
+    sandbox_preset = make_echo_preset(workspace, by=ada, key="sb", is_sandbox=True)
     agent_create(
         workspace=workspace,
         actor=Actor.for_user(ada),
@@ -420,9 +412,7 @@ def test_reading_tools_validation_errors(writer: Agent, read_key: str) -> None:
 def test_update_agent_applies_plain_fields_and_queues_the_tools(
     writer: Agent, workspace: Workspace, ada: User, publish_key: str
 ) -> None:
-    preset_create(
-        workspace=workspace, actor=Actor.for_user(ada), key="slow", name="Slow", provider_name="echo", model="echo-1"
-    )
+    make_echo_preset(workspace, by=ada, key="slow", is_active=False)
     result = call_tool(
         publish_key,
         "update_agent",
@@ -486,9 +476,7 @@ def test_update_agent_errors(writer: Agent, write_key: str, publish_key: str) ->
 def test_update_preset_changes_settings_and_the_default(
     echo_preset: Preset, workspace: Workspace, ada: User, publish_key: str
 ) -> None:
-    preset_create(
-        workspace=workspace, actor=Actor.for_user(ada), key="slow", name="Slow", provider_name="echo", model="echo-1"
-    )
+    make_echo_preset(workspace, by=ada, key="slow", is_active=False)
     changed, activated, same = call_tools(
         publish_key,
         ("update_preset", {"key": "slow", "temperature": 0.2, "topP": 0.5, "maxOutputTokens": 500}),
@@ -530,9 +518,7 @@ def test_update_preset_errors(echo_preset: Preset, publish_key: str) -> None:
 
 def test_delete_agent_and_preset(writer: Agent, workspace: Workspace, ada: User, publish_key: str) -> None:
     builtin = agent_create(workspace=workspace, actor=Actor.for_user(ada), key="core", name="Core", is_builtin=True)
-    preset = preset_create(
-        workspace=workspace, actor=Actor.for_user(ada), key="slow", name="Slow", provider_name="echo", model="echo-1"
-    )
+    preset = make_echo_preset(workspace, by=ada, key="slow", is_active=False)
     Agent.objects.filter(pk=writer.pk).update(preset=preset)
     refused_builtin, used, forced, deleted, again = call_tools(
         publish_key,

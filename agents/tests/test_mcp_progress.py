@@ -73,28 +73,30 @@ def test_run_agent_test_reports_its_turn_to_a_client_that_asked(
     assert seen == [(0, 1, "Running one turn of writer"), (1, 1, "Turn succeeded")]
 
 
+async def cancel_once_started(client: Client) -> tuple[int, Any]:
+    """Call run_agent_test on `writer` and cancel the call once its turn started, then call
+    list_agents: how many turns were recorded by then, and that second answer."""
+    started = anyio.Event()
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        started.set()
+
+    async with anyio.create_task_group() as group:
+        arguments = {"agentKey": "writer", "input": "Bonjour"}
+        group.start_soon(lambda: client.call_tool("run_agent_test", arguments, progress_callback=on_progress))
+        await started.wait()
+        group.cancel_scope.cancel()
+    # The model has not answered yet (a turn without tool calls is written when it
+    # ends): the session serves another call meanwhile.
+    after = await client.call_tool("list_agents", {})
+    return await in_thread(AgentTurn.objects.count), after
+
+
 def test_a_cancelled_call_stops_waiting_and_the_turn_goes_on(
     held_model: Preset, answer_now: threading.Event, raw_key: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    async def work(client: Client) -> tuple[str, Any]:
-        started = anyio.Event()
-
-        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-            started.set()
-
-        async with anyio.create_task_group() as group:
-            arguments = {"agentKey": "writer", "input": "Bonjour"}
-            group.start_soon(lambda: client.call_tool("run_agent_test", arguments, progress_callback=on_progress))
-            await started.wait()
-            group.cancel_scope.cancel()
-        # The model has not answered yet (a turn without tool calls is written when it
-        # ends): the session serves another call meanwhile.
-        after = await client.call_tool("list_agents", {})
-        turns = await in_thread(AgentTurn.objects.count)
-        return turns, after
-
     with caplog.at_level(logging.INFO, logger="aihummer.mcp"):
-        turns_while_cancelled, after = with_client(Client(build_server(api_key=raw_key)), work)
+        turns_while_cancelled, after = with_client(Client(build_server(api_key=raw_key)), cancel_once_started)
 
     assert turns_while_cancelled == 0
     assert ok(after)["count"] == 1
@@ -162,24 +164,9 @@ def test_over_http_a_cancelled_call_stops_waiting_and_the_turn_goes_on(
     2026 mode): the server's tool stops waiting (its log says so before the model
     answers), the session goes on serving while the model still holds the turn, and the
     server still records the turn once the model answers."""
-
-    async def work(client: Client) -> tuple[int, Any]:
-        started = anyio.Event()
-
-        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-            started.set()
-
-        async with anyio.create_task_group() as group:
-            arguments = {"agentKey": "writer", "input": "Bonjour"}
-            group.start_soon(lambda: client.call_tool("run_agent_test", arguments, progress_callback=on_progress))
-            await started.wait()
-            group.cancel_scope.cancel()
-        after = await client.call_tool("list_agents", {})
-        return await in_thread(AgentTurn.objects.count), after
-
     server_log = tmp_path / "uvicorn.log"
     with live_uvicorn(server_env(), log_to=server_log) as url:
-        turns_while_cancelled, after = with_client(http_client(url, raw_key, mode=mode), work)
+        turns_while_cancelled, after = with_client(http_client(url, raw_key, mode=mode), cancel_once_started)
         assert (turns_while_cancelled, ok(after)["count"]) == (0, 1)
         wait_until(lambda: STOPPED_WAITING in server_log.read_text())
         answer_now.set()

@@ -18,9 +18,9 @@ from agents.services import (
     prompt_version_approve,
     prompt_version_propose,
 )
-from agents.tiers import Reason, change_tier
+from agents.tiers import change_tier
 from aihummer.actors import Actor
-from aihummer.tests.factories import make_agent
+from aihummer.tests.factories import make_agent, make_echo_preset
 from conftest import make_member
 
 SWITCH_LINE = "preset changed: echo → fast (another model answers)"
@@ -32,15 +32,7 @@ def as_(user) -> Actor:
 
 @pytest.fixture
 def fast(workspace, ada) -> Preset:
-    return preset_create(
-        workspace=workspace,
-        actor=as_(ada),
-        key="fast",
-        name="Fast",
-        provider_name="echo",
-        model="echo-1",
-        temperature=0.2,
-    )
+    return make_echo_preset(workspace, by=as_(ada), key="fast", is_active=False, temperature=0.2)
 
 
 @pytest.fixture
@@ -68,9 +60,10 @@ def test_version_1_names_the_preset_it_was_created_with(agent, workspace, ada):
 def test_another_preset_is_a_power_change_and_says_why(agent):
     live = agent.live_snapshot
 
-    assert change_tier(live, {**live, "preset": "fast"}) == ("power", [Reason("power", SWITCH_LINE)])
-    assert change_tier(live, {**live, "preset": None})[1] == [
-        Reason("power", "preset changed: echo → the workspace's default (another model answers)")
+    tier, reasons = change_tier(live, {**live, "preset": "fast"})
+    assert (tier, [(reason.tier, reason.line) for reason in reasons]) == ("power", [("power", SWITCH_LINE)])
+    assert [reason.line for reason in change_tier(live, {**live, "preset": None})[1]] == [
+        "preset changed: echo → the workspace's default (another model answers)"
     ]
 
 
@@ -81,10 +74,10 @@ def test_a_switch_waits_for_the_power_quorum_and_rebinds_only_when_live(
     carol = make_member(workspace, "carol", "reviewer")
     version = switch(agent, as_(alice))
 
-    assert (version.status, version.tier, version.tier_reasons) == (
+    assert (version.status, version.tier, [(r["tier"], r["line"]) for r in version.tier_reasons]) == (
         "pending",
         "power",
-        [{"tier": "power", "line": SWITCH_LINE}],
+        [("power", SWITCH_LINE)],
     )
     first = prompt_version_approve(version=version, actor=as_(bob))
     assert (approval_state(first).summary, bound(agent)) == ("1 of 2 approvals", "echo")
@@ -122,18 +115,8 @@ def test_an_agent_may_not_switch_its_own_preset(agent, fast, alice):
 
 
 def test_a_proposal_names_only_a_preset_of_its_workspace(agent, alice, ada, workspace, other_workspace, root):
-    preset_create(
-        workspace=other_workspace, actor=as_(root), key="theirs", name="Theirs", provider_name="echo", model="echo-1"
-    )
-    preset_create(
-        workspace=workspace,
-        actor=as_(alice),
-        key="sb_echo",
-        name="Sandbox",
-        provider_name="echo",
-        model="echo-1",
-        is_sandbox=True,
-    )
+    make_echo_preset(other_workspace, by=as_(root), key="theirs", is_active=False)
+    make_echo_preset(workspace, by=as_(alice), key="sb_echo", name="Sandbox", is_sandbox=True)
 
     for key, message in (
         ("theirs", "Unknown preset 'theirs'."),

@@ -21,6 +21,7 @@ from agents.services import agent_create
 from agents.tests.helpers import settled, sleeping
 from aihummer.actors import Actor
 from aihummer.tests.factories import vault_preset
+from aihummer.tests.ports import free_port
 
 SECRET = "sk-test-0123456789abcdefghijklmnop"
 PREFIX = "You are Camille, a careful writer."
@@ -590,6 +591,22 @@ def test_gemini_timeout_is_timeout(httpserver, no_retries):
 
     assert caught.value.kind == ProviderError.TIMEOUT
     assert settled(httpserver, seen) == 1
+
+
+# --- every vendor ---------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("vendor", "path", "model"),
+    [("openai", "/v1", "gpt-4.1"), ("anthropic", "/", "claude-haiku-4-5"), ("gemini", "/", "gemini-2.5-flash")],
+)
+def test_a_server_nobody_listens_on_is_unavailable_and_named(no_retries, vendor, path, model) -> None:
+    base_url = f"http://127.0.0.1:{free_port()}{path}"
+
+    with pytest.raises(ProviderError) as caught:
+        get_provider(vendor).complete(make_request(base_url, model))
+
+    assert caught.value.kind == ProviderError.UNAVAILABLE
+    assert caught.value.message.startswith(f"Cannot reach {base_url} (")
+    assert caught.value.message.endswith(").")
 
 
 # --- through the runtime ------------------------------------------------------------------

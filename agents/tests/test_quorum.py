@@ -9,6 +9,7 @@ import threading
 import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import connection
+from django.utils import translation
 
 from agents.models import Agent, ApprovalPolicy, PromptVersion, VersionDecision
 from agents.policy import validate_runtime_policy
@@ -22,6 +23,7 @@ from agents.services import (
     prompt_version_propose,
     prompt_version_reject,
 )
+from agents.templatetags.review_queue import tier_reason, tier_reason_text
 from agents.tests.helpers import policy_with
 from agents.tiers import Reason, change_tier
 from aihummer.actors import Actor
@@ -70,7 +72,7 @@ def test_tiers_come_from_the_structured_diff(agent):
     live = agent.live_snapshot
 
     def tier(**changes):
-        return change_tier(live, {**live, **changes})
+        return said(change_tier(live, {**live, **changes}))
 
     sections = [{**live["sections"][0], "body": "Plan, then write."}, live["sections"][1]]
     assert tier(sections=sections) == ("wording", [_reason("wording", "section method: body changed")])
@@ -90,10 +92,12 @@ def test_tiers_come_from_the_structured_diff(agent):
     )
     narrowed = _policy("interaction.spawn_agent_ids", ["critic"])
     assert tier(runtime_policy=narrowed)[0] == "wording"  # any agent → one agent
-    widened = change_tier({**live, "runtime_policy": narrowed}, live)
+    widened = said(change_tier({**live, "runtime_policy": narrowed}, live))
     assert widened == ("power", [_reason("power", "runtime_policy.interaction.spawn_agent_ids: [critic] → null")])
-    none = change_tier(
-        {**live, "runtime_policy": narrowed}, {**live, "runtime_policy": _policy("interaction.spawn_agent_ids", [])}
+    none = said(
+        change_tier(
+            {**live, "runtime_policy": narrowed}, {**live, "runtime_policy": _policy("interaction.spawn_agent_ids", [])}
+        )
     )
     assert none == ("wording", [_reason("wording", "runtime_policy.interaction.spawn_agent_ids: [critic] → []")])
     more = _policy("interaction.spawn_agent_ids", ["critic", "writer"])
@@ -104,14 +108,40 @@ def _policy(path: str, value: object) -> dict:
     return validate_runtime_policy(policy_with(path, value))
 
 
-def _reason(tier: str, line: str) -> Reason:
-    return Reason(tier, line)
+def _reason(tier: str, line: str) -> tuple[str, str]:
+    return tier, line
+
+
+def said(result: tuple[str, list[Reason]]) -> tuple[str, list[tuple[str, str]]]:
+    """A change's tier and its reasons as the API reads them: (tier, line)."""
+    tier, reasons = result
+    return tier, [(reason.tier, reason.line) for reason in reasons]
 
 
 def test_a_proposal_records_its_tier_and_why(agent, alice):
     version = add_tool(agent, as_(alice))
 
-    assert (version.tier, version.tier_reasons) == ("power", [{"tier": "power", "line": "tool added: delegate"}])
+    assert version.tier == "power"
+    assert version.tier_reasons == [
+        {
+            "tier": "power",
+            "line": "tool added: delegate",
+            "template": "tool added: %(tool)s",
+            "names": {"tool": "delegate"},
+        }
+    ]
+
+
+def test_a_stored_reason_is_said_in_the_readers_language_its_names_as_code(agent, alice):
+    reason = add_tool(agent, as_(alice)).tier_reasons[0]
+
+    with translation.override("fr"):
+        assert tier_reason_text(reason) == "outil ajouté : delegate"
+        assert tier_reason(reason) == "outil ajouté : <code>delegate</code>"
+        # A reason stored before reasons carried their template reads as recorded.
+        assert tier_reason_text({"tier": "power", "line": "tool added: delegate"}) == "tool added: delegate"
+    hostile = {**reason, "names": {"tool": "<script>x</script>"}}
+    assert tier_reason(hostile) == "tool added: <code>&lt;script&gt;x&lt;/script&gt;</code>"
 
 
 # --- quorum -----------------------------------------------------------------------------

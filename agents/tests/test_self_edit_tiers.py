@@ -64,8 +64,8 @@ def test_a_wording_change_and_a_narrowing_by_the_same_agent_are_queued(
     assert only_call(reworded)["result"] == QUEUED.format(number=2)
     assert only_call(narrowed)["result"] == QUEUED.format(number=3)
     versions = PromptVersion.objects.filter(agent=agent, number__gte=2).order_by("number")
-    assert [(v.status, v.tier, v.tier_reasons, v.source) for v in versions] == [
-        ("pending", "wording", [{"tier": "wording", "line": "section method: body changed"}], "agent:writer"),
-        ("pending", "wording", [{"tier": "wording", "line": "tool removed: propose_tools_edit"}], "agent:writer"),
+    assert [(v.status, v.tier, [(r["tier"], r["line"]) for r in v.tier_reasons], v.source) for v in versions] == [
+        ("pending", "wording", [("wording", "section method: body changed")], "agent:writer"),
+        ("pending", "wording", [("wording", "tool removed: propose_tools_edit")], "agent:writer"),
     ]
     assert Agent.objects.get(pk=agent.pk).live_number == 1

@@ -5,11 +5,12 @@ stay in the conftests; a test module never imports another test module."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from django.utils import timezone
 
-from agents.models import Agent, Preset, PromptVersion
+from agents.models import Agent, Conversation, ConversationMessage, Preset, PromptVersion
 from agents.rendering import render_system_prompt
 from agents.services import agent_create, credential_create, preset_create
 from aihummer.actors import Actor
@@ -18,6 +19,9 @@ from aihummer.services import api_key_create
 from workflows.demo import PIPELINE as DEMO_PIPELINE
 
 if TYPE_CHECKING:
+    from rest_framework.test import APIClient
+
+    from workflows.models import Workflow
     from workflows.tests.fake_openai import FakeOpenAI
 
 # The writer most agents tests talk to; `prompt=` replaces it with a plain system prompt.
@@ -71,6 +75,20 @@ def make_agent(
     )
 
 
+def api_client(who: str | User, **kwargs: object) -> APIClient:
+    """A DRF test client speaking JSON as `who`: a raw API key (`Bearer`) or a person
+    (logged in); `kwargs` go to APIClient (SERVER_NAME, …)."""
+    from rest_framework.test import APIClient
+
+    client = APIClient(**kwargs)
+    client.default_format = "json"
+    if isinstance(who, str):
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {who}")
+    else:
+        client.force_login(who)
+    return client
+
+
 def make_mailer(
     workspace: Workspace,
     *,
@@ -99,16 +117,43 @@ def make_mailer(
     return mailer
 
 
-def make_echo_preset(workspace: Workspace, *, by: User | Actor | None = None, key: str = "echo") -> Preset:
-    """The workspace's default preset: the offline echo provider, model `echo-1`."""
+def make_mailing(
+    workspace: Workspace, *, by: User, smtp_port: int, password: str, preset: Preset | None = None
+) -> Workflow:
+    """The workflow `mailing`: one step, `mail`, on the agent `mailer` (make_mailer)."""
+    from workflows.services import workflow_create
+
+    make_mailer(workspace, by=by, smtp_port=smtp_port, password=password, preset=preset)
+    definition = {"version": 1, "steps": [{"name": "mail", "agent_name": "mailer"}]}
+    return workflow_create(
+        workspace=workspace, actor=actor_for(by), key="mailing", name="Mailing", definition=definition
+    )
+
+
+def make_echo_preset(
+    workspace: Workspace,
+    *,
+    by: User | Actor | None = None,
+    key: str = "echo",
+    name: str = "",
+    model: str = "echo-1",
+    is_active: bool | None = None,
+    is_sandbox: bool = False,
+    **fields: object,
+) -> Preset:
+    """A preset on the offline echo provider (model `echo-1` unless told), named after its
+    key unless `name` is given: the workspace's default, unless it is a sandbox row (never
+    active) or `is_active=False`; `fields` go to `preset_create` as they are."""
     return preset_create(
         workspace=workspace,
         actor=actor_for(by),
         key=key,
-        name=key.title(),
+        name=name or key.title(),
         provider_name="echo",
-        model="echo-1",
-        is_active=True,
+        model=model,
+        is_active=not is_sandbox if is_active is None else is_active,
+        is_sandbox=is_sandbox,
+        **fields,
     )
 
 
@@ -156,12 +201,47 @@ def openai_preset(workspace: Workspace, server: FakeOpenAI, *, key: str = "slow"
     return vault_preset(workspace, server.base_url, secret="sk-fake-0123456789", key=key, model="fake-model", by=by)
 
 
+def store_history(conversation: Conversation, count: int, text: Callable[[int], str] = "old {}".format) -> None:
+    """`count` more messages in `conversation`, as if sent long ago: users' and answers in
+    turn (the answers on version 1), message n saying `text(n)`."""
+    first = conversation.message_count + 1
+    ConversationMessage.objects.bulk_create(
+        ConversationMessage(
+            conversation=conversation,
+            sequence=n,
+            role="user" if n % 2 else "assistant",
+            channel="api",
+            text=text(n),
+            version_number=None if n % 2 else 1,
+        )
+        for n in range(first, first + count)
+    )
+    Conversation.objects.filter(pk=conversation.pk).update(message_count=first + count - 1)
+
+
 def echo_sp(what: PromptVersion | dict) -> str:
     """The `#sp=` the echo provider answers with when this version (or snapshot) runs
     today on a first turn: the hash of the rendered system prompt."""
     snapshot = what.snapshot if isinstance(what, PromptVersion) else what
     rendered = render_system_prompt(snapshot, first_turn=True, today=timezone.localdate())
     return hashlib.sha256(rendered.text.encode()).hexdigest()[:8]
+
+
+def fan_out(n: int) -> dict:
+    """A definition of n steps: a root, n - 2 after it in parallel (all on `lecteur`), and
+    one on `critique` that never runs (`when` a flag no run sets)."""
+    steps = [{"name": "s0", "agent_name": "lecteur", "depends_on": []}]
+    steps += [
+        {
+            "name": f"s{i}",
+            "agent_name": "lecteur",
+            "depends_on": ["s0"],
+            "input_mapping": {"t": "$.steps.s0.output.answer"},
+        }
+        for i in range(1, n - 1)
+    ]
+    steps.append({"name": "never", "agent_name": "critique", "depends_on": ["s0"], "when": "$.inputs.flag"})
+    return {"version": 1, "steps": steps}
 
 
 def make_fan_out(workspace: Workspace) -> str:

@@ -139,3 +139,12 @@ def live_uvicorn(
         log.close()
         if log_to is None:
             log_path.unlink()
+
+
+def node_tools() -> dict[str, str]:
+    """The environment that runs the pinned MCP tools (aihummer/tests/mcp_tools/: the
+    conformance suite, the inspector) on Node 22, first on PATH; installed first if missing."""
+    base = Path(settings.BASE_DIR)
+    subprocess.run([str(base / "bin" / "ensure-mcp-tools")], check=True, capture_output=True, timeout=600)
+    tools = base / "var" / "mcp-tools" / "node_modules" / ".bin"
+    return {**os.environ, "PATH": f"{tools}{os.pathsep}{os.environ['PATH']}"}

@@ -15,6 +15,7 @@ from agents.services import agent_create, credential_create, preset_create, prom
 from aihummer.actors import Actor
 from aihummer.models import User, Workspace
 from aihummer.services import api_key_create
+from aihummer.tests.factories import make_echo_preset
 from workflows.services import workflow_create, workflow_run_start
 
 
@@ -24,15 +25,7 @@ def populate(workspace: Workspace, admin_user: User, proposer: User, prefix: str
     credential = credential_create(
         workspace=workspace, key=f"{prefix}-cred", secret=f"sk-{prefix}-0123456789abcdef", actor=actor
     )
-    preset = preset_create(
-        workspace=workspace,
-        actor=actor,
-        key=f"{prefix}-echo",
-        name=f"{prefix} echo",
-        provider_name="echo",
-        model="echo-1",
-        is_active=True,
-    )
+    preset = make_echo_preset(workspace, by=actor, key=f"{prefix}-echo", name=f"{prefix} echo")
     preset_create(
         workspace=workspace,
         actor=actor,

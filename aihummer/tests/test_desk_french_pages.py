@@ -32,7 +32,7 @@ from agents.models import (
     WorkspaceToolPolicy,
 )
 from aihummer.actors import Actor
-from aihummer.models import ApiKey
+from aihummer.models import ApiAuditEntry, ApiKey, Workspace
 from aihummer.tests.factories import make_echo_preset
 
 FRENCH = {"accept-language": "fr-FR,fr;q=0.9"}
@@ -139,6 +139,22 @@ ENGLISH = [
     "expiry hours",
     "API key",
     "scopes",
+    "Role",
+    "role",
+    "User",
+    "user",
+    "Membership",
+    "members",
+    "Invited by",
+    "accepted",
+    "managed by SSO",
+    "username or e-mail",
+    "judge",
+    "Method",
+    "Path",
+    "Person",
+    "Actor",
+    "Status code",
     "Revoked",
     "revoked",
     "last used",
@@ -195,7 +211,8 @@ def visible_text(html: str) -> str:
 
 
 def english_in(text: str) -> list[str]:
-    return [word for word in ENGLISH if re.search(rf"(?<![\w\u2019'-]){re.escape(word)}(?![\w\u2019'-])", text)]
+    # A word glued to a colon and more (`user:3`, `api_key:<id>`) is an identifier, not a word.
+    return [word for word in ENGLISH if re.search(rf"(?<![\w\u2019'-]){re.escape(word)}(?![\w\u2019'-]|:\S)", text)]
 
 
 @pytest.fixture
@@ -210,7 +227,7 @@ def desk(workspace, ada, alice):
         skill_create,
     )
     from agents.services.tool_settings import agent_tool_settings_update, workspace_tool_policy_update
-    from aihummer.services import api_key_create
+    from aihummer.services import api_key_create, invitation_create
     from workflows.services import workflow_create, workflow_run_start
 
     as_ada = Actor.for_user(ada)
@@ -223,7 +240,7 @@ def desk(workspace, ada, alice):
         key="redacteur",
         name="Rédacteur",
         preset=preset,
-        snapshot={"identity": {"name": "Camille", "role": "Rédactrice"}},
+        snapshot={"identity": {"name": "Camille", "role": "Rédactrice", "language": "fr"}},
     )
     version = prompt_version_propose(
         agent=agent, changes={"identity": {"role": "Relectrice"}}, actor=Actor.for_user(alice), reason="plus juste"
@@ -234,6 +251,15 @@ def desk(workspace, ada, alice):
     workspace_tool_policy_update(workspace=workspace, actor=as_ada, approval_expiry_hours=48)
     agent_tool_settings_update(agent=agent, actor=as_ada, smtp_host="smtp.example.com")
     api_key_create(workspace=workspace, name="integration", scopes="read", actor=as_ada)
+    invitation_create(workspace=workspace, identifier="lea@example.com", role="reviewer", actor=as_ada)
+    ApiAuditEntry.objects.create(
+        request_id="req-1",
+        workspace=workspace,
+        actor_source="api:integration",
+        method="POST",
+        path="/v1/agents",
+        status_code=201,
+    )
     workflow = workflow_create(
         workspace=workspace,
         actor=as_ada,
@@ -291,6 +317,10 @@ def desk_pages(desk: dict) -> dict[str, str]:
         "approval policy list": changelist(ApprovalPolicy),
         "approval policy change": change(ApprovalPolicy, ApprovalPolicy.objects.get().pk),
         "api key list": changelist(ApiKey),
+        "api key change": change(ApiKey, ApiKey.objects.get().pk),
+        "api audit list": changelist(ApiAuditEntry),
+        "workspace list": changelist(Workspace),
+        "workspace change": change(Workspace, Workspace.objects.get().pk),
         "tool policy list": changelist(WorkspaceToolPolicy),
         "tool policy change": change(WorkspaceToolPolicy, WorkspaceToolPolicy.objects.get().pk),
         "tool settings list": changelist(AgentToolSettings),

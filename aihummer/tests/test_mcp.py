@@ -23,11 +23,11 @@ from mcp.types import Implementation
 from agents.mcp import PENDING_MESSAGE
 from agents.models import Agent, Preset, PromptVersion
 from agents.selectors import prompt_version_queue
-from agents.services import agent_create, prompt_version_approve
+from agents.services import prompt_version_approve
 from aihummer.actors import Actor
 from aihummer.models import User, Workspace
 from aihummer.services import api_key_revoke
-from aihummer.tests.factories import echo_sp, make_echo_preset, make_key
+from aihummer.tests.factories import echo_sp, make_agent, make_echo_preset, make_key
 from aihummer.tests.mcp_helpers import error, http_client, in_thread, live_uvicorn, ok, server_env, with_client
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -43,13 +43,7 @@ TOOL_COUNT = 22
 @pytest.fixture
 def writer(workspace: Workspace, ada: User) -> Agent:
     make_echo_preset(workspace, by=ada)
-    return agent_create(
-        workspace=workspace,
-        actor=Actor.for_user(ada),
-        key="writer",
-        name="Writer",
-        snapshot={"system_prompt": OLD_PROMPT},
-    )
+    return make_agent(workspace, "writer", OLD_PROMPT, by=ada)
 
 
 @pytest.fixture

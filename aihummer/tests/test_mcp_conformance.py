@@ -7,7 +7,6 @@ does a baseline entry that passes."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 from pathlib import Path
@@ -15,18 +14,11 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from aihummer.tests.mcp_helpers import live_uvicorn, server_env
+from aihummer.tests.mcp_helpers import live_uvicorn, node_tools, server_env
 
 BASE = Path(settings.BASE_DIR)
-TOOLS = BASE / "var" / "mcp-tools" / "node_modules" / ".bin"
 BASELINE = BASE / "aihummer" / "tests" / "mcp_tools" / "conformance-baseline.yml"
 SUITE_SECONDS = 300
-
-
-def node_tools() -> dict[str, str]:
-    """The environment that runs the pinned tools on Node 22 (first on PATH)."""
-    subprocess.run([str(BASE / "bin" / "ensure-mcp-tools")], check=True, capture_output=True, timeout=600)
-    return {**os.environ, "PATH": f"{TOOLS}{os.pathsep}{os.environ['PATH']}"}
 
 
 def test_every_expected_failure_is_named_with_why() -> None:

@@ -28,15 +28,14 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull,
 from mcp.types import Implementation
 
 from agents.models import Agent, PromptVersion
-from agents.services import agent_create, prompt_version_approve
+from agents.services import prompt_version_approve
 from aihummer.actors import Actor
 from aihummer.models import User, Workspace
 from aihummer.sso.services import oidc_user_sync
-from aihummer.tests.factories import make_echo_preset, make_key
-from aihummer.tests.mcp_helpers import http_client, live_uvicorn, ok, server_env, with_client
+from aihummer.tests.factories import make_agent, make_echo_preset, make_key
+from aihummer.tests.mcp_helpers import http_client, live_uvicorn, node_tools, ok, server_env, with_client
 from aihummer.tests.ports import free_port
 from aihummer.tests.sso_provider import OidcTestProvider
-from aihummer.tests.test_mcp_conformance import node_tools
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -88,13 +87,7 @@ def stack(tmp_path: Path, workspace: Workspace) -> Iterator[Stack]:
 @pytest.fixture
 def writer(workspace: Workspace, ada: User) -> Agent:
     make_echo_preset(workspace, by=ada)
-    return agent_create(
-        workspace=workspace,
-        actor=Actor.for_user(ada),
-        key="writer",
-        name="Writer",
-        snapshot={"system_prompt": "Écris."},
-    )
+    return make_agent(workspace, "writer", "Écris.", by=ada)
 
 
 class MemoryStorage(TokenStorage):

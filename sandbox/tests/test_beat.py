@@ -12,7 +12,7 @@ import pytest
 from django.utils import timezone
 
 from agents.models import Agent, Preset
-from agents.services import agent_create, preset_create
+from agents.services import agent_create
 from aihummer.actors import Actor
 from aihummer.tests.celery_processes import beat_and_worker
 from aihummer.tests.factories import make_echo_preset
@@ -28,15 +28,7 @@ def test_beat_sweeps_old_sandbox_rows_and_leaves_young_and_real_ones(
     operator, as_alice = Actor.for_user(ada), Actor.for_user(alice)
     echo = make_echo_preset(workspace, by=operator)
     agent_create(workspace=workspace, actor=operator, key="writer", name="Writer", preset=echo)
-    old_preset = preset_create(
-        workspace=workspace,
-        actor=as_alice,
-        key="sb_old",
-        name="Old",
-        provider_name="echo",
-        model="echo-1",
-        is_sandbox=True,
-    )
+    old_preset = make_echo_preset(workspace, by=as_alice, key="sb_old", name="Old", is_sandbox=True)
     agent_create(workspace=workspace, actor=as_alice, key="sb_old_agent", name="O", preset=old_preset, is_sandbox=True)
     agent_create(workspace=workspace, actor=as_alice, key="sb_young", name="Y", is_sandbox=True)
     long_ago = timezone.now() - timedelta(hours=2)

@@ -16,11 +16,9 @@ from mcp import Client, StdioServerParameters
 from mcp.types import Implementation
 
 from agents.models import Agent, DebugLog, Preset
-from agents.services import agent_create
 from aihummer.actors import Actor
-from aihummer.models import User, Workspace
+from aihummer.models import User
 from aihummer.services import api_key_create
-from aihummer.tests.factories import make_echo_preset
 from aihummer.tests.mcp_helpers import (
     call_tools,
     error,
@@ -54,21 +52,6 @@ ADMIN_LISTS = [
     "admin:workflows_workflow_changelist",
     "admin:workflows_workflowrun_changelist",
 ]
-
-
-@pytest.fixture
-def real(workspace: Workspace, ada: User) -> dict:
-    actor = Actor.for_user(ada)
-    echo = make_echo_preset(workspace, by=actor)
-    writer = agent_create(
-        workspace=workspace, actor=actor, key="writer", name="Writer", snapshot={"system_prompt": "W"}
-    )
-    return {"preset": echo, "agent": writer}
-
-
-@pytest.fixture
-def write_key(workspace: Workspace) -> str:
-    return api_key_create(workspace=workspace, name="bot", scopes="read,write", actor=Actor.for_operator())[1]
 
 
 def visible_counts() -> dict[str, int]:

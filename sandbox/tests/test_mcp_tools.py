@@ -13,10 +13,9 @@ from mcp import Client
 
 import aihummer
 from agents.models import Agent, DebugLog, Preset
-from agents.services import agent_create, preset_create
 from aihummer.actors import Actor
 from aihummer.mcp import build_server
-from aihummer.models import User, Workspace
+from aihummer.models import Workspace
 from aihummer.tests.factories import make_echo_preset, make_key
 from aihummer.tests.mcp_helpers import call_tool, call_tools, error, ok, with_client
 from workflows.models import Workflow, WorkflowRun
@@ -28,21 +27,6 @@ KNOWN_TOOLS = (
     "delegate, handoff, http_request, mail_send, post_to_conversation, propose_onboarding_edit, "
     "propose_persona_edit, propose_section_edit, propose_tools_edit, read_conversation"
 )
-
-
-@pytest.fixture
-def real(workspace: Workspace, ada: User) -> dict:
-    actor = Actor.for_user(ada)
-    echo = make_echo_preset(workspace, by=actor)
-    writer = agent_create(
-        workspace=workspace, actor=actor, key="writer", name="Writer", snapshot={"system_prompt": "W"}
-    )
-    return {"preset": echo, "agent": writer}
-
-
-@pytest.fixture
-def write_key(workspace: Workspace) -> str:
-    return make_key(workspace, "bot", "read,write")[1]
 
 
 def test_a_sandbox_preset_and_agent_are_created_hidden_and_inactive(real: dict, write_key: str) -> None:
@@ -123,14 +107,7 @@ def test_sandbox_preset_errors_name_the_parameter(real: dict, write_key: str) ->
 
 
 def test_sandbox_agent_errors_name_the_parameter(real: dict, write_key: str, other_workspace: Workspace) -> None:
-    preset_create(
-        workspace=other_workspace,
-        actor=Actor.for_operator(),
-        key="theirs",
-        name="T",
-        provider_name="echo",
-        model="echo-1",
-    )
+    make_echo_preset(other_workspace, by=Actor.for_operator(), key="theirs", name="T", is_active=False)
     base = {"name": "N", "systemPrompt": "P"}
     results = call_tools(
         write_key,

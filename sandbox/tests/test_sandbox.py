@@ -8,7 +8,7 @@ from django.db import models
 from django.utils import timezone
 
 from agents.models import Agent, AgentSection, Preset, PromptVersion
-from agents.services import agent_create, preset_create
+from agents.services import agent_create
 from aihummer.actors import Actor
 from aihummer.tests.factories import make_echo_preset
 from sandbox import services
@@ -52,15 +52,7 @@ def real(workspace, ada) -> dict:
 @pytest.fixture
 def hidden(workspace, as_alice, real) -> dict:
     """What an automated client leaves: a sandbox preset and two sandbox agents."""
-    preset = preset_create(
-        workspace=workspace,
-        actor=as_alice,
-        key="sb_echo",
-        name="Sandbox echo",
-        provider_name="echo",
-        model="echo-1",
-        is_sandbox=True,
-    )
+    preset = make_echo_preset(workspace, by=as_alice, key="sb_echo", name="Sandbox echo", is_sandbox=True)
     on_own = agent_create(
         workspace=workspace,
         actor=as_alice,
@@ -172,15 +164,7 @@ def test_cleanup_works_in_batches(workspace, as_alice, hidden, monkeypatch):
 
 def test_cleanup_touches_only_its_workspace(workspace, other_workspace, as_alice, hidden, charlie):
     as_charlie = Actor.for_user(charlie)
-    preset = preset_create(
-        workspace=other_workspace,
-        actor=as_charlie,
-        key="sb_echo",
-        name="Sandbox echo",
-        provider_name="echo",
-        model="echo-1",
-        is_sandbox=True,
-    )
+    preset = make_echo_preset(other_workspace, by=as_charlie, key="sb_echo", name="Sandbox echo", is_sandbox=True)
     theirs = agent_create(
         workspace=other_workspace, actor=as_charlie, key="sb_reader", name="R", preset=preset, is_sandbox=True
     )
@@ -257,15 +241,7 @@ def age(model, key: str, hours: float) -> None:
 
 
 def test_the_sweep_deletes_old_sandbox_rows_only(workspace, other_workspace, as_alice, hidden, real, charlie):
-    theirs = preset_create(
-        workspace=other_workspace,
-        actor=Actor.for_user(charlie),
-        key="sb_old",
-        name="Old",
-        provider_name="echo",
-        model="echo-1",
-        is_sandbox=True,
-    )
+    theirs = make_echo_preset(other_workspace, by=charlie, key="sb_old", name="Old", is_sandbox=True)
     age(Preset, "sb_old", 30)
     age(Agent, "sb_critic", 30)
     age(Preset, "sb_echo", 30)  # still used by the young sb_reader: kept with it

@@ -9,9 +9,9 @@ import pytest
 from agents.models import Agent, Preset
 from aihummer.actors import Actor
 from aihummer.models import User, Workspace
-from aihummer.tests.factories import PIPELINE, make_agent, make_echo_preset, openai_preset
-from workflows.models import Workflow
-from workflows.services import workflow_create
+from aihummer.tests.factories import PIPELINE, fan_out, make_agent, make_echo_preset, openai_preset
+from workflows.models import Workflow, WorkflowRun
+from workflows.services import workflow_create, workflow_run_start
 from workflows.tests.fake_openai import FakeOpenAI
 
 
@@ -57,3 +57,20 @@ def slow_server():
 @pytest.fixture
 def slow_preset(workspace: Workspace, operator: Actor, slow_server: FakeOpenAI) -> Preset:
     return openai_preset(workspace, slow_server, by=operator)
+
+
+@pytest.fixture
+def make_run(workspace, reader, critic, operator, django_capture_on_commit_callbacks):
+    """`make_run(n)`: a run of `fan<n>` (factories.fan_out(n), made once), its tasks run
+    inline on commit unless `execute=False`."""
+
+    def make(n: int, *, actor: Actor = operator, message: str = "Texte", execute: bool = True) -> WorkflowRun:
+        workflow = Workflow.objects.filter(workspace=workspace, key=f"fan{n}").first() or workflow_create(
+            workspace=workspace, actor=operator, key=f"fan{n}", name=f"Fan {n}", definition=fan_out(n)
+        )
+        with django_capture_on_commit_callbacks(execute=execute):
+            run = workflow_run_start(workflow=workflow, actor=actor, message=message)
+        run.refresh_from_db()
+        return run
+
+    return make

@@ -13,42 +13,12 @@ from django.utils.html import escape
 
 from agents.models import AgentTurn, PromptVersion
 from aihummer.actors import Actor
-from aihummer.tests.factories import make_agent
-from workflows.models import StepRun, Workflow, WorkflowRun
+from aihummer.tests.factories import fan_out, make_agent
+from workflows.models import StepRun, WorkflowRun
 from workflows.services import workflow_create, workflow_run_start
 from workflows.store import step_claim, step_release
 
 pytestmark = pytest.mark.django_db
-
-
-def fan_out(n: int) -> dict:
-    """A root step, then n - 2 steps after it in parallel, and one that never runs."""
-    steps = [{"name": "s0", "agent_name": "lecteur", "depends_on": []}]
-    steps += [
-        {
-            "name": f"s{i}",
-            "agent_name": "lecteur",
-            "depends_on": ["s0"],
-            "input_mapping": {"t": "$.steps.s0.output.answer"},
-        }
-        for i in range(1, n - 1)
-    ]
-    steps.append({"name": "never", "agent_name": "critique", "depends_on": ["s0"], "when": "$.inputs.flag"})
-    return {"version": 1, "steps": steps}
-
-
-@pytest.fixture
-def make_run(workspace, reader, critic, operator, django_capture_on_commit_callbacks):
-    def make(n: int, *, actor: Actor = operator, message: str = "Texte", execute: bool = True) -> WorkflowRun:
-        workflow = Workflow.objects.filter(workspace=workspace, key=f"fan{n}").first() or workflow_create(
-            workspace=workspace, actor=operator, key=f"fan{n}", name=f"Fan {n}", definition=fan_out(n)
-        )
-        with django_capture_on_commit_callbacks(execute=execute):
-            run = workflow_run_start(workflow=workflow, actor=actor, message=message)
-        run.refresh_from_db()
-        return run
-
-    return make
 
 
 def run_url(run: WorkflowRun, view: str = "change") -> str:

@@ -8,7 +8,7 @@ from rest_framework.test import APIClient
 
 from aihummer.actors import Actor
 from aihummer.services import api_key_create
-from aihummer.tests.factories import PIPELINE
+from aihummer.tests.factories import PIPELINE, api_client
 from workflows.models import WorkflowRun
 from workflows.services import workflow_run_start
 
@@ -20,10 +20,7 @@ def key_for(workspace, ada):
     def make(scopes: str, owner, workspace=workspace) -> APIClient:
         actor = Actor.for_user(ada) if workspace.slug == "acme" else Actor.for_operator(name="tests")
         raw = api_key_create(workspace=workspace, name=f"k{next(names)}", scopes=scopes, owner=owner, actor=actor)[1]
-        client = APIClient()
-        client.default_format = "json"
-        client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
-        return client
+        return api_client(raw)
 
     return make
 

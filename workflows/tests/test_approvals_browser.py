@@ -18,11 +18,11 @@ from agents.models import ApprovalRequest
 from agents.services.tool_approvals import approval_request_approve
 from aihummer.actors import Actor
 from aihummer.tests.browser import admin_log_in
-from aihummer.tests.factories import make_mailer
+from aihummer.tests.factories import make_mailing
 from aihummer.tests.smtp import SmtpServer
 from aihummer.tests.waiting import wait_until
 from workflows.models import WorkflowRun
-from workflows.services import workflow_create, workflow_run_start, workflow_run_wait
+from workflows.services import workflow_run_start, workflow_run_wait
 
 PASSWORD = "smtp-pw-Browser-77-never-shown"
 MAIL = {"to": ["client@example.com"], "subject": "Votre commande", "body": "Elle part aujourd'hui.\nCordialement"}
@@ -34,9 +34,7 @@ def test_a_reviewer_approves_an_e_mail_in_the_admin_and_it_is_sent_once(
 ) -> None:
     by = Actor.for_user(ada)
     with SmtpServer(user="agent@acme.test", password=PASSWORD) as smtp:
-        make_mailer(workspace, by=ada, smtp_port=smtp.port, password=PASSWORD)
-        definition = {"version": 1, "steps": [{"name": "mail", "agent_name": "mailer"}]}
-        workflow = workflow_create(workspace=workspace, actor=by, key="mailing", name="Mailing", definition=definition)
+        workflow = make_mailing(workspace, by=ada, smtp_port=smtp.port, password=PASSWORD)
         message = f"Tell the client.\n@call mail_send {json.dumps(MAIL)}"
         run = workflow_run_start(workflow=workflow, actor=by, message=message)  # ada starts it
         wait_until(lambda: WorkflowRun.objects.get(pk=run.pk).status == "waiting", what="the run to wait")
@@ -85,9 +83,7 @@ def test_a_reviewer_is_asked_about_an_e_mail_whose_answer_was_lost_and_sends_it_
     by = Actor.for_user(ada)
     # The server reads the whole message, then hangs up without an answer (once).
     with SmtpServer(user="agent@acme.test", password=PASSWORD, hang_up_once=True) as smtp:
-        make_mailer(workspace, by=ada, smtp_port=smtp.port, password=PASSWORD)
-        definition = {"version": 1, "steps": [{"name": "mail", "agent_name": "mailer"}]}
-        workflow = workflow_create(workspace=workspace, actor=by, key="mailing", name="Mailing", definition=definition)
+        workflow = make_mailing(workspace, by=ada, smtp_port=smtp.port, password=PASSWORD)
         run = workflow_run_start(workflow=workflow, actor=by, message=f"Go.\n@call mail_send {json.dumps(MAIL)}")
         request = ApprovalRequest.objects.get(run_id=run.pk)  # inline (no broker): the step paused
         approval_request_approve(request=request, actor=Actor.for_user(bob), arguments_hash=request.arguments_hash)

@@ -14,6 +14,7 @@ SMTP password is in no table (pg_dump), page or log."""
 from __future__ import annotations
 
 import json
+import subprocess
 import threading
 
 import pytest
@@ -24,13 +25,14 @@ from agents.selectors import approval_requests_waited_for
 from agents.services.tool_approvals import approval_request_approve
 from agents.tests.helpers import pg_dump
 from aihummer.actors import Actor
+from aihummer.models import User
 from aihummer.tests.brokers import point_app_at
-from aihummer.tests.factories import make_mailer, openai_preset
+from aihummer.tests.factories import make_mailing, openai_preset
 from aihummer.tests.smtp import SmtpServer
 from aihummer.tests.waiting import wait_until
 from aihummer.tests.workers import Workers
-from workflows.models import StepRun, WorkflowRun
-from workflows.services import workflow_create, workflow_run_start, workflow_run_wait
+from workflows.models import StepRun, Workflow, WorkflowRun
+from workflows.services import workflow_run_start, workflow_run_wait
 from workflows.tests.fake_openai import FakeOpenAI
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -48,23 +50,29 @@ def redis_broker(settings, redis_url):
     point_app_at(None)
 
 
+def mail_approved_on_a_worker(
+    workers: Workers, workflow: Workflow, *, by: Actor, reviewer: User
+) -> tuple[subprocess.Popen, WorkflowRun, ApprovalRequest]:
+    """A first worker (3 s effect leases) runs `workflow` on MAIL until it waits for the
+    e-mail's approval, which `reviewer` gives: that worker, the run, the request."""
+    first = workers.start(lease=10, AIHUMMER_APPROVAL_EFFECT_LEASE_SEC="3")
+    run = workflow_run_start(workflow=workflow, actor=by, message=f"Go.\n@call mail_send {json.dumps(MAIL)}")
+    # A worker process boots in seconds, or a minute on a loaded machine.
+    wait_until(lambda: WorkflowRun.objects.get(pk=run.pk).status == "waiting", seconds=90, what="the wait")
+    request = ApprovalRequest.objects.get(run_id=run.pk)
+    approval_request_approve(request=request, actor=Actor.for_user(reviewer))
+    return first, run, request
+
+
 def test_a_worker_killed_mid_send_leaves_the_e_mail_sent_exactly_once(
     redis_broker, workspace, ada, bob, echo_preset, tmp_path
 ) -> None:
     by = Actor.for_user(ada)
     workers = Workers(redis_broker, tmp_path)
     with SmtpServer(user="agent@acme.test", password=PASSWORD, hold="rcpt") as smtp:
-        make_mailer(workspace, by=ada, smtp_port=smtp.port, password=PASSWORD)
-        definition = {"version": 1, "steps": [{"name": "mail", "agent_name": "mailer"}]}
-        workflow = workflow_create(workspace=workspace, actor=by, key="mailing", name="Mailing", definition=definition)
+        workflow = make_mailing(workspace, by=ada, smtp_port=smtp.port, password=PASSWORD)
         try:
-            first = workers.start(lease=10, AIHUMMER_APPROVAL_EFFECT_LEASE_SEC="3")
-            run = workflow_run_start(workflow=workflow, actor=by, message=f"Go.\n@call mail_send {json.dumps(MAIL)}")
-            # A worker process boots in seconds, or a minute on a loaded machine.
-            wait_until(lambda: WorkflowRun.objects.get(pk=run.pk).status == "waiting", seconds=90, what="the wait")
-            request = ApprovalRequest.objects.get(run_id=run.pk)
-
-            approval_request_approve(request=request, actor=Actor.for_user(bob))
+            first, run, request = mail_approved_on_a_worker(workers, workflow, by=by, reviewer=bob)
             # The worker is in the SMTP exchange: the server holds the envelope's recipient,
             # before the message is handed over.
             assert smtp.arrived.wait(60), "the worker never reached the SMTP server"
@@ -97,16 +105,9 @@ def test_a_worker_killed_after_handing_the_e_mail_over_leaves_it_to_a_person(
     workers = Workers(redis_broker, tmp_path)
     # The server takes the message on its final dot, even from a client gone by its answer.
     with SmtpServer(user="agent@acme.test", password=PASSWORD, hold=True, keep_if_gone=True) as smtp:
-        make_mailer(workspace, by=ada, smtp_port=smtp.port, password=PASSWORD)
-        definition = {"version": 1, "steps": [{"name": "mail", "agent_name": "mailer"}]}
-        workflow = workflow_create(workspace=workspace, actor=by, key="mailing", name="Mailing", definition=definition)
+        workflow = make_mailing(workspace, by=ada, smtp_port=smtp.port, password=PASSWORD)
         try:
-            first = workers.start(lease=10, AIHUMMER_APPROVAL_EFFECT_LEASE_SEC="3")
-            run = workflow_run_start(workflow=workflow, actor=by, message=f"Go.\n@call mail_send {json.dumps(MAIL)}")
-            wait_until(lambda: WorkflowRun.objects.get(pk=run.pk).status == "waiting", seconds=90, what="the wait")
-            request = ApprovalRequest.objects.get(run_id=run.pk)
-
-            approval_request_approve(request=request, actor=Actor.for_user(bob))
+            first, run, request = mail_approved_on_a_worker(workers, workflow, by=by, reviewer=bob)
             # The whole message is at the server, which holds its answer: the worker is
             # past the `sending` mark.
             assert smtp.arrived.wait(60), "the worker never reached the SMTP server"
@@ -189,9 +190,7 @@ def test_a_step_whose_resumed_turn_dies_every_time_fails_once_its_attempts_are_s
     }
     with FakeOpenAI(reply=model) as server, SmtpServer(user="agent@acme.test", password=PASSWORD) as smtp:
         preset = openai_preset(workspace, server, key="held", by=by)
-        make_mailer(workspace, by=ada, smtp_port=smtp.port, password=PASSWORD, preset=preset)
-        definition = {"version": 1, "steps": [{"name": "mail", "agent_name": "mailer"}]}
-        workflow = workflow_create(workspace=workspace, actor=by, key="mailing", name="Mailing", definition=definition)
+        workflow = make_mailing(workspace, by=ada, smtp_port=smtp.port, password=PASSWORD, preset=preset)
         try:
             worker = workers.start(lease=10, **env)
             run = workflow_run_start(workflow=workflow, actor=by, message="Tell the client.")

@@ -202,6 +202,41 @@ def test_one_echo_turn_reads_once_and_writes_once(three_steps, operator, django_
     assert turn.answer.startswith("[echo ") and log.response and log.created_at
 
 
+def rows_of(run: WorkflowRun) -> tuple[dict, list[dict]]:
+    """The run's row and its steps' rows as stored, without keys and times of their own."""
+    own = {"id", "run", "created_at", "deadline_at"}
+    stored = WorkflowRun.objects.filter(pk=run.pk).values().get()
+    steps = StepRun.objects.filter(run=run).order_by("position").values()
+    return (
+        {k: v for k, v in stored.items() if k not in own},
+        [{k: v for k, v in step.items() if k not in own | {"run_id"}} for step in steps],
+    )
+
+
+@pytest.mark.django_db(transaction=False)
+def test_a_start_is_the_agents_read_and_one_statement_that_commits_by_itself(
+    three_steps, operator, monkeypatch, django_assert_num_queries, django_capture_on_commit_callbacks
+) -> None:
+    _, workflow = three_steps
+    with django_capture_on_commit_callbacks() as dispatched, django_assert_num_queries(2) as start:
+        run = workflow_run_start(workflow=workflow, actor=operator, message="Bonjour")
+    # The definition's agents, then the run with its steps (a data-modifying CTE): no
+    # savepoint pair, so no BEGIN and COMMIT on a worker or a web process.
+    assert kinds(start) == ["SELECT", "WITH"]
+    assert len(dispatched) == 1  # the first step, once the statement has committed
+    assert [step.run_id for step in StepRun.objects.filter(run=run)] == [run.pk] * 3
+    # The same rows as save() and bulk_create() write (the portable path, two statements).
+    monkeypatch.setattr(connection, "vendor", "sqlite")
+    try:
+        with django_assert_num_queries(5) as portable:
+            other = workflow_run_start(workflow=workflow, actor=operator, message="Bonjour")
+    finally:
+        monkeypatch.undo()
+    assert kinds(portable) == ["SELECT", "SAVEPOINT", "INSERT", "INSERT", "RELEASE"]
+    assert rows_of(other) == rows_of(run)
+    assert rows_of(run)[1][0] | {"name": "one", "position": 0, "status": "pending", "attempts": 0} == rows_of(run)[1][0]
+
+
 @pytest.mark.django_db(transaction=False)
 def test_an_echo_step_costs_two_commits_and_at_most_five_statements(
     three_steps, operator, django_assert_num_queries, django_capture_on_commit_callbacks
@@ -271,11 +306,12 @@ def test_prepared_on_the_server_a_step_sends_the_same_statements_and_gives_the_s
     with connection.cursor() as cursor:
         cursor.execute("SELECT statement FROM pg_prepared_statements")
         prepared = [row[0] for row in cursor.fetchall()]
-    # The claim with its agent read, the turn with its log and finish (a middle step),
-    # the turn with its log, the finish apart and the run's completion (the last step):
-    # each prepared once.
-    assert len(prepared) == 5
-    assert sum("WITH parent AS (INSERT INTO" in sql for sql in prepared) == 2
+    # The run with its steps (the start), the claim with its agent read, the turn with
+    # its log and finish (a middle step), the turn with its log, the finish apart and
+    # the run's completion (the last step): each prepared once.
+    assert len(prepared) == 6
+    assert sum('WITH parent AS (INSERT INTO "workflows_workflowrun"' in sql for sql in prepared) == 1
+    assert sum('WITH parent AS (INSERT INTO "agents_agentturn"' in sql for sql in prepared) == 2
     assert sum("finished AS (" in sql for sql in prepared) == 1
     assert sum("SET status = 'completed'" in sql for sql in prepared) == 1
 

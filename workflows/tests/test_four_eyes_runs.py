@@ -5,13 +5,13 @@ neither may approve it, over REST or MCP."""
 from __future__ import annotations
 
 import pytest
-from rest_framework.test import APIClient
 
 from agents.models import PromptVersion
 from agents.services import agent_create
 from aihummer.actors import Actor
 from aihummer.models import User, Workspace
 from aihummer.services import api_key_create
+from aihummer.tests.factories import api_client
 from aihummer.tests.mcp_helpers import call_tool, ok
 from workflows.services import workflow_create
 
@@ -32,26 +32,16 @@ def self_editing_workflow(workspace: Workspace, echo_preset, operator: Actor):
     return workflow_create(workspace=workspace, actor=operator, key="auto", name="Auto", definition=definition)
 
 
-def client_for(who: User | str) -> APIClient:
-    client = APIClient()
-    client.default_format = "json"
-    if isinstance(who, str):
-        client.credentials(HTTP_AUTHORIZATION=f"Bearer {who}")
-    else:
-        client.force_login(who)
-    return client
-
-
 def run_over_rest(raw_key: str, capture) -> PromptVersion:
     with capture(execute=True):
-        started = client_for(raw_key).post("/v1/admin/workflows/auto/runs", {"message": SELF_EDIT})
+        started = api_client(raw_key).post("/v1/admin/workflows/auto/runs", {"message": SELF_EDIT})
     assert started.status_code == 202, started.json()
     return PromptVersion.objects.get(status=PromptVersion.Status.PENDING)
 
 
 def approve(person: User, version: PromptVersion):
     url = f"/v1/admin/prompt-versions/{version.pk}/approve"
-    return client_for(person).post(url, {}, HTTP_X_WORKSPACE=version.agent.workspace.slug)
+    return api_client(person).post(url, {}, HTTP_X_WORKSPACE=version.agent.workspace.slug)
 
 
 def test_the_creator_of_an_ownerless_key_may_not_approve_what_its_run_proposed(

@@ -11,12 +11,10 @@ import pytest
 from mcp import Client
 
 from agents.models import AgentTurn, ApprovalRequest
-from aihummer.actors import Actor
 from aihummer.mcp import build_server
-from aihummer.tests.factories import make_key, make_mailer
+from aihummer.tests.factories import make_key, make_mailer, make_mailing
 from aihummer.tests.mcp_helpers import call_tools, ok, with_client
 from aihummer.tests.smtp import SmtpServer
-from workflows.services import workflow_create
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -30,15 +28,7 @@ def review_path(request: ApprovalRequest) -> str:
 
 def test_a_waiting_run_answers_with_the_call_it_waits_for(workspace, ada, alice, echo_preset) -> None:
     with SmtpServer() as smtp:
-        make_mailer(workspace, by=ada, smtp_port=smtp.port, password="pw-never-shown")
-        steps = [{"name": "mail", "agent_name": "mailer"}]
-        workflow_create(
-            workspace=workspace,
-            actor=Actor.for_user(ada),
-            key="mailing",
-            name="Mailing",
-            definition={"version": 1, "steps": steps},
-        )
+        make_mailing(workspace, by=ada, smtp_port=smtp.port, password="pw-never-shown")
         raw_key = make_key(workspace, "ci-bot", "read,write", owner=alice)[1]
 
         [started] = call_tools(raw_key, ("run_workflow", {"workflowKey": "mailing", "message": MESSAGE}))

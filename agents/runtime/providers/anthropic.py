@@ -44,7 +44,14 @@ from anthropic.types import Message as AnthropicMessage
 from agents import catalog
 from agents.runtime.providers.base import Message, ModelRequest, ModelResponse, ProviderError, ToolCall, Usage
 from agents.runtime.providers.clients import ClientCache
-from agents.runtime.providers.common import kind_for_status, max_retries, provider_error, require_api_key, timeout_error
+from agents.runtime.providers.common import (
+    kind_for_status,
+    max_retries,
+    provider_error,
+    require_api_key,
+    timeout_error,
+    unreachable_error,
+)
 from agents.runtime.providers.deadline import Deadline, DeadlineClient, DeadlineExceeded, bounded_by
 
 DEFAULT_MAX_TOKENS = 4096
@@ -61,9 +68,7 @@ class _Client(DeadlineClient, anthropic.Anthropic):
 
 
 # One per configuration (see agents.runtime.providers.clients); timeouts come per call.
-CLIENTS: ClientCache[_Client] = ClientCache(
-    lambda base_url, api_key, max_retries: _Client(base_url=base_url, api_key=api_key, max_retries=max_retries)
-)
+CLIENTS: ClientCache[_Client] = ClientCache(_Client)  # built from the configuration: base_url, api_key, max_retries
 
 
 class AnthropicProvider:
@@ -216,9 +221,7 @@ def _error(exc: anthropic.AnthropicError, request: ModelRequest) -> ProviderErro
     if isinstance(exc, anthropic.APITimeoutError):
         return timeout_error(request)
     if isinstance(exc, anthropic.APIConnectionError):
-        where = request.base_url or "the Anthropic API"
-        cause = f" ({exc.__cause__})" if exc.__cause__ else ""
-        return provider_error(ProviderError.UNAVAILABLE, f"Cannot reach {where}{cause}.", request)
+        return unreachable_error(request, "the Anthropic API", exc.__cause__)
     if isinstance(exc, anthropic.APIStatusError):
         message = exc.api_message or exc.message
         kind = kind_for_status(exc.status_code)

@@ -47,6 +47,13 @@ def timeout_error(request: ModelRequest, after: str = "") -> ProviderError:
     return ProviderError(ProviderError.TIMEOUT, f"No answer within {request.timeout_seconds:.3g} s{reason}.")
 
 
+def unreachable_error(request: ModelRequest, vendor_api: str, cause: object = None) -> ProviderError:
+    """No connection to the preset's server (its base URL, else `vendor_api`), and why
+    when the SDK says."""
+    why = f" ({cause})" if cause else ""
+    return provider_error(ProviderError.UNAVAILABLE, f"Cannot reach {request.base_url or vendor_api}{why}.", request)
+
+
 def require_api_key(request: ModelRequest) -> None:
     """Refuse before any network call when the runtime found no key to send."""
     if not request.api_key:

@@ -45,7 +45,14 @@ from google.genai import types
 
 from agents.runtime.providers.base import Message, ModelRequest, ModelResponse, ProviderError, ToolCall, Usage
 from agents.runtime.providers.clients import ClientCache
-from agents.runtime.providers.common import kind_for_status, max_retries, provider_error, require_api_key, timeout_error
+from agents.runtime.providers.common import (
+    kind_for_status,
+    max_retries,
+    provider_error,
+    require_api_key,
+    timeout_error,
+    unreachable_error,
+)
 from agents.runtime.providers.deadline import Deadline, DeadlineExceeded, backoff, retry_until
 
 GENERATED_ID_PREFIX = "gemini-call-"
@@ -107,8 +114,7 @@ class GeminiProvider:
         except httpx2.TimeoutException:
             raise timeout_error(request) from None
         except httpx2.TransportError as exc:
-            where = request.base_url or "the Gemini API"
-            raise provider_error(ProviderError.UNAVAILABLE, f"Cannot reach {where} ({exc}).", request) from None
+            raise unreachable_error(request, "the Gemini API", exc) from None
         except (genai_errors.UnknownApiResponseError, json.JSONDecodeError) as exc:
             raise provider_error(ProviderError.INVALID_RESPONSE, f"The answer is not JSON ({exc}).", request) from None
         response = _response(result, request)

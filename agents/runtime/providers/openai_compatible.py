@@ -41,7 +41,14 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from agents.runtime.providers.base import Message, ModelRequest, ModelResponse, ProviderError, ToolCall, Usage
 from agents.runtime.providers.clients import ClientCache
-from agents.runtime.providers.common import kind_for_status, max_retries, provider_error, require_api_key, timeout_error
+from agents.runtime.providers.common import (
+    kind_for_status,
+    max_retries,
+    provider_error,
+    require_api_key,
+    timeout_error,
+    unreachable_error,
+)
 from agents.runtime.providers.deadline import Deadline, DeadlineClient, DeadlineExceeded, bounded_by
 
 # o1, o3, o4-mini, gpt-5, gpt-5-mini… but not gpt-5-chat-latest, a plain chat model.
@@ -53,9 +60,7 @@ class _Client(DeadlineClient, openai.OpenAI):
 
 
 # The per-attempt timeout comes from each call's deadline: not part of the configuration.
-CLIENTS: ClientCache[_Client] = ClientCache(
-    lambda base_url, api_key, max_retries: _Client(base_url=base_url, api_key=api_key, max_retries=max_retries)
-)
+CLIENTS: ClientCache[_Client] = ClientCache(_Client)  # built from the configuration: base_url, api_key, max_retries
 
 
 class OpenAICompatibleProvider:
@@ -293,9 +298,7 @@ def _error(exc: openai.OpenAIError, request: ModelRequest) -> ProviderError:
     if isinstance(exc, openai.APITimeoutError):
         return timeout_error(request)
     if isinstance(exc, openai.APIConnectionError):
-        where = request.base_url or "the OpenAI API"
-        cause = f" ({exc.__cause__})" if exc.__cause__ else ""
-        return provider_error(ProviderError.UNAVAILABLE, f"Cannot reach {where}{cause}.", request)
+        return unreachable_error(request, "the OpenAI API", exc.__cause__)
     if isinstance(exc, openai.APIStatusError):
         kind = kind_for_status(exc.status_code)
         if exc.status_code == 429 and exc.code == "insufficient_quota":
