@@ -4,6 +4,8 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
+from aihummer.migration_operations import AlterAtOnce
+
 
 class Migration(migrations.Migration):
 
@@ -14,6 +16,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        AlterAtOnce([
         migrations.AlterField(
             model_name='apiauditentry',
             name='actor_source',
@@ -154,4 +157,5 @@ class Migration(migrations.Migration):
             name='judge_preset',
             field=models.ForeignKey(blank=True, help_text='An OpenAI-compatible preset that scores each proposal (advisory, never blocks). Empty: no judge.', null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='agents.preset', verbose_name='judge preset'),
         ),
+        ]),
     ]
