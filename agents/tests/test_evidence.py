@@ -23,14 +23,12 @@ from agents.services import (
     evidence_request,
     preset_create,
     prompt_version_approve,
-    prompt_version_propose,
 )
+from agents.tests.helpers import LONG_SECTION, make_camille, make_cases, propose_long
 from aihummer.actors import Actor
 from aihummer.exceptions import NotFound
 from aihummer.tests.factories import vault_preset
 
-SNAPSHOT = {"identity": {"name": "Camille", "role": "Rédactrice"}, "sections": [{"key": "ton", "body": "Sois brève."}]}
-LONG_SECTION = {"key": "details", "body": "Détaille chaque étape avec soin. " * 120}
 JUDGEMENT = {
     "overall": 6,
     "clarity": 7,
@@ -52,32 +50,12 @@ def one_at_a_time(settings) -> None:
 
 @pytest.fixture
 def agent(workspace, ada, echo_preset):
-    return agent_create(
-        workspace=workspace, actor=Actor.for_user(ada), key="camille", name="Camille", snapshot=SNAPSHOT
-    )
+    return make_camille(workspace, ada)
 
 
 @pytest.fixture
 def cases(agent, alice):
-    actor = Actor.for_user(alice)
-    return [
-        agent_test_case_create(
-            agent=agent,
-            actor=actor,
-            name="salue",
-            message="Bonjour",
-            assertions={"contains": ["bonjour"], "case_insensitive": True},
-        ),
-        agent_test_case_create(
-            agent=agent, actor=actor, name="budget", message="Résume", assertions={"max_tokens": 400}
-        ),
-    ]
-
-
-def propose_long(agent, alice):
-    return prompt_version_propose(
-        agent=agent, changes={"sections": [*SNAPSHOT["sections"], LONG_SECTION]}, actor=Actor.for_user(alice)
-    )
+    return make_cases(agent, alice)
 
 
 def run_now(django_capture_on_commit_callbacks, make):
