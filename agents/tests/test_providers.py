@@ -22,6 +22,7 @@ from agents.tests.helpers import settled, sleeping
 from aihummer.actors import Actor
 from aihummer.tests.factories import vault_preset
 from aihummer.tests.ports import free_port
+from workflows.tests.fake_openai import chat_completion
 
 SECRET = "sk-test-0123456789abcdefghijklmnop"
 PREFIX = "You are Camille, a careful writer."
@@ -83,14 +84,7 @@ def tool_round_trip_messages(calls: tuple[ToolCall, ...]) -> tuple[Message, ...]
 
 # --- OpenAI and compatible servers --------------------------------------------------------
 def completion(message: dict, *, finish_reason: str = "stop", usage: dict | None = None) -> dict:
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion",
-        "created": 1764480000,
-        "model": "gpt-4.1",
-        "choices": [{"index": 0, "message": {"role": "assistant", **message}, "finish_reason": finish_reason}],
-        "usage": usage or {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15},
-    }
+    return chat_completion(**message, finish_reason=finish_reason, usage=usage)
 
 
 def openai_error(message: str, code: str, error_type: str = "invalid_request_error") -> dict:
