@@ -41,21 +41,13 @@ BENCH_SECTIONS = [{"key": f"s{i}", "title": f"Section {i}", "body": "Some guidan
 def bench_workspace(slug: str = "bench") -> tuple:
     """A workspace whose default preset is the offline echo provider, and the operator
     that made it: the world every bench starts from."""
-    from agents.services import preset_create
     from aihummer.actors import Actor
     from aihummer.models import Workspace
+    from aihummer.tests.factories import make_echo_preset
 
     operator = Actor.for_operator()
     workspace = Workspace.objects.create(slug=slug, name=slug.title())
-    preset_create(
-        workspace=workspace,
-        actor=operator,
-        key="echo",
-        name="Echo",
-        provider_name="echo",
-        model="echo-1",
-        is_active=True,
-    )
+    make_echo_preset(workspace, by=operator)
     return workspace, operator
 
 
