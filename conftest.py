@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
+import uuid
 
 import pytest
 from django.conf import settings
@@ -42,6 +43,37 @@ def pytest_configure(config: pytest.Config) -> None:
     from aihummer.tests import flush
 
     flush.install()
+    if not hasattr(config, "workerinput") and getattr(config.option, "testrunuid", "") is None:
+        # The run's id, chosen here so that the controller knows which template its
+        # workers made (aihummer/tests/databases.py); xdist hands it to every worker.
+        config.option.testrunuid = uuid.uuid4().hex
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    run_id = getattr(session.config.option, "testrunuid", None)
+    if not hasattr(session.config, "workerinput") and run_id:
+        from aihummer.tests import databases
+
+        databases.drop_template(run_id)
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(
+    request: pytest.FixtureRequest,
+    django_db_modify_db_settings_parallel_suffix: None,
+    django_db_blocker,
+    django_db_keepdb: bool,
+    django_db_use_migrations: bool,
+) -> None:
+    """Under xdist, each worker's test database is a copy of one migrated once per run
+    (aihummer/tests/databases.py): one migrate instead of one per worker."""
+    workerinput = getattr(request.config, "workerinput", None)
+    if workerinput is None or django_db_keepdb or not django_db_use_migrations:
+        return
+    from aihummer.tests import databases
+
+    with django_db_blocker.unblock():
+        databases.use_template(worker=workerinput["workerid"], run_id=workerinput["testrunuid"])
 
 
 def make_member(workspace: Workspace, username: str, role: str) -> User:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 
 from django import forms
@@ -20,7 +21,7 @@ from django.utils.translation import gettext_lazy as _
 from simple_history.admin import SimpleHistoryAdmin
 
 from aihummer.actors import Actor, Verb, may_use_admin
-from aihummer.exceptions import ApplicationError
+from aihummer.exceptions import ApplicationError, NotFound
 from aihummer.ids import canonical_id
 from aihummer.models import Workspace
 from aihummer.sso.views import OidcLogoutView, is_sso_session
@@ -86,6 +87,14 @@ class WorkspaceScopedAdmin(SimpleHistoryAdmin):
 
     def actor(self, request: HttpRequest) -> Actor:
         return Actor.for_request(request)
+
+    def found_or_404(self, request: HttpRequest, object_id: str, selector: Callable[..., models.Model]) -> models.Model:
+        """The row `selector(actor=, pk=)` finds for the URL's `object_id` as this request's
+        actor; a 404 when it finds none or the id is malformed (the same answer both ways)."""
+        try:
+            return selector(actor=self.actor(request), pk=unquote(object_id))
+        except (NotFound, ValueError, ValidationError):
+            raise Http404 from None
 
     def workspace_of(self, obj: models.Model) -> Workspace:
         for attribute in filter(None, self.workspace_path.split("__")):

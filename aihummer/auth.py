@@ -21,19 +21,25 @@ from aihummer.sso.tokens import (
 )
 
 
+def bearer(request: Request) -> str | None:
+    """What follows `Bearer ` in the Authorization header, None without one. Read as
+    text: DRF's helper re-encodes to latin-1 and raises (a 500) on any other character
+    a client manages to send."""
+    header = request.META.get("HTTP_AUTHORIZATION", "")
+    if isinstance(header, bytes):
+        header = header.decode("latin-1")
+    scheme, _, credentials = header.partition(" ")
+    return credentials if scheme == "Bearer" else None
+
+
 class ApiKeyAuthentication(authentication.BaseAuthentication):
     """Sets `request.user` to the key's owner (or None) and `request.auth` to an Actor."""
 
     keyword = "Bearer"
 
     def authenticate(self, request: Request) -> tuple[object, Actor] | None:
-        # Read as text: DRF's helper re-encodes to latin-1 and raises (a 500) on any
-        # other character a client manages to send.
-        header = request.META.get("HTTP_AUTHORIZATION", "")
-        if isinstance(header, bytes):
-            header = header.decode("latin-1")
-        scheme, _, raw_key = header.partition(" ")
-        if scheme != self.keyword:
+        raw_key = bearer(request)
+        if raw_key is None:
             return None
         if bearer_tokens_enabled() and not raw_key.strip().startswith(f"{API_KEY_PREFIX}_"):
             return None  # a provider's access token: OidcBearerAuthentication's
@@ -92,14 +98,10 @@ class OidcBearerAuthentication(authentication.BaseAuthentication):
     keyword = "Bearer"
 
     def authenticate(self, request: Request) -> tuple[object, Actor] | None:
-        # Read as text: DRF's helper re-encodes to latin-1 and raises on other characters.
-        header = request.META.get("HTTP_AUTHORIZATION", "")
-        if isinstance(header, bytes):
-            header = header.decode("latin-1")
-        scheme, _, token = header.partition(" ")
-        token = token.strip()
-        if scheme != self.keyword or not bearer_tokens_enabled() or token.startswith(f"{API_KEY_PREFIX}_"):
+        token = bearer(request)
+        if token is None or not bearer_tokens_enabled() or token.strip().startswith(f"{API_KEY_PREFIX}_"):
             return None
+        token = token.strip()
         try:
             user = user_from_bearer_token(token)
         except InvalidBearerToken as exc:

@@ -97,12 +97,18 @@ class Workspace(TimeStampedModel):
             )
 
 
+class MemberRole(models.TextChoices):
+    """What a member may do in a workspace (`Membership.Role`); written here, at the
+    module's level, so the Membership and Invitation constraints read the same list."""
+
+    VIEWER = "viewer", _("Viewer")
+    EDITOR = "editor", _("Editor")
+    REVIEWER = "reviewer", _("Reviewer")
+    ADMIN = "admin", _("Admin")
+
+
 class Membership(TimeStampedModel):
-    class Role(models.TextChoices):
-        VIEWER = "viewer", _("Viewer")
-        EDITOR = "editor", _("Editor")
-        REVIEWER = "reviewer", _("Reviewer")
-        ADMIN = "admin", _("Admin")
+    Role = MemberRole
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships", verbose_name=_("user")
@@ -128,10 +134,7 @@ class Membership(TimeStampedModel):
         ordering = ["workspace__slug", "user__username"]
         constraints = [
             models.UniqueConstraint(fields=["user", "workspace"], name="aihummer_membership_unique_user"),
-            models.CheckConstraint(
-                condition=Q(role__in=["viewer", "editor", "reviewer", "admin"]),
-                name="aihummer_membership_role_valid",
-            ),
+            models.CheckConstraint(condition=Q(role__in=MemberRole.values), name="aihummer_membership_role_valid"),
         ]
 
     def __str__(self) -> str:
@@ -179,9 +182,7 @@ class Invitation(TimeStampedModel):
         ordering = ["workspace__slug", "identifier"]
         constraints = [
             models.UniqueConstraint(fields=["workspace", "identifier"], name="aihummer_invitation_unique_identifier"),
-            models.CheckConstraint(
-                condition=Q(role__in=["viewer", "editor", "reviewer", "admin"]), name="aihummer_invitation_role_valid"
-            ),
+            models.CheckConstraint(condition=Q(role__in=MemberRole.values), name="aihummer_invitation_role_valid"),
         ]
 
     def __str__(self) -> str:

@@ -38,24 +38,25 @@ def throwaway_database() -> Iterator[None]:
 BENCH_SECTIONS = [{"key": f"s{i}", "title": f"Section {i}", "body": "Some guidance. " * 40} for i in range(8)]
 
 
+def bench_agent(workspace: object, operator: object, key: str = "bench", **snapshot: object) -> object:
+    """Agent `key` (named after it, its persona "Bench"), told BENCH_SECTIONS and any other
+    snapshot field given, on the workspace's default preset."""
+    from agents.services import agent_create
+
+    snapshot = {"identity": {"name": "Bench"}, "sections": BENCH_SECTIONS, **snapshot}
+    return agent_create(workspace=workspace, actor=operator, key=key, name=key.title(), snapshot=snapshot)
+
+
 def bench_workspace(slug: str = "bench") -> tuple:
     """A workspace whose default preset is the offline echo provider, and the operator
     that made it: the world every bench starts from."""
-    from agents.services import preset_create
     from aihummer.actors import Actor
     from aihummer.models import Workspace
+    from aihummer.tests.factories import make_echo_preset
 
     operator = Actor.for_operator()
     workspace = Workspace.objects.create(slug=slug, name=slug.title())
-    preset_create(
-        workspace=workspace,
-        actor=operator,
-        key="echo",
-        name="Echo",
-        provider_name="echo",
-        model="echo-1",
-        is_active=True,
-    )
+    make_echo_preset(workspace, by=operator)
     return workspace, operator
 
 

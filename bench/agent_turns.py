@@ -12,28 +12,20 @@ import json
 import statistics
 import time
 
-from _django import BENCH_SECTIONS, StatementCounter, bench_workspace, throwaway_database
+from _django import StatementCounter, bench_agent, bench_workspace, throwaway_database
 
 TURNS = 30
 
 
 def main() -> None:
     from agents.runtime import agent_turn_run
-    from agents.services import agent_create
     from aihummer.actors import Actor
     from aihummer.models import Membership, User
 
     workspace, operator = bench_workspace()
     alice = User.objects.create_user("alice", password="x")
     Membership.objects.create(user=alice, workspace=workspace, role="editor")
-    sections = BENCH_SECTIONS
-    agent = agent_create(
-        workspace=workspace,
-        actor=operator,
-        key="bench",
-        name="Bench",
-        snapshot={"identity": {"name": "Bench"}, "sections": sections, "allowed_tool_names": ["propose_persona_edit"]},
-    )
+    agent = bench_agent(workspace, operator, allowed_tool_names=["propose_persona_edit"])
     actor = Actor.for_user(alice)
     args = json.dumps({"persona": "Calm.", "reason": "bench"})
     cases = {

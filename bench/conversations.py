@@ -18,7 +18,7 @@ from __future__ import annotations
 import statistics
 import time
 
-from _django import BENCH_SECTIONS, StatementCounter, bench_workspace, throwaway_database
+from _django import StatementCounter, bench_agent, bench_workspace, throwaway_database
 
 MESSAGES = 30
 HISTORIES = (10, 100, 1_000)
@@ -29,20 +29,12 @@ def main() -> None:
     from agents.policy import parse_runtime_policy
     from agents.runtime import agent_turn_run, conversation_send
     from agents.runtime.conversations import conversation_window
-    from agents.services import agent_create
     from aihummer.actors import Actor
     from aihummer.models import Membership, User
     from aihummer.tests.factories import store_history
 
     workspace, operator = bench_workspace()
-    sections = BENCH_SECTIONS
-    agent = agent_create(
-        workspace=workspace,
-        actor=operator,
-        key="bench",
-        name="Bench",
-        snapshot={"identity": {"name": "Bench"}, "sections": sections},
-    )
+    agent = bench_agent(workspace, operator)
     policy = parse_runtime_policy(agent.runtime_policy)
     print(
         f"workload: {MESSAGES} messages of ~40 characters each, echo provider, max_history_messages "
@@ -72,27 +64,20 @@ def main() -> None:
             f"{size:>14} messages {median:>10.1f} {p90:>8.1f} {statements:>6} {commits:>8} {sent:>6} "
             f"{median / plain[0]:>9.2f}"
         )
-    _compaction(workspace, operator, sections)
+    _compaction(workspace, operator)
     Membership.objects.all().delete()
     User.objects.all().delete()
 
 
-def _compaction(workspace, operator, sections) -> None:
+def _compaction(workspace, operator) -> None:
     from django.db.models import Count
 
     from agents.models import ConversationNote
     from agents.runtime import conversation_send
-    from agents.services import agent_create
     from aihummer.actors import Actor
 
     policy = {"context": {"max_tokens": 2_000, "reserve_tokens": 0}, "memory_flush": {"soft_threshold_tokens": 200}}
-    agent = agent_create(
-        workspace=workspace,
-        actor=operator,
-        key="compacting",
-        name="Compacting",
-        snapshot={"identity": {"name": "Bench"}, "sections": sections, "runtime_policy": policy},
-    )
+    agent = bench_agent(workspace, operator, key="compacting", runtime_policy=policy)
     actor = Actor.for_user(_person(workspace, "compacting"))
     kinds: dict[str, list[tuple[float, int, int]]] = {"none": [], "summary": [], "note + summary": [], "note": []}
     for n in range(200):

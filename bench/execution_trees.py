@@ -23,24 +23,17 @@ def main() -> None:
     from agents.models import TreePlace
     from agents.runtime import agent_turn_run
     from agents.runtime.providers import get_provider
-    from agents.services import agent_create, credential_create, preset_create
+    from agents.services import agent_create
     from agents.tests.helpers import delegations, most_at_once, scripted
+    from aihummer.tests.factories import vault_preset
     from workflows.tests.fake_openai import FakeOpenAI
 
     logging.disable(logging.INFO)  # one line per HTTP request otherwise
     get_provider("openai")  # the SDK's first import (about a second) is not a tree's time
     workspace, operator = bench_workspace()
     with FakeOpenAI(reply=scripted) as server:
-        credential = credential_create(workspace=workspace, key="local", secret="sk-bench-0123456789", actor=operator)
-        preset = preset_create(
-            workspace=workspace,
-            actor=operator,
-            key="local",
-            name="Local",
-            provider_name="openai",
-            model="gpt-4.1",
-            base_url=server.base_url,
-            credential=credential,
+        preset = vault_preset(
+            workspace, server.base_url, secret="sk-bench-0123456789", credential_key="local", by=operator
         )
 
         def agent(key: str, cap: int, tools: list[str]) -> object:

@@ -29,9 +29,10 @@ def main() -> None:
     parser.add_argument("--dump", help="also write the profile here (pstats: callers, snakeviz)")
     args = parser.parse_args()
     with throwaway_database():
-        from agents.services import agent_create, credential_create, preset_create
+        from agents.services import agent_create
         from aihummer.actors import Actor
         from aihummer.models import Workspace
+        from aihummer.tests.factories import make_echo_preset, vault_preset
         from workflows.services import workflow_create, workflow_run_start
         from workflows.tests.fake_openai import FakeOpenAI
 
@@ -39,21 +40,17 @@ def main() -> None:
         workspace = Workspace.objects.create(slug="bench", name="Bench")
         with FakeOpenAI() as server:
             if args.model == "sdk":
-                credential = credential_create(workspace=workspace, actor=operator, key="k", secret="sk-bench-01234567")
-                preset = preset_create(
-                    workspace=workspace,
-                    actor=operator,
+                preset = vault_preset(
+                    workspace,
+                    server.base_url,
+                    secret="sk-bench-01234567",
                     key="fake",
-                    name="Fake",
-                    provider_name="openai",
-                    base_url=server.base_url,
+                    credential_key="k",
                     model="fake-model",
-                    credential=credential,
+                    by=operator,
                 )
             else:
-                preset = preset_create(
-                    workspace=workspace, actor=operator, key="echo", name="Echo", provider_name="echo", model="echo-1"
-                )
+                preset = make_echo_preset(workspace, by=operator, is_active=False)
             agent_create(workspace=workspace, actor=operator, key="step", name="Step", preset=preset)
             steps = [{"name": "s1", "agent_name": "step"}] + [
                 {"name": f"s{i}", "agent_name": "step", "input_mapping": {"text": f"$.steps.s{i - 1}.output.answer"}}

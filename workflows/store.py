@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import operator
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from decimal import Decimal
 from functools import reduce
@@ -99,6 +99,10 @@ class Outcome:
     agent_version: int | None = None
     prefix_hash: str = ""
     transient: bool = False  # a failure that may pass on its own (rate limit, outage, timeout)
+
+    def row_fields(self) -> dict:
+        """The step row's columns this outcome sets: every field but `transient`."""
+        return {field.name: getattr(self, field.name) for field in fields(self) if field.name != "transient"}
 
     def context_entry(self) -> dict:
         return {
@@ -312,18 +316,7 @@ def step_finish(*, claim: Claim, outcome: Outcome, now: datetime, steps: int | N
             return step_finished(cursor.fetchone())
     with transaction.atomic():
         updated = StepRun.objects.filter(pk=claim.step_id, status=StepStatus.RUNNING, attempts=claim.attempts).update(
-            status=outcome.status,
-            input=outcome.input,
-            output=outcome.output,
-            error=outcome.error,
-            finished_at=now,
-            lease_expires_at=None,
-            input_tokens=outcome.input_tokens,
-            output_tokens=outcome.output_tokens,
-            cost_usd=outcome.cost_usd,
-            turn_id=outcome.turn_id,
-            agent_version=outcome.agent_version,
-            prefix_hash=outcome.prefix_hash,
+            **outcome.row_fields(), finished_at=now, lease_expires_at=None
         )
         if not updated:
             return None

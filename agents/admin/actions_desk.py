@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
-from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import models
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -36,7 +35,6 @@ from agents.services.tool_approvals import (
 )
 from aihummer.actors import Verb
 from aihummer.admin_site import SERVICE_ERRORS, WorkspaceScopedAdmin, add_service_errors, service_error_message
-from aihummer.exceptions import NotFound
 
 
 class ActionDecisionForm(forms.Form):
@@ -159,11 +157,7 @@ class ApprovalRequestAdmin(WorkspaceScopedAdmin):
         return redirect("admin:agents_approvalrequest_review", object_id)
 
     def review_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
-        actor = self.actor(request)
-        try:
-            approval = approval_request_get(actor=actor, pk=unquote(object_id))
-        except (NotFound, ValueError, ValidationError):
-            raise Http404 from None
+        actor, approval = self.actor(request), self.found_or_404(request, object_id, approval_request_get)
         form = ActionDecisionForm(initial={"arguments_hash": approval.arguments_hash})
         if request.method == "POST":
             form = ActionDecisionForm(request.POST)

@@ -8,8 +8,6 @@ other surface; these views only parse forms and show results.
 from __future__ import annotations
 
 from django.contrib import messages
-from django.contrib.admin.utils import unquote
-from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect
@@ -35,7 +33,6 @@ from agents.services import (
 )
 from aihummer.actors import Verb
 from aihummer.admin_site import SERVICE_ERRORS, add_service_errors, service_error_message
-from aihummer.exceptions import NotFound
 
 # Versions per page of an agent's history (an agent edited daily has thousands).
 VERSIONS_PER_PAGE = 50
@@ -60,10 +57,7 @@ class AgentDeskMixin:
         ]
 
     def _agent(self, request: HttpRequest, object_id: str):
-        try:
-            return agent_get(actor=self.actor(request), pk=unquote(object_id))
-        except (NotFound, ValueError, ValidationError):
-            raise Http404 from None
+        return self.found_or_404(request, object_id, agent_get)
 
     def _context(self, request: HttpRequest, agent: object, title: str, **extra: object) -> dict:
         return {

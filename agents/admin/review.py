@@ -14,7 +14,7 @@ from django.contrib.admin.utils import unquote
 from django.contrib.admin.views.main import ORDER_VAR
 from django.core.exceptions import ValidationError
 from django.db import models
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -54,7 +54,6 @@ from aihummer.admin_site import (
     add_service_errors,
     service_error_message,
 )
-from aihummer.exceptions import NotFound
 from aihummer.ids import canonical_id
 
 STATUS_COLOURS = {
@@ -273,11 +272,7 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
         return super().change_view(request, object_id, form_url, extra_context)
 
     def review_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
-        actor = self.actor(request)
-        try:
-            version = prompt_version_get(actor=actor, pk=unquote(object_id))
-        except (NotFound, ValueError, ValidationError):
-            raise Http404 from None
+        actor, version = self.actor(request), self.found_or_404(request, object_id, prompt_version_get)
         decision_form, try_form, trials = DecisionForm(), TryItForm(), None
         if request.method == "POST" and "_try" in request.POST:
             try_form = TryItForm(request.POST)

@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agents.models import ApprovalPolicy
+from agents.models.approval_policy import MAX_APPROVALS, MAX_WAIT_MINUTES
 from agents.selectors import approval_policy_history
 from agents.services import approval_policy_get, approval_policy_update
 from aihummer.actors import Verb
@@ -19,10 +20,12 @@ from aihummer.api import ApiCursorPagination, ApiMixin, InputSerializer
 
 
 class TierSerializer(InputSerializer):
-    approvals = serializers.IntegerField(min_value=1, max_value=3, help_text="Distinct people who must approve.")
+    approvals = serializers.IntegerField(
+        min_value=1, max_value=MAX_APPROVALS, help_text="Distinct people who must approve."
+    )
     consensus = serializers.BooleanField(help_text="One rejection rejects the proposal.")
     wait_minutes = serializers.IntegerField(
-        min_value=0, max_value=43_200, help_text="Least minutes between the proposal and its going live."
+        min_value=0, max_value=MAX_WAIT_MINUTES, help_text="Least minutes between the proposal and its going live."
     )
 
 

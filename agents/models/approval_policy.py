@@ -17,6 +17,27 @@ from aihummer.history import ConfigurationHistory
 from aihummer.models import TimeStampedModel, Workspace
 
 TIER_FIELDS = ("approvals", "consensus", "wait_minutes")
+# Each tier's bounds: its fields, their constraints and the REST API's input all read these.
+MAX_APPROVALS = 3
+MAX_WAIT_MINUTES = 30 * 24 * 60
+
+
+def _approvals_field(label: str) -> models.PositiveSmallIntegerField:
+    validators = [MinValueValidator(1), MaxValueValidator(MAX_APPROVALS)]
+    return models.PositiveSmallIntegerField(default=1, validators=validators, verbose_name=label)
+
+
+def _consensus_field(label: str) -> models.BooleanField:
+    return models.BooleanField(default=True, help_text=_("One rejection rejects the proposal."), verbose_name=label)
+
+
+def _wait_field(label: str) -> models.PositiveIntegerField:
+    return models.PositiveIntegerField(
+        default=0,
+        validators=[MaxValueValidator(MAX_WAIT_MINUTES)],
+        help_text=_("Least minutes from proposal to live."),
+        verbose_name=label,
+    )
 
 
 class ApprovalPolicy(TimeStampedModel):
@@ -28,48 +49,15 @@ class ApprovalPolicy(TimeStampedModel):
     workspace = models.OneToOneField(
         Workspace, on_delete=models.CASCADE, related_name="approval_policy", verbose_name=_("workspace")
     )
-    wording_approvals = models.PositiveSmallIntegerField(
-        default=1,
-        validators=[MinValueValidator(1), MaxValueValidator(3)],
-        verbose_name=_("wording approvals"),
-    )
-    wording_consensus = models.BooleanField(
-        default=True, help_text=_("One rejection rejects the proposal."), verbose_name=_("wording consensus")
-    )
-    wording_wait_minutes = models.PositiveIntegerField(
-        default=0,
-        validators=[MaxValueValidator(30 * 24 * 60)],
-        help_text=_("Least minutes from proposal to live."),
-        verbose_name=_("wording wait minutes"),
-    )
-    identity_approvals = models.PositiveSmallIntegerField(
-        default=1,
-        validators=[MinValueValidator(1), MaxValueValidator(3)],
-        verbose_name=_("identity approvals"),
-    )
-    identity_consensus = models.BooleanField(
-        default=True, help_text=_("One rejection rejects the proposal."), verbose_name=_("identity consensus")
-    )
-    identity_wait_minutes = models.PositiveIntegerField(
-        default=0,
-        validators=[MaxValueValidator(30 * 24 * 60)],
-        help_text=_("Least minutes from proposal to live."),
-        verbose_name=_("identity wait minutes"),
-    )
-    power_approvals = models.PositiveSmallIntegerField(
-        default=1,
-        validators=[MinValueValidator(1), MaxValueValidator(3)],
-        verbose_name=_("power approvals"),
-    )
-    power_consensus = models.BooleanField(
-        default=True, help_text=_("One rejection rejects the proposal."), verbose_name=_("power consensus")
-    )
-    power_wait_minutes = models.PositiveIntegerField(
-        default=0,
-        validators=[MaxValueValidator(30 * 24 * 60)],
-        help_text=_("Least minutes from proposal to live."),
-        verbose_name=_("power wait minutes"),
-    )
+    wording_approvals = _approvals_field(_("wording approvals"))
+    wording_consensus = _consensus_field(_("wording consensus"))
+    wording_wait_minutes = _wait_field(_("wording wait minutes"))
+    identity_approvals = _approvals_field(_("identity approvals"))
+    identity_consensus = _consensus_field(_("identity consensus"))
+    identity_wait_minutes = _wait_field(_("identity wait minutes"))
+    power_approvals = _approvals_field(_("power approvals"))
+    power_consensus = _consensus_field(_("power consensus"))
+    power_wait_minutes = _wait_field(_("power wait minutes"))
 
     TIERS = ("wording", "identity", "power")
 
@@ -80,15 +68,15 @@ class ApprovalPolicy(TimeStampedModel):
         verbose_name_plural = _("approval policies")
         constraints = [
             models.CheckConstraint(
-                condition=Q(wording_approvals__gte=1, wording_approvals__lte=3)
-                & Q(identity_approvals__gte=1, identity_approvals__lte=3)
-                & Q(power_approvals__gte=1, power_approvals__lte=3),
+                condition=Q(wording_approvals__gte=1, wording_approvals__lte=MAX_APPROVALS)
+                & Q(identity_approvals__gte=1, identity_approvals__lte=MAX_APPROVALS)
+                & Q(power_approvals__gte=1, power_approvals__lte=MAX_APPROVALS),
                 name="agents_approvalpolicy_approvals_range",
             ),
             models.CheckConstraint(
-                condition=Q(wording_wait_minutes__lte=43_200)
-                & Q(identity_wait_minutes__lte=43_200)
-                & Q(power_wait_minutes__lte=43_200),
+                condition=Q(wording_wait_minutes__lte=MAX_WAIT_MINUTES)
+                & Q(identity_wait_minutes__lte=MAX_WAIT_MINUTES)
+                & Q(power_wait_minutes__lte=MAX_WAIT_MINUTES),
                 name="agents_approvalpolicy_wait_range",
             ),
         ]

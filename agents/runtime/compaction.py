@@ -297,18 +297,14 @@ def _call(prepared: PreparedTurn, instructions: str, text: str, cap: int) -> tup
     remaining = prepared.deadline - time.monotonic()
     if remaining <= 0 or setup.provider is None:
         return None
-    request = ModelRequest(
-        model=preset.model,
-        system_prefix=instructions,
-        system_volatile="",
-        messages=(Message(role="user", content=text),),
-        temperature=preset.temperature,
-        top_p=preset.top_p,
+    request = ModelRequest.question(
+        preset,
+        system=instructions,
+        text=text,
         max_output_tokens=min(cap, preset.max_output_tokens or cap),
         timeout_seconds=min(float(preset.timeout_seconds), direct.timeout_ms / 1000, remaining),
         reasoning_effort=policy.app.reasoning_effort,
         service_tier=policy.app.service_tier,
-        base_url=preset.base_url,
         api_key=setup.api_key,
     )
     started = time.monotonic()

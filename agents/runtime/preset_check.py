@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from agents.models import Preset
 from agents.redaction import Redactor
 from agents.runtime.providers import complete, get_provider
-from agents.runtime.providers.base import Message, ModelRequest, ProviderError, Usage
+from agents.runtime.providers.base import ModelRequest, ProviderError, Usage
 from agents.services import preset_api_key
 from aihummer.actors import Actor, Verb
 
@@ -66,16 +66,12 @@ def preset_check(*, preset: Preset, actor: Actor) -> PresetCheckResult:
 
 
 def _check_request(preset: Preset, api_key: str) -> ModelRequest:
-    return ModelRequest(
-        model=preset.model,
-        system_prefix=CHECK_SYSTEM_PROMPT,
-        system_volatile="",
-        messages=(Message(role="user", content=CHECK_MESSAGE),),
-        temperature=preset.temperature,
-        top_p=preset.top_p,
+    return ModelRequest.question(
+        preset,
+        system=CHECK_SYSTEM_PROMPT,
+        text=CHECK_MESSAGE,
         max_output_tokens=min(preset.max_output_tokens or CHECK_MAX_OUTPUT_TOKENS, CHECK_MAX_OUTPUT_TOKENS),
         timeout_seconds=preset.timeout_seconds,
-        base_url=preset.base_url,
         stream=preset.streaming_enabled,
         api_key=api_key,
     )

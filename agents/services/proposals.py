@@ -225,12 +225,7 @@ def _decide(
     require_visible(actor, version.workspace, "version")
     actor.require(Verb.DECIDE, version.workspace)
     with transaction.atomic():
-        # Agent first, then version, always in this order: two reviewers deciding at
-        # once serialise on the agent, and the second sees the first's decision. Both
-        # are read again under the locks: a decision made while we waited counts.
-        agent = agent_lock(version.agent)
-        version = PromptVersion.all_objects.select_for_update().get(pk=version.pk)
-        _require_pending(version, agent)
+        agent, version = _lock_pending(version)
         actor.require_may_decide(version.proposer_identity)
         if approve:
             _require_live_seen(agent, version, expected_live)
@@ -286,9 +281,7 @@ def prompt_version_withdraw(*, version: PromptVersion, actor: Actor) -> PromptVe
     require_visible(actor, version.workspace, "version")
     actor.require(Verb.WITHDRAW, version.workspace)
     with transaction.atomic():
-        agent = agent_lock(version.agent)
-        version = PromptVersion.all_objects.select_for_update().get(pk=version.pk)
-        _require_pending(version, agent)
+        version = _lock_pending(version)[1]
         if not actor.answers_for(version.proposer_identity):
             raise PermissionDenied(gettext("Only the proposer may withdraw a proposal; reviewers reject it instead."))
         version.status = PromptVersion.Status.WITHDRAWN
@@ -297,6 +290,18 @@ def prompt_version_withdraw(*, version: PromptVersion, actor: Actor) -> PromptVe
         stamp(version, actor=actor, reason="withdrawn")
         version.save(update_fields=["status", "reviewed_at", "go_live_at", "updated_at"])
     return version
+
+
+def _lock_pending(version: PromptVersion) -> tuple[Agent, PromptVersion]:
+    """Inside a transaction: `version`'s agent and the version, locked and read again,
+    or a conflict when it is no longer pending. Agent first, then version, always in
+    this order: two people deciding (or withdrawing) at once serialise on the agent, and
+    the second sees the first's decision; read again under the locks, a decision made
+    while we waited counts."""
+    agent = agent_lock(version.agent)
+    version = PromptVersion.all_objects.select_for_update().get(pk=version.pk)
+    _require_pending(version, agent)
+    return agent, version
 
 
 def _require_pending(version: PromptVersion, agent: Agent) -> None:

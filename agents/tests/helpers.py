@@ -15,10 +15,11 @@ from django.db import connection
 from pytest_httpserver import HTTPServer
 from werkzeug.wrappers import Request, Response
 
-from agents.models import Agent
-from agents.services import agent_create
+from agents.models import Agent, AgentTestCase, PromptVersion
+from agents.services import agent_create, agent_test_case_create, prompt_version_propose
 from aihummer.actors import Actor
 from aihummer.models import User, Workspace
+from aihummer.tests.factories import actor_for
 from workflows.tests.fake_openai import last_user_text
 
 COPY_BLOCK = re.compile(r"^COPY public\.(\w+) \(.*?\) FROM stdin;\n(.*?)^\\\.$", re.MULTILINE | re.DOTALL)
@@ -287,3 +288,33 @@ def send_url(key: str) -> str:
 def sent(body: dict) -> list[tuple[str, str]]:
     """The conversation part of a recorded request: (role, text), system prompt left out."""
     return [(m["role"], m["content"]) for m in body["messages"] if m["role"] in ("user", "assistant")]
+
+
+# --- evidence (test_evidence, test_evidence_admin, test_evidence_browser) ----------------
+CAMILLE = {"identity": {"name": "Camille", "role": "Rédactrice"}, "sections": [{"key": "ton", "body": "Sois brève."}]}
+# Long enough that `budget` (at most 400 tokens) fails on a proposal that adds it.
+LONG_SECTION = {"key": "details", "body": "Détaille chaque étape avec soin. " * 120}
+
+
+def make_camille(workspace: Workspace, by: User | Actor) -> Agent:
+    """The agent `camille` (CAMILLE), on the workspace's default preset."""
+    return agent_create(workspace=workspace, actor=actor_for(by), key="camille", name="Camille", snapshot=CAMILLE)
+
+
+def make_cases(agent: Agent, by: User | Actor) -> list[AgentTestCase]:
+    """Two saved cases: `salue` (the answer says bonjour, in any case) and `budget` (at
+    most 400 tokens)."""
+    actor = actor_for(by)
+    greets = {"contains": ["bonjour"], "case_insensitive": True}
+    return [
+        agent_test_case_create(agent=agent, actor=actor, name="salue", message="Bonjour", assertions=greets),
+        agent_test_case_create(
+            agent=agent, actor=actor, name="budget", message="Résume", assertions={"max_tokens": 400}
+        ),
+    ]
+
+
+def propose_long(agent: Agent, by: User | Actor, reason: str = "") -> PromptVersion:
+    """A proposal that adds LONG_SECTION to CAMILLE's sections: `budget` fails on it."""
+    changes = {"sections": [*CAMILLE["sections"], LONG_SECTION]}
+    return prompt_version_propose(agent=agent, changes=changes, actor=actor_for(by), reason=reason)

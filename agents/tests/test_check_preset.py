@@ -16,6 +16,7 @@ from agents.runtime.preset_check import preset_check
 from agents.services import preset_create
 from aihummer.actors import Actor
 from aihummer.tests.factories import vault_preset
+from workflows.tests.fake_openai import chat_completion, tokens
 
 SECRET = "sk-check-0123456789abcdefghijklmnop"
 PATH = "/v1/chat/completions"
@@ -32,14 +33,7 @@ def local_preset(workspace, ada, httpserver) -> Preset:
 
 
 def completion(text: str) -> dict:
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion",
-        "created": 1764480000,
-        "model": "gpt-4.1",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 21, "completion_tokens": 1, "total_tokens": 22},
-    }
+    return chat_completion(text, usage=tokens(21, 1))
 
 
 def test_check_preset_prints_the_answer_and_tokens(httpserver, local_preset):

@@ -9,6 +9,7 @@ import pytest
 from agents.models import Credential, Preset
 from agents.services import agent_create, credential_create, credential_update, preset_create
 from aihummer.actors import Actor
+from aihummer.tests.factories import vault_preset
 from workflows.tests.fake_openai import FakeOpenAI
 
 SECRET = "sk-vault-0123456789abcdef"
@@ -24,18 +25,11 @@ def server():
 @pytest.fixture
 def vendor_preset(workspace, ada):
     """`gpt`: the vendor's API with the `openai` credential, as a workspace admin set it."""
-    admin = Actor.for_user(ada)
-    credential = credential_create(workspace=workspace, key="openai", secret=SECRET, actor=admin)
-    credential_create(workspace=workspace, key="other", secret=OTHER_SECRET, actor=admin)
-    return preset_create(
-        workspace=workspace,
-        actor=admin,
-        key="gpt",
-        name="GPT",
-        provider_name="openai",
-        model="gpt-4.1-mini",
-        credential=credential,
+    preset = vault_preset(
+        workspace, secret=SECRET, key="gpt", name="GPT", credential_key="openai", model="gpt-4.1-mini", by=ada
     )
+    credential_create(workspace=workspace, key="other", secret=OTHER_SECRET, actor=Actor.for_user(ada))
+    return preset
 
 
 @pytest.fixture

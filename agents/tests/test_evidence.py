@@ -23,14 +23,13 @@ from agents.services import (
     evidence_request,
     preset_create,
     prompt_version_approve,
-    prompt_version_propose,
 )
+from agents.tests.helpers import LONG_SECTION, make_camille, make_cases, propose_long
 from aihummer.actors import Actor
 from aihummer.exceptions import NotFound
 from aihummer.tests.factories import vault_preset
+from workflows.tests.fake_openai import chat_completion, tokens
 
-SNAPSHOT = {"identity": {"name": "Camille", "role": "Rédactrice"}, "sections": [{"key": "ton", "body": "Sois brève."}]}
-LONG_SECTION = {"key": "details", "body": "Détaille chaque étape avec soin. " * 120}
 JUDGEMENT = {
     "overall": 6,
     "clarity": 7,
@@ -52,32 +51,12 @@ def one_at_a_time(settings) -> None:
 
 @pytest.fixture
 def agent(workspace, ada, echo_preset):
-    return agent_create(
-        workspace=workspace, actor=Actor.for_user(ada), key="camille", name="Camille", snapshot=SNAPSHOT
-    )
+    return make_camille(workspace, ada)
 
 
 @pytest.fixture
 def cases(agent, alice):
-    actor = Actor.for_user(alice)
-    return [
-        agent_test_case_create(
-            agent=agent,
-            actor=actor,
-            name="salue",
-            message="Bonjour",
-            assertions={"contains": ["bonjour"], "case_insensitive": True},
-        ),
-        agent_test_case_create(
-            agent=agent, actor=actor, name="budget", message="Résume", assertions={"max_tokens": 400}
-        ),
-    ]
-
-
-def propose_long(agent, alice):
-    return prompt_version_propose(
-        agent=agent, changes={"sections": [*SNAPSHOT["sections"], LONG_SECTION]}, actor=Actor.for_user(alice)
-    )
+    return make_cases(agent, alice)
 
 
 def run_now(django_capture_on_commit_callbacks, make):
@@ -281,20 +260,13 @@ def judge(workspace, ada, httpserver, settings):
     return preset
 
 
-def chat_completion(content: str) -> dict:
-    return {
-        "id": "c",
-        "object": "chat.completion",
-        "created": 1764480000,
-        "model": "gpt-4.1-mini",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
-    }
+def judge_answer(content: str) -> dict:
+    return chat_completion(content, model="gpt-4.1-mini", usage=tokens(10, 10))
 
 
 def test_the_judge_scores_the_proposal(agent, alice, cases, judge, httpserver, django_capture_on_commit_callbacks):
     httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_json(
-        chat_completion(json.dumps(JUDGEMENT))
+        judge_answer(json.dumps(JUDGEMENT))
     )
 
     proposal = run_now(django_capture_on_commit_callbacks, lambda: propose_long(agent, alice))
@@ -323,7 +295,7 @@ def test_a_failing_judge_is_unavailable_and_the_cases_still_count(
 
 def test_a_judge_alone_runs_without_cases(agent, alice, judge, httpserver, django_capture_on_commit_callbacks):
     httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_json(
-        chat_completion(json.dumps(JUDGEMENT))
+        judge_answer(json.dumps(JUDGEMENT))
     )
 
     proposal = run_now(django_capture_on_commit_callbacks, lambda: propose_long(agent, alice))
@@ -416,9 +388,7 @@ def test_a_judge_echoing_secrets_is_stored_and_shown_redacted(
         "rationale": "My key is sk-judge-secret-0123456789 and theirs other-secret-without-shape.",
         "strengths": ["Bearer sk-judge-secret-0123456789", "sk-proj-of-no-credential-0000"],  # a key's shape
     }
-    httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_json(
-        chat_completion(json.dumps(echoed))
-    )
+    httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_json(judge_answer(json.dumps(echoed)))
 
     proposal = run_now(django_capture_on_commit_callbacks, lambda: propose_long(agent, alice))
     client.force_login(vic)

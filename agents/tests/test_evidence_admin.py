@@ -11,11 +11,9 @@ from django.urls import reverse
 
 from agents.models import AgentTestCase, CaseResult, EvidenceRun
 from agents.runtime.evidence import evidence_run_execute
-from agents.services import agent_create, agent_test_case_create, prompt_version_propose
+from agents.services import agent_create, prompt_version_propose
+from agents.tests.helpers import CAMILLE, make_camille, make_cases, propose_long
 from aihummer.actors import Actor
-
-SNAPSHOT = {"identity": {"name": "Camille"}, "sections": [{"key": "ton", "body": "Sois brève."}]}
-LONG_SECTION = {"key": "details", "body": "Détaille chaque étape avec soin. " * 120}
 
 
 @pytest.fixture(autouse=True)
@@ -25,21 +23,13 @@ def one_at_a_time(settings) -> None:
 
 @pytest.fixture
 def agent(workspace, ada, echo_preset):
-    return agent_create(
-        workspace=workspace, actor=Actor.for_user(ada), key="camille", name="Camille", snapshot=SNAPSHOT
-    )
+    return make_camille(workspace, ada)
 
 
 @pytest.fixture
 def proposal(agent, alice):
-    actor = Actor.for_user(alice)
-    agent_test_case_create(
-        agent=agent, actor=actor, name="salue", message="Bonjour", assertions={"contains": ["Bonjour"]}
-    )
-    agent_test_case_create(agent=agent, actor=actor, name="budget", message="Résume", assertions={"max_tokens": 400})
-    version = prompt_version_propose(
-        agent=agent, changes={"sections": [*SNAPSHOT["sections"], LONG_SECTION]}, actor=actor, reason="détails"
-    )
+    make_cases(agent, alice)
+    version = propose_long(agent, alice, reason="détails")
     evidence_run_execute(run_id=EvidenceRun.objects.get(version=version).pk)
     return version
 
@@ -179,7 +169,7 @@ def test_approve_has_no_warning_without_a_regression(client, bob, agent, alice):
 
 def test_the_agent_page_counts_its_test_cases_and_says_proposals_wait(client, ada, agent, proposal, alice):
     other = agent_create(
-        workspace=agent.workspace, actor=Actor.for_user(ada), key="autre", name="Autre", snapshot=SNAPSHOT
+        workspace=agent.workspace, actor=Actor.for_user(ada), key="autre", name="Autre", snapshot=CAMILLE
     )
     prompt_version_propose(agent=other, changes={"sections": []}, actor=Actor.for_user(alice))  # another agent's
     client.force_login(ada)
@@ -203,7 +193,7 @@ def test_the_agent_page_shows_the_runtime_policy_as_sections_with_the_json_a_cli
         actor=Actor.for_user(ada),
         key="policee",
         name="Policée",
-        snapshot={**SNAPSHOT, "runtime_policy": policy},
+        snapshot={**CAMILLE, "runtime_policy": policy},
     )
     client.force_login(ada)
 

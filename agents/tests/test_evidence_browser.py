@@ -11,15 +11,13 @@ import pytest
 from playwright.sync_api import expect
 
 from agents.models import CaseResult, EvidenceRun
-from agents.services import agent_create, agent_test_case_create, prompt_version_propose
+from agents.tests.helpers import make_camille, make_cases, propose_long
 from aihummer.actors import Actor
 from aihummer.tests.browser import admin_log_in
 from aihummer.tests.factories import make_echo_preset
 from aihummer.tests.waiting import wait_until
 
-SNAPSHOT = {"identity": {"name": "Camille", "role": "Rédactrice"}, "sections": [{"key": "ton", "body": "Sois brève."}]}
 FINISHED = (EvidenceRun.Status.DONE, EvidenceRun.Status.FAILED)
-LONG_SECTION = {"key": "details", "body": "Détaille chaque étape avec soin. " * 120}
 
 
 @pytest.mark.django_db(transaction=True)
@@ -29,20 +27,10 @@ def test_a_proposal_runs_its_cases_on_a_worker_and_the_reviewer_sees_them(
     settings.AIHUMMER_EVIDENCE_CONCURRENCY = 2
     operator = Actor.for_operator()
     make_echo_preset(workspace, by=operator)
-    agent = agent_create(workspace=workspace, actor=operator, key="camille", name="Camille", snapshot=SNAPSHOT)
-    editor = Actor.for_user(alice)
-    agent_test_case_create(
-        agent=agent,
-        actor=editor,
-        name="salue",
-        message="Bonjour",
-        assertions={"contains": ["bonjour"], "case_insensitive": True},
-    )
-    agent_test_case_create(agent=agent, actor=editor, name="budget", message="Résume", assertions={"max_tokens": 400})
+    agent = make_camille(workspace, operator)
+    make_cases(agent, alice)
 
-    proposal = prompt_version_propose(
-        agent=agent, changes={"sections": [*SNAPSHOT["sections"], LONG_SECTION]}, actor=editor, reason="plus de détails"
-    )
+    proposal = propose_long(agent, alice, reason="plus de détails")
     run = wait_until(
         lambda: EvidenceRun.objects.filter(version=proposal, status__in=FINISHED).first(),
         what=f"the evidence run of v{proposal.number}",

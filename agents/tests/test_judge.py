@@ -10,6 +10,7 @@ import pytest
 from pytest_httpserver import HTTPServer
 
 from agents.judge import CaseLine, Judgement, JudgeUnavailable, band, judge_call, judge_messages
+from workflows.tests.fake_openai import chat_completion, tokens
 
 SECRET = "sk-judge-0123456789abcdefghijklmnop"
 PATH = "/v1/chat/completions"
@@ -36,20 +37,9 @@ def no_retries(settings) -> None:
 
 
 def completion(content: str | None, *, refusal: str | None = None, finish_reason: str = "stop") -> dict:
-    return {
-        "id": "chatcmpl-j",
-        "object": "chat.completion",
-        "created": 1764480000,
-        "model": "gpt-4.1-mini",
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": content, "refusal": refusal},
-                "finish_reason": finish_reason,
-            }
-        ],
-        "usage": {"prompt_tokens": 900, "completion_tokens": 80, "total_tokens": 980},
-    }
+    return chat_completion(
+        content, model="gpt-4.1-mini", finish_reason=finish_reason, usage=tokens(900, 80), refusal=refusal
+    )
 
 
 def call(server: HTTPServer) -> Judgement:

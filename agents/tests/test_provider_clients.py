@@ -24,6 +24,7 @@ from agents.runtime.providers.base import Message, ModelRequest, ProviderError
 from agents.services import agent_create, credential_update
 from aihummer.actors import Actor
 from aihummer.tests.factories import vault_preset
+from workflows.tests.fake_openai import chat_completion, tokens
 
 KEY_A = "sk-test-aaaaaaaaaaaaaaaaaaaaaaaa"
 KEY_B = "sk-test-bbbbbbbbbbbbbbbbbbbbbbbb"
@@ -36,15 +37,7 @@ def user_text(vendor: str, body: dict) -> str:
 
 
 def openai_answer(body: dict) -> dict:
-    text = user_text("openai", body)
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion",
-        "created": 1764480000,
-        "model": body["model"],
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": f"re: {text}"}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-    }
+    return chat_completion(f"re: {user_text('openai', body)}", model=body["model"], usage=tokens(1, 1))
 
 
 def anthropic_answer(body: dict) -> dict:

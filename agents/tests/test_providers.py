@@ -22,6 +22,7 @@ from agents.tests.helpers import settled, sleeping
 from aihummer.actors import Actor
 from aihummer.tests.factories import vault_preset
 from aihummer.tests.ports import free_port
+from workflows.tests.fake_openai import chat_completion
 
 SECRET = "sk-test-0123456789abcdefghijklmnop"
 PREFIX = "You are Camille, a careful writer."
@@ -83,14 +84,7 @@ def tool_round_trip_messages(calls: tuple[ToolCall, ...]) -> tuple[Message, ...]
 
 # --- OpenAI and compatible servers --------------------------------------------------------
 def completion(message: dict, *, finish_reason: str = "stop", usage: dict | None = None) -> dict:
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion",
-        "created": 1764480000,
-        "model": "gpt-4.1",
-        "choices": [{"index": 0, "message": {"role": "assistant", **message}, "finish_reason": finish_reason}],
-        "usage": usage or {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15},
-    }
+    return chat_completion(**message, finish_reason=finish_reason, usage=usage)
 
 
 def openai_error(message: str, code: str, error_type: str = "invalid_request_error") -> dict:
@@ -262,17 +256,6 @@ def test_openai_insufficient_quota_is_quota(httpserver, no_retries):
         get_provider("openai").complete(make_request(httpserver.url_for("/v1"), "gpt-4.1"))
 
     assert (caught.value.kind, caught.value.message, caught.value.status_code) == (ProviderError.QUOTA, message, 429)
-
-
-def test_openai_timeout_is_timeout(httpserver, no_retries):
-    seen: list[Request] = []
-    httpserver.expect_request(OPENAI_PATH).respond_with_handler(sleeping(1.0, seen))
-
-    with pytest.raises(ProviderError) as caught:
-        get_provider("openai").complete(make_request(httpserver.url_for("/v1"), "gpt-4.1", timeout_seconds=0.5))
-
-    assert (caught.value.kind, caught.value.message) == (ProviderError.TIMEOUT, "No answer within 0.5 s.")
-    assert settled(httpserver, seen) == 1
 
 
 def sse(*chunks: dict) -> str:
@@ -455,19 +438,6 @@ def test_anthropic_credit_balance_and_402_are_quota(httpserver, status, error_ty
     assert len(httpserver.log) == 1
 
 
-def test_anthropic_timeout_is_timeout(httpserver, no_retries):
-    seen: list[Request] = []
-    httpserver.expect_request(ANTHROPIC_PATH).respond_with_handler(sleeping(1.0, seen))
-
-    with pytest.raises(ProviderError) as caught:
-        get_provider("anthropic").complete(
-            make_request(httpserver.url_for("/"), "claude-haiku-4-5", timeout_seconds=0.5)
-        )
-
-    assert caught.value.kind == ProviderError.TIMEOUT
-    assert settled(httpserver, seen) == 1
-
-
 # --- Gemini -------------------------------------------------------------------------------
 def generated(parts: list[dict], *, finish_reason: str = "STOP", usage: dict | None = None) -> dict:
     return {
@@ -616,18 +586,26 @@ def test_gemini_exhausted_quota_is_quota(httpserver, no_retries):
     assert (caught.value.kind, caught.value.message, caught.value.status_code) == (ProviderError.QUOTA, text, 429)
 
 
-def test_gemini_timeout_is_timeout(httpserver, no_retries):
+# --- every vendor ---------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("vendor", "path", "base", "model"),
+    [
+        ("openai", OPENAI_PATH, "/v1", "gpt-4.1"),
+        ("anthropic", ANTHROPIC_PATH, "/", "claude-haiku-4-5"),
+        ("gemini", GEMINI_PATH, "/", "gemini-2.5-flash"),
+    ],
+)
+def test_an_answer_later_than_the_timeout_is_a_timeout(httpserver, no_retries, vendor, path, base, model):
     seen: list[Request] = []
-    httpserver.expect_request(GEMINI_PATH).respond_with_handler(sleeping(1.0, seen))
+    httpserver.expect_request(path).respond_with_handler(sleeping(1.0, seen))
 
     with pytest.raises(ProviderError) as caught:
-        get_provider("gemini").complete(make_request(httpserver.url_for("/"), "gemini-2.5-flash", timeout_seconds=0.5))
+        get_provider(vendor).complete(make_request(httpserver.url_for(base), model, timeout_seconds=0.5))
 
-    assert caught.value.kind == ProviderError.TIMEOUT
+    assert (caught.value.kind, caught.value.message) == (ProviderError.TIMEOUT, "No answer within 0.5 s.")
     assert settled(httpserver, seen) == 1
 
 
-# --- every vendor ---------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("vendor", "path", "model"),
     [("openai", "/v1", "gpt-4.1"), ("anthropic", "/", "claude-haiku-4-5"), ("gemini", "/", "gemini-2.5-flash")],

@@ -39,6 +39,7 @@ from agents.services import (
 from aihummer.actors import Actor
 from aihummer.models import User, Workspace
 from aihummer.tests.factories import WRITER_PROFILE, echo_sp, make_agent, vault_preset
+from workflows.tests.fake_openai import chat_completion
 
 PERSONA_CALL = '@call propose_persona_edit {"persona": "Warm and brief.", "reason": "Users asked for warmth."}'
 SECTION_CALL = '@call propose_section_edit {"section_key": "method", "body": "Plan, then write.", "reason": "Clearer"}'
@@ -420,16 +421,7 @@ def test_the_presets_own_credential_is_redacted_whatever_its_shape(
 ) -> None:
     secret = "correct-horse-battery-staple-42"
     httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_json(
-        {
-            "id": "chatcmpl-1",
-            "object": "chat.completion",
-            "created": 1764480000,
-            "model": "gpt-4.1-mini",
-            "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": f"You said {secret}"}, "finish_reason": "stop"}
-            ],
-            "usage": {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15},
-        }
+        chat_completion(f"You said {secret}", model="gpt-4.1-mini")
     )
     preset = vault_preset(
         workspace,

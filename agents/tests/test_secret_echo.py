@@ -25,6 +25,7 @@ from agents.services import agent_create, credential_create, prompt_version_prop
 from agents.tests.helpers import pg_dump, tables
 from aihummer.actors import Actor
 from aihummer.tests.factories import vault_preset
+from workflows.tests.fake_openai import chat_completion, tokens
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -42,18 +43,7 @@ def echo_header(request: Request) -> Response:
     """Answers with the credentials it saw, in the text and in an extra field."""
     header = request.headers.get("Authorization", "")
     body = {
-        "id": "chatcmpl-echo",
-        "object": "chat.completion",
-        "created": 1,
-        "model": "gpt-4.1",
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": f"You sent {header}; the other is {OTHER_SECRET}."},
-                "finish_reason": "stop",
-            }
-        ],
-        "usage": {"prompt_tokens": 5, "completion_tokens": 7, "total_tokens": 12},
+        **chat_completion(f"You sent {header}; the other is {OTHER_SECRET}.", usage=tokens(5, 7)),
         "echo": {"authorization": header},
     }
     return Response(json.dumps(body), content_type="application/json")

@@ -20,10 +20,11 @@ from django.urls import reverse
 
 from agents import vault
 from agents.models import Credential, Preset
-from agents.services import agent_create, credential_create, credential_update, preset_create
+from agents.services import agent_create, credential_update
 from agents.tests.helpers import pg_dump, tables
 from aihummer.actors import Actor
 from aihummer.models import User, Workspace
+from aihummer.tests.factories import vault_preset
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -77,16 +78,10 @@ def exercise(client: Client, workspace: Workspace, ada: User) -> Exercise:
     page that shows the credential or the preset using it."""
     created, replaced, typed_in_admin, refused = new_secret(), new_secret(), new_secret(), new_secret()
     actor = Actor.for_user(ada)
-    credential = credential_create(workspace=workspace, key="openai", name="OpenAI", secret=created, actor=actor)
-    preset = preset_create(
-        workspace=workspace,
-        actor=actor,
-        key="gpt",
-        name="GPT",
-        provider_name="openai",
-        model="gpt-4o",
-        credential=credential,
+    preset = vault_preset(
+        workspace, secret=created, key="gpt", name="GPT", credential_key="openai", model="gpt-4o", by=actor
     )
+    credential = preset.credential
     credential_update(credential=credential, secret=replaced, actor=actor)
     run = Exercise(credential=credential, preset=preset, secrets=[created, replaced, typed_in_admin, refused])
     client.force_login(ada)

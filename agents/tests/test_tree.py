@@ -51,14 +51,25 @@ def tool_results(turn: AgentTurn) -> list[str]:
     return [call["result"] for log in DebugLog.all_objects.filter(turn=turn) for call in log.tool_calls]
 
 
+def boss_of_slow(workspace: Workspace, ada: User, **children: object) -> Agent:
+    """`boss` (its `children` policy as given) and the agent `slow` it may delegate to."""
+    boss = delegating(workspace, ada, "boss", **children)
+    make_agent(workspace, "slow", by=ada)
+    return boss
+
+
+def slow_child_run(boss: Agent, alice: User) -> AgentTurn:
+    """`boss`'s turn that gives `slow` a message its server takes 1.5 s to answer."""
+    return agent_turn_run(agent=boss, message=delegations(("slow", "sleep 1.5")), actor=Actor.for_user(alice))
+
+
 def test_a_childs_timeout_replaces_a_shorter_global_setting(
     workspace: Workspace, ada: User, alice: User, local_preset: Preset, server, settings: Settings
 ) -> None:
     settings.AIHUMMER_SUBAGENT_TIMEOUT_SEC = 1
-    boss = delegating(workspace, ada, "boss", timeout_seconds=10)
-    make_agent(workspace, "slow", by=ada)
+    boss = boss_of_slow(workspace, ada, timeout_seconds=10)
 
-    turn = agent_turn_run(agent=boss, message=delegations(("slow", "sleep 1.5")), actor=Actor.for_user(alice))
+    turn = slow_child_run(boss, alice)
 
     child = AgentTurn.objects.get(parent=turn)
     assert (child.status, child.answer) == (AgentTurn.Status.SUCCEEDED, "slept")
@@ -69,10 +80,9 @@ def test_a_childs_timeout_replaces_a_longer_global_setting(
     workspace: Workspace, ada: User, alice: User, local_preset: Preset, server, settings: Settings
 ) -> None:
     settings.AIHUMMER_SUBAGENT_TIMEOUT_SEC = 600
-    boss = delegating(workspace, ada, "boss", timeout_seconds=1)
-    make_agent(workspace, "slow", by=ada)
+    boss = boss_of_slow(workspace, ada, timeout_seconds=1)
 
-    turn = agent_turn_run(agent=boss, message=delegations(("slow", "sleep 1.5")), actor=Actor.for_user(alice))
+    turn = slow_child_run(boss, alice)
 
     child = AgentTurn.objects.get(parent=turn)
     assert (child.status, child.error) == (AgentTurn.Status.FAILED, OUT_OF_TIME)
@@ -84,10 +94,9 @@ def test_a_null_timeout_takes_the_global_setting(
     workspace: Workspace, ada: User, alice: User, local_preset: Preset, server, settings: Settings
 ) -> None:
     settings.AIHUMMER_SUBAGENT_TIMEOUT_SEC = 1
-    boss = delegating(workspace, ada, "boss")
-    make_agent(workspace, "slow", by=ada)
+    boss = boss_of_slow(workspace, ada)
 
-    turn = agent_turn_run(agent=boss, message=delegations(("slow", "sleep 1.5")), actor=Actor.for_user(alice))
+    turn = slow_child_run(boss, alice)
 
     assert AgentTurn.objects.get(parent=turn).error == OUT_OF_TIME
 
@@ -95,14 +104,13 @@ def test_a_null_timeout_takes_the_global_setting(
 def test_a_childs_long_timeout_is_still_bounded_by_what_its_parent_has_left(
     workspace: Workspace, ada: User, alice: User, local_preset: Preset, server, settings: Settings
 ) -> None:
-    boss = delegating(workspace, ada, "boss", timeout_seconds=48 * 3600)
-    make_agent(workspace, "slow", by=ada)
+    boss = boss_of_slow(workspace, ada, timeout_seconds=48 * 3600)
     agent_turn_run(
         agent=boss, message="warm", actor=Actor.for_user(alice)
     )  # the SDK's first import is not the root's time
     settings.AIHUMMER_TURN_TIMEOUT_SEC = 1  # the root's own time
 
-    turn = agent_turn_run(agent=boss, message=delegations(("slow", "sleep 1.5")), actor=Actor.for_user(alice))
+    turn = slow_child_run(boss, alice)
 
     child = AgentTurn.objects.get(parent=turn)
     assert (child.status, child.error) == (AgentTurn.Status.FAILED, OUT_OF_TIME), turn.error

@@ -157,6 +157,74 @@ def make_echo_preset(
     )
 
 
+def make_every_kind(
+    workspace: Workspace,
+    *,
+    by: User,
+    proposer: User,
+    prefix: str,
+    identity: dict | None = None,
+    change: dict | None = None,
+    reason: str = "",
+    message: str = "hello",
+) -> dict[str, object]:
+    """A row of every kind the desk lists, in `workspace`, each keyed and named after
+    `prefix`, made by its admin `by`: a credential, an echo preset (the default) and an
+    OpenAI one on that credential, a skill, an agent (`identity`) with a pending proposal
+    (`change`, by `proposer`) and one turn (`message`), an API key owned by `proposer`, a
+    one-step workflow on the agent and its run. Returns the rows a test names."""
+    from agents.runtime import agent_turn_run
+    from agents.services import prompt_version_propose, skill_create
+    from workflows.services import workflow_create, workflow_run_start
+
+    actor = actor_for(by)
+    credential = credential_create(
+        workspace=workspace, key=f"{prefix}-cred", secret=f"sk-{prefix}-0123456789abcdef", actor=actor
+    )
+    preset = make_echo_preset(workspace, by=actor, key=f"{prefix}-echo", name=f"{prefix} echo")
+    preset_create(
+        workspace=workspace,
+        actor=actor,
+        key=f"{prefix}-gpt",
+        name=f"{prefix} gpt",
+        provider_name="openai",
+        model="gpt-4.1-mini",
+        credential=credential,
+    )
+    skill_create(workspace=workspace, key=f"{prefix}-skill", title=f"{prefix} skill", body="Be brief.", actor=actor)
+    agent = agent_create(
+        workspace=workspace,
+        actor=actor,
+        key=f"{prefix}-agent",
+        name=f"{prefix} agent",
+        preset=preset,
+        snapshot={"identity": identity or {"name": f"{prefix} persona"}},
+    )
+    version = prompt_version_propose(
+        agent=agent, changes=change or {"onboarding": "Bonjour."}, actor=Actor.for_user(proposer), reason=reason
+    )
+    turn = agent_turn_run(agent=agent, message=message, actor=actor)
+    make_key(workspace, f"{prefix}-key", "read", owner=proposer, by=actor)
+    step = {"name": f"{prefix}-step", "agent_name": agent.key}
+    workflow = workflow_create(
+        workspace=workspace,
+        actor=actor,
+        key=f"{prefix}-flow",
+        name=f"{prefix} flow",
+        definition={"version": 1, "steps": [step]},
+    )
+    run = workflow_run_start(workflow=workflow, actor=actor, message=message)
+    return {
+        "credential": credential,
+        "preset": preset,
+        "agent": agent,
+        "version": version,
+        "turn": turn,
+        "workflow": workflow,
+        "run": run,
+    }
+
+
 def make_key(
     workspace: Workspace, name: str, scopes: str, *, owner: User | None = None, by: User | Actor | None = None
 ) -> tuple[ApiKey, str]:

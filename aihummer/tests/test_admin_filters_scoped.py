@@ -10,63 +10,20 @@ from django.contrib import admin
 from django.test import Client
 
 from agents.models import PromptVersion
-from agents.runtime import agent_turn_run
-from agents.services import agent_create, credential_create, preset_create, prompt_version_propose, skill_create
-from aihummer.actors import Actor
-from aihummer.models import User, Workspace
-from aihummer.services import api_key_create
-from aihummer.tests.factories import make_echo_preset
-from workflows.services import workflow_create, workflow_run_start
-
-
-def populate(workspace: Workspace, admin_user: User, proposer: User, prefix: str) -> None:
-    """A row of every kind in `workspace`, each named after `prefix`."""
-    actor = Actor.for_user(admin_user)
-    credential = credential_create(
-        workspace=workspace, key=f"{prefix}-cred", secret=f"sk-{prefix}-0123456789abcdef", actor=actor
-    )
-    preset = make_echo_preset(workspace, by=actor, key=f"{prefix}-echo", name=f"{prefix} echo")
-    preset_create(
-        workspace=workspace,
-        actor=actor,
-        key=f"{prefix}-gpt",
-        name=f"{prefix} gpt",
-        provider_name="openai",
-        model="gpt-4.1-mini",
-        credential=credential,
-    )
-    skill_create(workspace=workspace, key=f"{prefix}-skill", title=f"{prefix} skill", body="Be brief.", actor=actor)
-    agent = agent_create(
-        workspace=workspace,
-        actor=actor,
-        key=f"{prefix}-agent",
-        name=f"{prefix} agent",
-        preset=preset,
-        snapshot={"identity": {"name": f"{prefix} persona"}},
-    )
-    prompt_version_propose(agent=agent, changes={"onboarding": "Bonjour."}, actor=Actor.for_user(proposer))
-    agent_turn_run(agent=agent, message="hello", actor=actor)
-    api_key_create(workspace=workspace, name=f"{prefix}-key", scopes="read", owner=proposer, actor=actor)
-    workflow = workflow_create(
-        workspace=workspace,
-        actor=actor,
-        key=f"{prefix}-flow",
-        name=f"{prefix} flow",
-        definition={"version": 1, "steps": [{"name": "write", "agent_name": f"{prefix}-agent"}]},
-    )
-    workflow_run_start(workflow=workflow, actor=actor, message="hello")
+from aihummer.models import User
+from aihummer.tests.factories import make_every_kind
 
 
 @pytest.fixture
 def two_tenants(workspace, other_workspace, vic, alice, bob, ada, charlie, django_capture_on_commit_callbacks):
     from conftest import make_member
 
-    populate(workspace, ada, alice, "acme")
+    make_every_kind(workspace, by=ada, proposer=alice, prefix="acme")
     other_workspace.name = "Globex Corporation"
     other_workspace.save()
     globex_admin = make_member(other_workspace, "globex-admin", "admin")
     with django_capture_on_commit_callbacks(execute=True):
-        populate(other_workspace, globex_admin, charlie, "globex")
+        make_every_kind(other_workspace, by=globex_admin, proposer=charlie, prefix="globex")
     assert PromptVersion.objects.filter(agent__workspace=other_workspace, status="pending").exists()
 
 

@@ -33,7 +33,7 @@ from agents.models import (
 )
 from aihummer.actors import Actor
 from aihummer.models import ApiAuditEntry, ApiKey, Workspace
-from aihummer.tests.factories import make_echo_preset
+from aihummer.tests.factories import make_every_kind
 
 FRENCH = {"accept-language": "fr-FR,fr;q=0.9"}
 
@@ -217,40 +217,30 @@ def english_in(text: str) -> list[str]:
 
 @pytest.fixture
 def desk(workspace, ada, alice):
-    """A workspace with a row of every kind the desk shows, its data in French."""
-    from agents.runtime import agent_turn_run, conversation_send
-    from agents.services import (
-        agent_create,
-        approval_policy_update,
-        credential_create,
-        prompt_version_propose,
-        skill_create,
-    )
+    """A workspace with a row of every kind the desk shows (make_every_kind, and the
+    rest: a conversation, the policies, an invitation, an audit entry, a call waiting
+    for approval), its texts in French."""
+    from agents.runtime import conversation_send
+    from agents.services import approval_policy_update
     from agents.services.tool_settings import agent_tool_settings_update, workspace_tool_policy_update
-    from aihummer.services import api_key_create, invitation_create
-    from workflows.services import workflow_create, workflow_run_start
+    from aihummer.services import invitation_create
 
     as_ada = Actor.for_user(ada)
-    credential_create(workspace=workspace, key="cle_openai", secret="sk-essai-1234567890", actor=as_ada)
-    preset = make_echo_preset(workspace, by=as_ada, key="echo")
-    skill_create(workspace=workspace, key="ton", title="Ton", body="Sois bref.", actor=as_ada)
-    agent = agent_create(
-        workspace=workspace,
-        actor=as_ada,
-        key="redacteur",
-        name="Rédacteur",
-        preset=preset,
-        snapshot={"identity": {"name": "Camille", "role": "Rédactrice", "language": "fr"}},
+    rows = make_every_kind(
+        workspace,
+        by=ada,
+        proposer=alice,
+        prefix="acme",
+        identity={"name": "Camille", "role": "Rédactrice", "language": "fr"},
+        change={"identity": {"role": "Relectrice"}},
+        reason="plus juste",
+        message="bonjour",
     )
-    version = prompt_version_propose(
-        agent=agent, changes={"identity": {"role": "Relectrice"}}, actor=Actor.for_user(alice), reason="plus juste"
-    )
-    turn = agent_turn_run(agent=agent, message="bonjour", actor=as_ada)
+    agent, turn = rows["agent"], rows["turn"]
     conversation_send(agent=agent, actor=as_ada, message="salut", channel="desk")
     approval_policy_update(workspace=workspace, actor=as_ada, wording_approvals=1)
     workspace_tool_policy_update(workspace=workspace, actor=as_ada, approval_expiry_hours=48)
     agent_tool_settings_update(agent=agent, actor=as_ada, smtp_host="smtp.example.com")
-    api_key_create(workspace=workspace, name="integration", scopes="read", actor=as_ada)
     invitation_create(workspace=workspace, identifier="lea@example.com", role="reviewer", actor=as_ada)
     ApiAuditEntry.objects.create(
         request_id="req-1",
@@ -260,14 +250,6 @@ def desk(workspace, ada, alice):
         path="/v1/agents",
         status_code=201,
     )
-    workflow = workflow_create(
-        workspace=workspace,
-        actor=as_ada,
-        key="chaine",
-        name="Chaîne",
-        definition={"version": 1, "steps": [{"name": "ecrire", "agent_name": "redacteur"}]},
-    )
-    run = workflow_run_start(workflow=workflow, actor=as_ada, message="bonjour")
     action = ApprovalRequest.all_objects.create(
         workspace=workspace,
         agent=agent,
@@ -281,7 +263,7 @@ def desk(workspace, ada, alice):
         actor_source="admin:alice",
         expires_at=timezone.now() + timedelta(hours=72),
     )
-    return {"agent": agent, "version": version, "turn": turn, "workflow": workflow, "run": run, "action": action}
+    return rows | {"action": action}
 
 
 def desk_pages(desk: dict) -> dict[str, str]:
@@ -307,9 +289,9 @@ def desk_pages(desk: dict) -> dict[str, str]:
         "turn page": change(AgentTurn, desk["turn"].pk),
         "turn list": changelist(AgentTurn),
         "credential list": changelist(Credential),
-        "credential change": change(Credential, Credential.objects.get().pk),
+        "credential change": change(Credential, desk["credential"].pk),
         "preset list": changelist(Preset),
-        "preset change": change(Preset, Preset.objects.get().pk),
+        "preset change": change(Preset, desk["preset"].pk),
         "skill list": changelist(Skill),
         "skill change": change(Skill, Skill.objects.get().pk),
         "conversation list": changelist(Conversation),

@@ -19,6 +19,7 @@ from agents.models import Agent, DebugLog, Preset
 from aihummer.actors import Actor
 from aihummer.models import User
 from aihummer.services import api_key_create
+from aihummer.tests.factories import PIPELINE
 from aihummer.tests.mcp_helpers import (
     call_tools,
     error,
@@ -33,19 +34,8 @@ from workflows.models import Workflow, WorkflowRun
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-DEFINITION = {
-    "version": 1,
-    "steps": [
-        {"name": "lecture", "agent_name": "sb_lecteur", "input_mapping": {}, "output_key": "resume"},
-        {
-            "name": "critique",
-            "agent_name": "sb_critique",
-            "input_mapping": {"text": "$.steps.lecture.output.answer"},
-            "output_key": "evaluation",
-        },
-    ],
-    "outputs": {"final": "$.steps.critique.output.answer"},
-}
+# The seed's pipeline, on the sandbox copies of its agents (sb_lecteur, sb_critique).
+DEFINITION = {**PIPELINE, "steps": [{**step, "agent_name": f"sb_{step['agent_name']}"} for step in PIPELINE["steps"]]}
 ADMIN_LISTS = [
     "admin:agents_agent_changelist",
     "admin:agents_preset_changelist",

@@ -179,23 +179,20 @@ def test_cleanup_touches_only_its_workspace(workspace, other_workspace, as_alice
     assert Preset.all_objects.filter(pk=preset.pk).exists()
 
 
-def test_viewers_may_not_clean_up(workspace, vic, hidden):
+@pytest.mark.parametrize(
+    ("persona", "refusal"),
+    [
+        ("vic", "vic is a viewer in workspace 'acme'; using sandboxes needs the editor role."),
+        ("charlie", "charlie is not a member of workspace 'acme'."),
+    ],
+)
+def test_viewers_and_strangers_may_not_clean_up(workspace, hidden, request, persona, refusal):
     before = row_counts()
 
     with pytest.raises(PermissionDenied) as refused:
-        sandbox_cleanup(workspace=workspace, actor=Actor.for_user(vic))
+        sandbox_cleanup(workspace=workspace, actor=Actor.for_user(request.getfixturevalue(persona)))
 
-    assert str(refused.value) == "vic is a viewer in workspace 'acme'; using sandboxes needs the editor role."
-    assert row_counts() == before
-
-
-def test_strangers_may_not_clean_up(workspace, charlie, hidden):
-    before = row_counts()
-
-    with pytest.raises(PermissionDenied) as refused:
-        sandbox_cleanup(workspace=workspace, actor=Actor.for_user(charlie))
-
-    assert str(refused.value) == "charlie is not a member of workspace 'acme'."
+    assert str(refused.value) == refusal
     assert row_counts() == before
 
 

@@ -141,16 +141,40 @@ def last_user_text(body: dict) -> str:
     return message
 
 
-def completion(body: dict, assistant: dict) -> dict:
-    finish = "tool_calls" if assistant.get("tool_calls") else "stop"
+def chat_completion(
+    content: str | None = None,
+    *,
+    model: str = "gpt-4.1",
+    finish_reason: str = "stop",
+    usage: dict | None = None,
+    **message: object,
+) -> dict:
+    """An OpenAI chat completion whose assistant message says `content` (with any other
+    field of that message: tool_calls, refusal…); `usage` 12 tokens in, 3 out unless given."""
     return {
-        "id": "chatcmpl-fake",
+        "id": "chatcmpl-1",
         "object": "chat.completion",
         "created": 1764480000,
-        "model": body["model"],
-        "choices": [{"index": 0, "message": assistant, "finish_reason": finish}],
-        "usage": USAGE,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content, **message},
+                "finish_reason": finish_reason,
+            }
+        ],
+        "usage": usage or tokens(12, 3),
     }
+
+
+def tokens(prompt: int, completion: int) -> dict:
+    """A chat completion's `usage`."""
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+def completion(body: dict, assistant: dict) -> dict:
+    finish = "tool_calls" if assistant.get("tool_calls") else "stop"
+    return chat_completion(**assistant, model=body["model"], finish_reason=finish, usage=USAGE)
 
 
 def chunk(body: dict, delta: dict | None, finish_reason: str | None = None) -> dict:

@@ -61,34 +61,28 @@ def test_a_run_page_is_read_only_with_its_steps(client, alice, runs, django_asse
     assert client.get(reverse("admin:workflows_workflowrun_add")).status_code == 403
 
 
+def add_form(ada, key: str, definition: dict) -> dict:
+    """The admin's add form of an enabled workflow `key` (named after it) in ada's workspace."""
+    workspace = ada.memberships.get().workspace_id
+    return {
+        "workspace": workspace,
+        "key": key,
+        "name": key.title(),
+        "description": "",
+        "definition": json.dumps(definition),
+        "is_active": "on",
+    }
+
+
 def test_a_workflow_is_added_through_the_service(client, ada, reader, critic) -> None:
     client.force_login(ada)
-    response = client.post(
-        reverse("admin:workflows_workflow_add"),
-        {
-            "workspace": ada.memberships.get().workspace_id,
-            "key": "broken",
-            "name": "Broken",
-            "description": "",
-            "definition": json.dumps({"version": 1, "steps": [{"name": "a", "agent_name": "ghost"}]}),
-            "is_active": "on",
-        },
-    )
+    ghost = {"version": 1, "steps": [{"name": "a", "agent_name": "ghost"}]}
+    response = client.post(reverse("admin:workflows_workflow_add"), add_form(ada, "broken", ghost))
     assert response.status_code == 200
     assert response.context["adminform"].form.errors == {
         "definition": ["steps[0].agent_name (step 'a'): no agent 'ghost' in this workspace."]
     }
-    response = client.post(
-        reverse("admin:workflows_workflow_add"),
-        {
-            "workspace": ada.memberships.get().workspace_id,
-            "key": "seed",
-            "name": "Seed",
-            "description": "",
-            "definition": json.dumps(PIPELINE),
-            "is_active": "on",
-        },
-    )
+    response = client.post(reverse("admin:workflows_workflow_add"), add_form(ada, "seed", PIPELINE))
     assert response.status_code == 302
     workflow = Workflow.objects.get(key="seed")
     assert workflow.history.get().history_user == ada

@@ -46,6 +46,14 @@ def mailer_workflow(workspace, ada, smtp: SmtpServer):
     return workflow_create(workspace=workspace, actor=by, key="mailing", name="Mailing", definition=definition)
 
 
+def mail_run(workspace, ada, alice, key: str, steps: list[dict]) -> WorkflowRun:
+    """The run, started by alice with a message asking for a mail, of the workflow `key`
+    (made by ada) of `steps`."""
+    definition = {"version": 1, "steps": steps}
+    workflow = workflow_create(workspace=workspace, actor=Actor.for_user(ada), key=key, name=key, definition=definition)
+    return workflow_run_start(workflow=workflow, actor=Actor.for_user(alice), message=mail_message())
+
+
 def mail_message(arguments: dict = MAIL) -> str:
     return f"Tell the client.\n@call mail_send {json.dumps(arguments)}"
 
@@ -141,14 +149,7 @@ def test_a_run_waits_while_any_of_its_parallel_steps_waits(workspace, ada, alice
     with SmtpServer(user="agent@acme.test", password=PASSWORD) as smtp:
         make_mailer(workspace, by=ada, smtp_port=smtp.port, password=PASSWORD)
         steps = [{"name": name, "agent_name": "mailer", "depends_on": []} for name in ("mail_a", "mail_b")]
-        workflow = workflow_create(
-            workspace=workspace,
-            actor=Actor.for_user(ada),
-            key="two",
-            name="Two mails",
-            definition={"version": 1, "steps": steps},
-        )
-        run = workflow_run_start(workflow=workflow, actor=Actor.for_user(alice), message=mail_message())
+        run = mail_run(workspace, ada, alice, "two", steps)
         first, second = ApprovalRequest.objects.filter(run_id=run.pk).order_by("step_name")
         assert WorkflowRun.objects.get(pk=run.pk).status == "waiting"
 
@@ -172,14 +173,7 @@ def test_the_sweep_resends_a_lost_parallel_step_of_a_waiting_run(
         {"name": "mail", "agent_name": "mailer", "depends_on": []},
         {"name": "note", "agent_name": "scribe", "depends_on": []},
     ]
-    workflow = workflow_create(
-        workspace=workspace,
-        actor=Actor.for_user(ada),
-        key="branches",
-        name="Branches",
-        definition={"version": 1, "steps": steps},
-    )
-    run = workflow_run_start(workflow=workflow, actor=Actor.for_user(alice), message=mail_message())
+    run = mail_run(workspace, ada, alice, "branches", steps)
     # The task of `mail` arrives and its call waits for a person; the task of `note` was lost.
     assert workflow_step_run(run_id=run.pk, step="mail") == "waiting"
     assert WorkflowRun.objects.get(pk=run.pk).status == "waiting"

@@ -31,7 +31,11 @@ def test_a_waiting_run_answers_with_the_call_it_waits_for(workspace, ada, alice,
         make_mailing(workspace, by=ada, smtp_port=smtp.port, password="pw-never-shown")
         raw_key = make_key(workspace, "ci-bot", "read,write", owner=alice)[1]
 
-        [started] = call_tools(raw_key, ("run_workflow", {"workflowKey": "mailing", "message": MESSAGE}))
+        # A run waiting for a person does not finish by itself: the call would sit out its
+        # whole wait (30 s by default) before answering. The run is executed inline, so it
+        # is already waiting when the wait begins: one second proves the same answer.
+        started_call = {"workflowKey": "mailing", "message": MESSAGE, "waitSeconds": 1}
+        [started] = call_tools(raw_key, ("run_workflow", started_call))
         body = ok(started)
         [inspected] = call_tools(raw_key, ("inspect_workflow_run", {"workflowRunId": body["workflowRunId"]}))
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from agents.models import Preset
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,24 @@ class ModelRequest:
     base_url: str = ""
     stream: bool = False
     api_key: str = field(default="", repr=False)  # never logged: see agents.runtime.debug
+
+    @classmethod
+    def question(
+        cls, preset: Preset, *, system: str, text: str, max_output_tokens: int, **fields: object
+    ) -> ModelRequest:
+        """One user message `text` to `preset`'s model, with its sampling and address (a
+        direct completion, a preset's check); `fields` set the rest (timeout, key…)."""
+        return cls(
+            model=preset.model,
+            system_prefix=system,
+            system_volatile="",
+            messages=(Message(role="user", content=text),),
+            temperature=preset.temperature,
+            top_p=preset.top_p,
+            max_output_tokens=max_output_tokens,
+            base_url=preset.base_url,
+            **fields,
+        )
 
     @property
     def system_text(self) -> str:
