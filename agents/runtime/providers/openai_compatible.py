@@ -190,7 +190,7 @@ def _response(completion: object, request: ModelRequest) -> ModelResponse:
             request,
         )
     choice = choices[0]
-    message = choice.get("message") or {}
+    message = choice.get("message")  # none is the adapter's failure, as it was with the SDK's objects
     calls = tuple(
         _tool_call(call.get("id"), function.get("name"), function.get("arguments"), index)
         for index, call in enumerate(message.get("tool_calls") or ())
