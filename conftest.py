@@ -131,6 +131,14 @@ def django_db_modify_db_settings(
         databases.use_template(worker=workerinput["workerid"], run_id=workerinput["testrunuid"])
 
 
+@pytest.fixture(scope="session")
+def httpserver_listen_address() -> tuple[str, int]:
+    # pytest-httpserver's one server per session, on the loopback address rather than its
+    # default name `localhost` (which may resolve to ::1 first): every client of it, the
+    # vendors' SDKs included, reaches the same socket without asking the resolver.
+    return ("127.0.0.1", 0)
+
+
 def make_member(workspace: Workspace, username: str, role: str) -> User:
     user = User.objects.create_user(username=username, email=f"{username}@example.com", password="pw-" + username)
     Membership.objects.create(user=user, workspace=workspace, role=role)

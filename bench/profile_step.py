@@ -26,6 +26,7 @@ def main() -> None:
     parser.add_argument(
         "--plain", action="store_true", help="no profiler: only the CPU ms per step (for before/after comparisons)"
     )
+    parser.add_argument("--dump", help="also write the profile here (pstats: callers, snakeviz)")
     args = parser.parse_args()
     with throwaway_database():
         from agents.services import agent_create
@@ -73,6 +74,8 @@ def main() -> None:
     if args.plain:
         return
     stats = pstats.Stats(profile)
+    if args.dump:
+        stats.dump_stats(args.dump)
     stats.sort_stats("tottime").print_stats(args.top)
     stats.sort_stats("cumulative").print_stats(args.top * 2)
 

@@ -283,7 +283,7 @@ class Bench:
         from workflows.services import workflow_run_start
 
         self.server.delay = 0.0
-        per_step = []
+        per_step, finished = [], []
         spies = self.spy(profile, f"A-{len(self.processes)}w-{model}-{steps}") if profile else []
         cpu0, pg0 = self.cpu()
         for _ in range(runs):
@@ -295,6 +295,7 @@ class Bench:
             run.refresh_from_db()
             assert run.status == "completed", run.error
             per_step.append((run.finished_at - run.created_at).total_seconds() * 1000 / steps)
+            finished.append(run)
         cpu1, pg1 = self.cpu()
         self.unspy(spies)
         return {
@@ -302,6 +303,7 @@ class Bench:
             "step_ms_p95": percentile(per_step, 0.95),
             "cpu_ms_per_step": (cpu1 - cpu0) * 1000 / (runs * steps),
             "pg_cpu_ms_per_step": (pg1 - pg0) * 1000 / (runs * steps),
+            **self.where_a_went(finished),
         }
 
     def phase_b(self, runs: int, steps: int, profile: str | None = None) -> dict:
@@ -319,6 +321,17 @@ class Bench:
             "cpu_ms_per_step": (cpu1 - cpu0) * 1000 / (runs * steps),
             "pg_cpu_ms_per_step": (pg1 - pg0) * 1000 / (runs * steps),
             **self.where_b_went(finished),
+        }
+
+    def where_a_went(self, runs: list) -> dict:
+        """Where a sequential run's wall time went (ms, p50): from its creation to its
+        first step's claim (the start's commit and the broker hop), a step's claim to
+        finish, and the hand-off to the next step (in the same worker)."""
+        went = self.where_b_went(runs)
+        return {
+            "first_wait_ms_p50": went["first_wait_ms_p50"],
+            "claim_to_finish_ms_p50": went["step_ms_p50"],
+            "handoff_ms_p50": went["handoff_ms_p50"],
         }
 
     def where_b_went(self, runs: list) -> dict:
@@ -482,6 +495,9 @@ def print_table(args: argparse.Namespace, ours: list[dict], peer: list[dict]) ->
                         ("step_ms_p95", "ms/step p95"),
                         ("cpu_ms_per_step", "worker CPU ms/step"),
                         ("pg_cpu_ms_per_step", "PostgreSQL CPU ms/step"),
+                        ("first_wait_ms_p50", "run created to first claim p50, ms"),
+                        ("claim_to_finish_ms_p50", "step claim to finish p50, ms"),
+                        ("handoff_ms_p50", "finish to next claim p50, ms"),
                     ):
                         mine, theirs = spread(ours, key, field), spread(peer, ("A", steps), field)
                         name = f"  {steps} steps, {workers}w, {model}: {label}"

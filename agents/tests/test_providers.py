@@ -37,11 +37,6 @@ ANTHROPIC_PATH = "/v1/messages"
 GEMINI_PATH = "/v1/models/gemini-2.5-flash:generateContent"
 
 
-@pytest.fixture(scope="session")
-def httpserver_listen_address() -> tuple[str, int]:
-    return ("127.0.0.1", 0)
-
-
 @pytest.fixture
 def no_retries(settings) -> None:
     settings.AIHUMMER_PROVIDER_MAX_RETRIES = 0
@@ -121,6 +116,40 @@ def test_openai_plain_answer_sends_prefix_first_and_maps_usage(httpserver):
     assert response.usage == Usage(input_tokens=1200, output_tokens=3, cached_input_tokens=1024)
     assert response.raw["id"] == "chatcmpl-1"
     assert response.raw["choices"][0]["message"]["content"] == "Bonjour"
+
+
+def test_openai_answer_read_from_its_json_keeps_no_nulls_and_reads_a_body_labelled_as_text(httpserver):
+    # The adapter reads the answer's JSON itself (not the SDK's typed objects): nulls are
+    # left out of the logged body as the SDK's dump left them out, and a JSON body whose
+    # content type says text is still an answer, as the SDK reads it for a typed one.
+    body = completion({"content": "Bonjour", "refusal": None})
+    body["system_fingerprint"] = None
+    httpserver.expect_ordered_request(OPENAI_PATH, method="POST").respond_with_json(body)
+    httpserver.expect_ordered_request(OPENAI_PATH, method="POST").respond_with_data(
+        json.dumps(completion({"content": "Salut"})), content_type="text/plain"
+    )
+    request = make_request(httpserver.url_for("/v1"), "gpt-4.1")
+
+    first, second = get_provider("openai").complete(request), get_provider("openai").complete(request)
+
+    assert "system_fingerprint" not in first.raw
+    assert first.raw["choices"][0]["message"] == {"role": "assistant", "content": "Bonjour"}
+    assert (second.text, second.usage) == ("Salut", Usage(input_tokens=12, output_tokens=3))
+
+
+@pytest.mark.parametrize("body", [{"id": "x", "choices": []}, {"id": "x"}, "not json at all"])
+def test_openai_answer_without_a_choice_is_an_invalid_response(httpserver, body):
+    respond = httpserver.expect_request(OPENAI_PATH, method="POST")
+    if isinstance(body, str):
+        respond.respond_with_data(body, content_type="text/plain")
+    else:
+        respond.respond_with_json(body)
+
+    with pytest.raises(ProviderError) as raised:
+        get_provider("openai").complete(make_request(httpserver.url_for("/v1"), "gpt-4.1"))
+
+    assert raised.value.kind == ProviderError.INVALID_RESPONSE
+    assert "The server answered without a choice: not a Chat Completions response." in raised.value.message
 
 
 def test_openai_reasoning_model_on_openai_api_gets_effort_and_no_sampling(httpserver, monkeypatch):
