@@ -9,6 +9,12 @@ teardown passes reset_sequences=False), then post_migrate as `flush` sends it (c
 types and permissions made again). Foreign keys are deferred to the commit, so the order
 of the DELETEs does not matter. Tests that ask for reset sequences, available apps or a
 serialized rollback keep Django's own teardown.
+
+post_migrate only makes again the content types and permissions it finds missing, and
+costs 25-30 ms of CPU (35-45 ms wall) per test, most of a teardown now. So those two tables
+are kept while no test touched them (the same row count and highest id as after the last
+full reset: a row added or deleted changes one of them), and emptied and made again as
+above when one did. The other tables go in one statement: one round trip, not 56.
 """
 
 from __future__ import annotations
@@ -20,16 +26,32 @@ from django.test import TransactionTestCase
 _django_fixture_teardown = TransactionTestCase._fixture_teardown
 
 
+# What post_migrate fills (django.contrib.contenttypes and auth), and what it would make again.
+MADE_BY_POST_MIGRATE = ("django_content_type", "auth_permission")
+_made_as_after_reset: dict[str, tuple] = {}  # by database alias
+
+
+def _made_by_post_migrate(cursor) -> tuple:
+    counts = " UNION ALL ".join(f"SELECT count(*), max(id) FROM {table}" for table in MADE_BY_POST_MIGRATE)
+    cursor.execute(counts)
+    return tuple(cursor.fetchall())
+
+
 def delete_every_row(using: str) -> None:
     """Every table of the installed models emptied, as `flush` leaves them."""
     connection = connections[using]
     tables = connection.introspection.django_table_names(only_existing=True, include_views=False)
     quote = connection.ops.quote_name
     with transaction.atomic(using=using), connection.cursor() as cursor:
-        cursor.execute("SET CONSTRAINTS ALL DEFERRED")
-        for table in sorted(tables):
-            cursor.execute(f"DELETE FROM {quote(table)}")  # names from the model registry
+        untouched = _made_as_after_reset.get(using) == _made_by_post_migrate(cursor)
+        emptied = [table for table in sorted(tables) if not (untouched and table in MADE_BY_POST_MIGRATE)]
+        # Names from the model registry; no parameters, so one round trip for all.
+        cursor.execute("; ".join(["SET CONSTRAINTS ALL DEFERRED", *(f"DELETE FROM {quote(t)}" for t in emptied)]))
+    if untouched:
+        return
     emit_post_migrate_signal(verbosity=0, interactive=False, db=using)
+    with connection.cursor() as cursor:
+        _made_as_after_reset[using] = _made_by_post_migrate(cursor)
 
 
 def _fixture_teardown(self: TransactionTestCase) -> None:
