@@ -5,7 +5,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/aihummer
 TEST_REDIS_URL ?= redis://127.0.0.1:6379
-PYTEST_WORKERS ?= 2
+# Four xdist workers on two cores: much of the suite waits (servers, workers and browsers
+# starting, leases running out), and the other workers use that time. Whole test modules are
+# handed out, the slowest first (the root conftest's RUN_FIRST). Each worker takes Redis
+# database AIHUMMER_TEST_REDIS_DB_BASE (default 1) + its number, of Redis's 16: fewer
+# workers when the base leaves fewer than four.
+PYTEST_WORKERS ?= $(shell base=$${AIHUMMER_TEST_REDIS_DB_BASE:-1}; free=$$((16 - base)); echo $$((free < 4 ? free : 4)))
 
 .PHONY: run test lint services format messages
 
@@ -50,7 +55,7 @@ lint: $(VENV)/.test-deps
 # again and pytest rewrites every test module's asserts again (collection 17 s → 8 s of CPU).
 test: $(VENV)/.test-deps services lint messages
 	PYTHONDONTWRITEBYTECODE= DATABASE_URL=$(TEST_DATABASE_URL) AIHUMMER_TEST_REDIS_URL=$(TEST_REDIS_URL) CELERY_BROKER_URL= \
-		$(BIN)/pytest -n $(PYTEST_WORKERS)
+		$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 format: $(VENV)/.test-deps
 	$(BIN)/ruff format .

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
 import subprocess
@@ -49,6 +50,60 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.testrunuid = uuid.uuid4().hex
 
 
+# Test modules by measured cost, slowest first (whole-module seconds of a -n 2 run at load 5;
+# most start servers, workers, browsers or hosts). `make test` hands out whole modules
+# (--dist loadfile: a module's fixtures are made once), in this order and then the rest, so
+# that no xdist worker is left with a long one at the end while the others have nothing
+# to do. Any order is correct.
+RUN_FIRST = (
+    "aihummer/tests/test_url_walk.py",  # 104 s
+    "workflows/tests/test_multihost.py",  # 58 s
+    "aihummer/tests/test_deploy.py",  # 43 s
+    "workflows/tests/test_approvals_crash.py",  # 42 s
+    "agents/tests/test_tree.py",  # 37 s
+    "agents/tests/test_api_schema.py",  # 35 s
+    "workflows/tests/test_worker_crash.py",  # 28 s
+    "aihummer/tests/test_mcp_oauth.py",  # 27 s
+    "agents/tests/test_migrations.py",  # 21 s
+    "aihummer/tests/test_mcp.py",  # 21 s
+    "agents/tests/test_provider_clients.py",
+    "agents/tests/test_api_foundation.py",
+    "agents/tests/test_browser_review.py",
+    "agents/tests/test_deadlines.py",
+    "agents/tests/test_review_desk.py",
+    "agents/tests/test_api_conversations.py",
+    "workflows/tests/test_worker.py",
+    "agents/tests/test_admin_agents.py",
+    "workflows/tests/test_mcp_progress.py",
+    "aihummer/tests/test_embedded_default.py",
+    "workflows/tests/test_desk_layout_browser.py",
+    "aihummer/tests/test_mcp_conformance.py",
+    "workflows/tests/test_durability.py",
+    "aihummer/tests/test_settings.py",
+    "workflows/tests/test_browser_desk.py",  # 12 s
+)
+
+
+def _unique_ids(items: list[pytest.Item]) -> None:
+    """schemathesis gives the item of each API operation the test function's id (the
+    operation is in its name only). `--dist loadfile` hands tests out by id and would run
+    only one of them: those ids get the item's name."""
+    counts = collections.Counter(item.nodeid for item in items)
+    for item in items:
+        if counts[item.nodeid] > 1:
+            item._id = type(item.id).parse(f"{item.nodeid.rpartition('::')[0]}::{item.name}")
+    repeated = [nodeid for nodeid, count in collections.Counter(item.nodeid for item in items).items() if count > 1]
+    if repeated:
+        raise pytest.UsageError(f"Tests sharing an id (xdist would run one of each): {repeated[:5]}")
+
+
+@pytest.hookimpl(trylast=True)  # after pytest-django's order (db, transactional, no db), kept within each part
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    _unique_ids(items)
+    rank = {path: index for index, path in enumerate(RUN_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(RUN_FIRST)))
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     run_id = getattr(session.config.option, "testrunuid", None)
     if not hasattr(session.config, "workerinput") and run_id:
@@ -74,6 +129,14 @@ def django_db_modify_db_settings(
 
     with django_db_blocker.unblock():
         databases.use_template(worker=workerinput["workerid"], run_id=workerinput["testrunuid"])
+
+
+@pytest.fixture(scope="session")
+def httpserver_listen_address() -> tuple[str, int]:
+    # pytest-httpserver's one server per session, on the loopback address rather than its
+    # default name `localhost` (which may resolve to ::1 first): every client of it, the
+    # vendors' SDKs included, reaches the same socket without asking the resolver.
+    return ("127.0.0.1", 0)
 
 
 def make_member(workspace: Workspace, username: str, role: str) -> User:
@@ -134,7 +197,13 @@ def redis_url() -> str:
     base = os.environ.get("AIHUMMER_TEST_REDIS_URL", "redis://127.0.0.1:6379")
     first = int(os.environ.get("AIHUMMER_TEST_REDIS_DB_BASE", "1"))
     worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
-    return f"{base}/{first + int(worker.removeprefix('gw') or 0)}"
+    number = first + int(worker.removeprefix("gw") or 0)
+    if number > 15:  # Redis's default 16 databases: a higher number is refused at the first command
+        pytest.fail(
+            f"This xdist worker would use Redis database {number}; Redis has 0-15: lower "
+            f"AIHUMMER_TEST_REDIS_DB_BASE ({first}) or the number of workers (make test PYTEST_WORKERS=...)."
+        )
+    return f"{base}/{number}"
 
 
 @pytest.fixture(scope="session")

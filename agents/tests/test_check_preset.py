@@ -22,11 +22,6 @@ SECRET = "sk-check-0123456789abcdefghijklmnop"
 PATH = "/v1/chat/completions"
 
 
-@pytest.fixture(scope="session")
-def httpserver_listen_address() -> tuple[str, int]:
-    return ("127.0.0.1", 0)
-
-
 @pytest.fixture
 def local_preset(workspace, ada, httpserver) -> Preset:
     return vault_preset(workspace, httpserver.url_for("/v1"), secret=SECRET, by=ada, temperature=0.3)

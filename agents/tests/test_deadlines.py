@@ -37,11 +37,6 @@ VENDORS = {
 }
 
 
-@pytest.fixture(scope="session")
-def httpserver_listen_address() -> tuple[str, int]:
-    return ("127.0.0.1", 0)
-
-
 @pytest.fixture
 def retries_on(settings) -> int:
     settings.AIHUMMER_PROVIDER_MAX_RETRIES = 2

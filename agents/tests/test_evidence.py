@@ -238,11 +238,6 @@ def test_a_queued_run_is_not_queued_twice_and_runs_once(agent, alice, cases):
 
 
 # --- the judge ----------------------------------------------------------------------------
-@pytest.fixture(scope="session")
-def httpserver_listen_address() -> tuple[str, int]:
-    return ("127.0.0.1", 0)
-
-
 @pytest.fixture
 def judge(workspace, ada, httpserver, settings):
     settings.AIHUMMER_PROVIDER_MAX_RETRIES = 0

@@ -26,11 +26,6 @@ GOOD = {
 }
 
 
-@pytest.fixture(scope="session")
-def httpserver_listen_address() -> tuple[str, int]:
-    return ("127.0.0.1", 0)
-
-
 @pytest.fixture(autouse=True)
 def no_retries(settings) -> None:
     settings.AIHUMMER_PROVIDER_MAX_RETRIES = 0

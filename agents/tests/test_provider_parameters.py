@@ -24,11 +24,6 @@ ANTHROPIC_PATH = "/v1/messages"
 OPENAI_PATH = "/v1/chat/completions"
 
 
-@pytest.fixture(scope="session")
-def httpserver_listen_address() -> tuple[str, int]:
-    return ("127.0.0.1", 0)
-
-
 def request_for(base_url: str, model: str, **fields: object) -> ModelRequest:
     values = {
         "system_prefix": "You are terse.",

@@ -37,11 +37,6 @@ ANTHROPIC_PATH = "/v1/messages"
 GEMINI_PATH = "/v1/models/gemini-2.5-flash:generateContent"
 
 
-@pytest.fixture(scope="session")
-def httpserver_listen_address() -> tuple[str, int]:
-    return ("127.0.0.1", 0)
-
-
 @pytest.fixture
 def no_retries(settings) -> None:
     settings.AIHUMMER_PROVIDER_MAX_RETRIES = 0

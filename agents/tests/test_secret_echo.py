@@ -34,11 +34,6 @@ OTHER_SECRET = "qq-second-credential-77a1"
 COMPLETIONS = "/v1/chat/completions"
 
 
-@pytest.fixture(scope="session")
-def httpserver_listen_address() -> tuple[str, int]:
-    return ("127.0.0.1", 0)
-
-
 def echo_header(request: Request) -> Response:
     """Answers with the credentials it saw, in the text and in an extra field."""
     header = request.headers.get("Authorization", "")
