@@ -3,7 +3,8 @@
 or through the OpenAI SDK to a local server. Prints the top functions by own and by
 cumulative time, and CPU ms per step; `--plain` only that, unprofiled (a steadier
 before/after figure than wall time on a shared machine). With `DATABASE_POOL_MAX_SIZE`
-set, the step takes the workers' path (statements prepared on the server).
+set, the step takes the workers' path (statements prepared on the server). DEBUG is off
+unless the environment sets it, as on the workers.
 
 `DATABASE_URL=postgres://postgres@127.0.0.1:5432/aihummer .venv/bin/python bench/profile_step.py --model echo`
 """
@@ -12,8 +13,13 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import os
 import pstats
 import time
+
+# As the workers run (bench/workflows.py starts them so): with DEBUG on, every statement
+# is also formatted for the query log, a quarter of what this would measure.
+os.environ.setdefault("DEBUG", "false")
 
 from _django import throwaway_database
 
