@@ -108,14 +108,17 @@ def test_the_recipe_runs_web_worker_and_beat(tmp_path, broker_url, fan_out) -> N
         status, scraped = http(f"{base}/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN}"})
         assert status == 200
         web = samples(scraped["text"])
-        # Traces, exported by web and worker processes to the collector the environment names.
+        # Traces, exported by web and worker processes to the collector the environment names,
+        # each process in its own batches: every span read below is waited for (the web's
+        # request span once came after the worker's run span).
         trace_id = run["id"].replace("-", "")
-        wait_until(
-            lambda: any(span.name == "run fan" and span.trace_id == trace_id for span in collector.spans),
-            timeout=30,
-            what="the run's span at the collector",
-            diagnostics=recipe.diagnostics,
-        )
+
+        def traced() -> bool:
+            names = {span.name for span in collector.spans if span.trace_id == trace_id}
+            request = any(span.name == "POST v1:workflow-runs" for span in collector.spans)
+            return request and {"run fan", "step join", "chat echo-1"} <= names
+
+        wait_until(traced, timeout=30, what="the run's spans at the collector", diagnostics=recipe.diagnostics)
     finally:
         recipe.stop()
         collector.__exit__()
