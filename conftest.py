@@ -190,7 +190,7 @@ def actor_of():
     return lambda user: Actor.for_user(user)
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def redis_url() -> str:
     """A Redis database of this xdist worker's own, so parallel workers never share queues.
     `AIHUMMER_TEST_REDIS_DB_BASE` moves the range, so two suites can run side by side."""
