@@ -13,8 +13,8 @@ echo provider ("echo"):
   steps per second and worker CPU per step, and where the wall went (the starts'
   spread, a run's wait for its first step, a step's claim to finish, the hand-off);
 - the same A and B with --long-steps-step runs (--long-runs of them in B);
-- statements and commits per step, counted in this process on an inline run (start
-  included, / steps).
+- statements and commits per step, counted in this process on a run whose steps it
+  runs as a worker does (start included, / steps).
 
 Each for every number of worker processes in --workers. With --peer PYTHON it also runs
 ../shared/peers/langgraph_bench.py (same workloads, LangGraph + PostgreSQL
@@ -172,21 +172,30 @@ class Bench:
         self.processes: list[subprocess.Popen] = []
 
     def statements_per_step(self, model: str) -> dict:
-        """Statements and commits of one inline run (start included) / steps, here."""
+        """Statements and commits of one run (start included) / steps, here, its steps
+        run as a worker runs them (a lone successor in the same task). Before the
+        workers start: the first step's task goes to the broker unread (start_workers
+        empties it), and this process runs the step."""
+        import redis
         from django.conf import settings
 
+        from aihummer.celery import app
+        from workflows.execution import workflow_step_run
         from workflows.services import workflow_run_start
 
         workflow = self.workflows[(model, STEPS)]
-        broker, settings.CELERY_BROKER_URL = settings.CELERY_BROKER_URL, ""
+        broker, settings.CELERY_BROKER_URL = settings.CELERY_BROKER_URL, self.args.redis
+        app.conf.broker_url = self.args.redis
         try:
-            workflow_run_start(workflow=workflow, actor=self.operator, message="warm")
-            with StatementCounter() as counter:
-                run = workflow_run_start(workflow=workflow, actor=self.operator, message="count")
+            for message in ("warm", "count"):
+                with StatementCounter() as counter:
+                    run = workflow_run_start(workflow=workflow, actor=self.operator, message=message)
+                    workflow_step_run(run_id=run.pk, step="s1")
             run.refresh_from_db()
             assert run.status == "completed", run.error
         finally:
             settings.CELERY_BROKER_URL = broker
+            redis.Redis.from_url(self.args.redis).flushdb()
         return {"statements": counter.statements / STEPS, "commits": counter.commits / STEPS}
 
     def start_workers(self, count: int) -> None:
@@ -477,7 +486,7 @@ def print_table(args: argparse.Namespace, ours: list[dict], peer: list[dict]) ->
     if peer:
         print("                                               peer " + "; ".join(r["load"] for r in peer))
     row = "{:<44}{:>22}{:>22}{:>10}"
-    print("\n" + row.format("statements / commits per step (inline run)", "AiHummer", "LangGraph", ""))
+    print("\n" + row.format("statements / commits per step (a run)", "AiHummer", "LangGraph", ""))
     for model in ("echo", "sdk"):
         for field in ("statements", "commits"):
             theirs = spread(peer, ("A", STEPS), field)

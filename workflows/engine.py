@@ -179,6 +179,14 @@ class Plan:
         done = context.get("steps", {})
         return [self.by_name[other] for other in self.dependents.get(name, ()) if _is_ready(self.by_name[other], done)]
 
+    def successor(self, name: str) -> Step | None:
+        """The step that `name`'s completion alone makes ready, when there is one: its
+        only dependent, depending on it alone (a chain's next step)."""
+        dependents = self.dependents.get(name, ())
+        if len(dependents) != 1 or self.by_name[dependents[0]].depends_on != (name,):
+            return None
+        return self.by_name[dependents[0]]
+
     def is_complete(self, context: dict) -> bool:
         done = context.get("steps", {})
         return all(done.get(step.name, {}).get("status") in ("completed", "skipped") for step in self.steps)

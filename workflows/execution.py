@@ -7,11 +7,14 @@ and its dependents are enqueued as soon as they are ready, together, so independ
 steps run at the same time on a threads-pool worker. No transaction and no lock is held
 while the model answers: claim and finish are single statements before and after.
 
-Per echo step on PostgreSQL, 3 statements and 2 commits: the claim (its own commit,
-starting the run on its first step), the turn's agent read, then one statement for the
-turn with its debug log and the finish (its own commit). A step whose finish may end
-its run (the last one, a failure) or gives it back for a retry takes the finish apart,
-in the turn's transaction, with the run's end: 5 statements for the last step (see
+Per echo step on PostgreSQL, 2 statements and 2 commits: the claim with the turn's
+agent read (its own commit, starting the run on its first step), then one statement
+for the turn with its debug log and the finish (its own commit). On a worker, a step
+whose only dependent depends on it alone claims that dependent, with its agent read,
+in the same statement, and the dependent runs next in the same task: a chain's step is
+1 statement and 1 commit. A step whose finish may end its run (the last one, a
+failure) or gives it back for a retry takes the finish apart, in the turn's
+transaction, with the run's end: 4 statements for the last step (see
 `workflows/tests/test_execution.py`).
 """
 
@@ -57,6 +60,7 @@ from workflows.models import RunStatus, StepRun, StepStatus, WorkflowRun
 from workflows.store import (
     Claim,
     Outcome,
+    Successor,
     run_complete,
     step_claim,
     step_count_attempt,
@@ -65,6 +69,7 @@ from workflows.store import (
     step_finished,
     step_release,
     step_renew_leases,
+    step_successor,
     step_take_back,
     step_wait,
 )
@@ -130,33 +135,43 @@ def workflow_step_run(*, run_id: UUID | str, step: str) -> str | None:
     do (taken, done, or run stopped).
 
     On a worker, a lone step this one made ready runs next in the same task, without
-    a trip through the broker: it is claimed in the database like any step (a crash
-    between the two leaves it pending, and the beat's sweep sends it again)."""
+    a trip through the broker: it is claimed in the database like any step, in the
+    statement finishing this one when it is this step's only dependent (then a crash
+    before it runs leaves it held until its lease passes, and the beat's sweep gives it
+    another attempt), else by a claim of its own (a crash before that leaves it
+    pending, and the sweep sends it again)."""
     status, successor = _step_run_once(run_id, step)
     while successor is not None:
         _, successor = _step_run_once(run_id, successor)
     return status
 
 
-def _step_run_once(run_id: UUID | str, name: str) -> tuple[str | None, str | None]:
-    """One step: claim it (one commit) and read its agent, run the turn, record the
-    turn, its debug log, the step and what it made ready (a second commit). Returns its
-    status and the lone successor to run next here, if any."""
+# What a step hands on to run next in the same task: a step to claim (by name), or one
+# its finish claimed already.
+Next = str | Claim | None
+
+
+def _step_run_once(run_id: UUID | str, step: str | Claim) -> tuple[str | None, Next]:
+    """One step: claim it (one commit) and read its agent, unless its predecessor's
+    finish did both; run the turn, record the turn, its debug log, the step, what it
+    made ready (a second commit), and its lone successor's claim. Returns its status
+    and what to run next here, if anything."""
     now = timezone.now()
-    lease = settings.AIHUMMER_STEP_LEASE_SEC
-    known = cached_plan(UUID(str(run_id)))
-    # The claim commits on its own (one statement on PostgreSQL, no BEGIN/COMMIT round
-    # trips); the agent read after it is a statement of its own too: under READ
-    # COMMITTED a shared transaction gave it no other view of the rows.
-    claim = step_claim(
-        run_id=run_id,
-        name=name,
-        now=now,
-        lease_until=now + timedelta(seconds=lease),
-        reads=known.by_name[name].reads if known else None,
-        with_definition=known is None,
-        agent=turn_agent_joined(pk="step.agent_id"),  # the turn's agent read, in the claim's round trip
-    )
+    if isinstance(step, Claim):
+        claim, known = step, cached_plan(step.run_id) or _plan_read(step.run_id)
+    else:
+        known = cached_plan(UUID(str(run_id)))
+        # The claim commits on its own (one statement on PostgreSQL, no BEGIN/COMMIT
+        # round trips) and brings the turn's agent read, in the same round trip.
+        claim = step_claim(
+            run_id=run_id,
+            name=step,
+            now=now,
+            lease_until=now + timedelta(seconds=settings.AIHUMMER_STEP_LEASE_SEC),
+            reads=known.by_name[step].reads if known else None,
+            with_definition=known is None,
+            agent=turn_agent_joined(pk="step.agent_id"),
+        )
     if claim is None:
         return None, None
     plan = known or plan_for(claim.run_id, claim.definition)
@@ -167,6 +182,12 @@ def _step_run_once(run_id: UUID | str, name: str) -> tuple[str | None, str | Non
             with transaction.atomic():
                 return _settle(claim, plan, start)
         return _step_turn(claim, plan, start)
+
+
+def _plan_read(run_id: UUID) -> Plan:
+    # A successor's claim brings no definition: its predecessor had the plan, which the
+    # process's other runs may have pushed out of the cache since (rare).
+    return plan_for(run_id, WorkflowRun.all_objects.values_list("definition", flat=True).get(pk=run_id))
 
 
 def _step_start(claim: Claim, plan: Plan, now: datetime) -> Outcome | PreparedTurn:
@@ -213,12 +234,12 @@ def _step_start(claim: Claim, plan: Plan, now: datetime) -> Outcome | PreparedTu
     return prepared
 
 
-def _step_turn(claim: Claim, plan: Plan, prepared: PreparedTurn) -> tuple[str | None, str | None]:
+def _step_turn(claim: Claim, plan: Plan, prepared: PreparedTurn) -> tuple[str | None, Next]:
     """Run the step's turn here; the step is settled in the turn's own last
     transaction, once. A step's `timeout_seconds` is its turn's deadline (model calls,
     tools and children stop at it), so a step that times out has a turn that has ended:
     nothing of it still runs when the step is retried."""
-    settled: list[tuple[str | None, str | None]] = []
+    settled: list[tuple[str | None, Next]] = []
     spec = plan.by_name[claim.name]
 
     def settle(turn: AgentTurn) -> None:
@@ -232,18 +253,36 @@ def _step_turn(claim: Claim, plan: Plan, prepared: PreparedTurn) -> tuple[str | 
         outcome = _turn_outcome(prepared.message, turn, spec)
         if outcome.status != StepStatus.COMPLETED or not plan.dependents.get(claim.name):
             return None
-        tail = step_finish_tail(claim=claim, outcome=outcome, now=timezone.now(), steps=len(plan.steps))
+        now = timezone.now()
+        successor = _successor(plan, claim.name, now)
+        tail = step_finish_tail(claim=claim, outcome=outcome, now=now, steps=len(plan.steps), successor=successor)
         if tail is None:
             return None
 
         def done(row: tuple | None) -> None:
             outcome_with_turn = dataclasses.replace(outcome, turn_id=turn.pk)
-            settled.append(_finished(claim, plan, outcome_with_turn, step_finished(row)))
+            status, ready = _finished(claim, plan, outcome_with_turn, step_finished(row))
+            if successor is not None:
+                # Claimed: it runs here, whatever the run became since (a claimed step
+                # runs to its end, as after any claim); not claimed: nothing to run.
+                ready = step_successor(row, run_id=claim.run_id, successor=successor)
+            settled.append((status, ready))
 
         return tail, done
 
     agent_turn_complete(prepared, then=settle, compose=compose)
     return settled[0]
+
+
+def _successor(plan: Plan, name: str, now: datetime) -> Successor | None:
+    """On a worker, the step that step `name`'s completion alone makes ready, for its
+    finish to claim (it runs next in this task): the hand-off costs no statement."""
+    step = plan.successor(name)
+    if step is None or not settings.CELERY_BROKER_URL:
+        return None
+    lease_until = now + timedelta(seconds=settings.AIHUMMER_STEP_LEASE_SEC)
+    agent = turn_agent_joined(pk="finished.next_agent_id")
+    return Successor(name=step.name, reads=step.reads, lease_until=lease_until, agent=agent)
 
 
 def _turn_outcome(message: str, turn: AgentTurn, spec: Step) -> Outcome:

@@ -140,13 +140,15 @@ _CONTEXT_READ = """CASE WHEN %(whole)s THEN r.context ELSE jsonb_build_object(
     'inputs', r.context -> 'inputs',
     'steps', (SELECT coalesce(jsonb_object_agg(e.key, e.value), '{}'::jsonb)
                 FROM jsonb_each(r.context -> 'steps') AS e WHERE e.key = ANY(%(reads)s))) END"""
-_CLAIM_FAST = f"""
-WITH step AS (
+# Take the step (`{name}`: its name's parameter) while its run goes on.
+_CLAIM_UPDATE = f"""
     UPDATE {StepRun._meta.db_table} AS s{_STEP_SET.format(alias="s.")}
-     WHERE s.run_id = %(run)s AND s.name = %(name)s AND s.status = 'pending'
+     WHERE s.run_id = %(run)s AND s.name = %({{name}})s AND s.status = 'pending'{{held}}
        AND EXISTS (SELECT 1 FROM {WorkflowRun._meta.db_table} AS r
                     WHERE r.id = %(run)s AND r.status IN ('pending', 'running', 'waiting'))
- RETURNING s.id, s.attempts, s.agent_id, s.agent_key
+ RETURNING s.id, s.attempts, s.agent_id, s.agent_key"""  # noqa: S608
+_CLAIM_FAST = f"""
+WITH step AS ({_CLAIM_UPDATE.format(name="name", held="")}
 ), started AS (
     UPDATE {WorkflowRun._meta.db_table} SET status = 'running', started_at = %(now)s
      WHERE id = %(run)s AND status = 'pending' AND EXISTS (SELECT 1 FROM step)
@@ -164,7 +166,7 @@ _CLAIM_BEFORE, _CLAIM_AFTER = (
     .replace("<join>", " LEFT JOIN LATERAL (<agent>) AS agent ON true")
     .split("<agent>")
 )
-_CLAIM_WITH_AGENT: dict[str, str] = {}
+_WITH_AGENT: dict[tuple[str, str], str] = {}
 _CLAIM_FAST = _CLAIM_FAST.replace("<columns>", "").replace("<join>", "")
 _CLAIM_COLUMNS = 13  # the claim's own, before the agent's
 # Elsewhere (the embedded SQLite default, whose RETURNING may name only the updated table
@@ -219,7 +221,7 @@ def step_claim(
                 cursor.execute(_CLAIM_FAST, params)
             else:
                 before, after = (tuple(params[name] for name in part[1]) for part in (_CLAIM_BEFORE, _CLAIM_AFTER))
-                cursor.execute(_claim_with(agent), [*before, *agent.params, *after])
+                cursor.execute(_with_agent(_CLAIM_BEFORE[0], _CLAIM_AFTER[0], agent), [*before, *agent.params, *after])
             row = cursor.fetchone()
         if row is not None and agent is not None:
             row, agent_row = row[:_CLAIM_COLUMNS], row[_CLAIM_COLUMNS:]
@@ -236,6 +238,20 @@ def step_claim(
                     )
     if row is None:
         return None
+    return _claim_of(row, run_id, name, with_definition=with_definition, agent=agent, agent_row=agent_row)
+
+
+def _claim_of(
+    row: tuple,
+    run_id: UUID,
+    name: str,
+    *,
+    with_definition: bool,
+    agent: Joined | None = None,
+    agent_row: tuple | None = None,
+) -> Claim:
+    """The Claim of a claim statement's row (`_CLAIM_COLUMNS` columns), and of its
+    agent's columns when it read the agent."""
     step_id, attempts, agent_id, agent_key, status, definition, context, workspace_id, is_sandbox, *rest = row
     actor_source, started_by_id, deadline_at, actor_identity = rest
     if deadline_at is not None and connection.vendor == "sqlite":  # naive there, or text
@@ -256,15 +272,17 @@ def step_claim(
         started_by_id,
         deadline_at,
         actor_identity,
-        agent=None if agent_row is None else agent.instance(agent_row),
+        agent=None if agent_row is None or agent is None else agent.instance(agent_row),
         agent_read=agent_row is not None,
     )
 
 
-def _claim_with(agent: Joined) -> str:
-    sql = _CLAIM_WITH_AGENT.get(agent.sql)
+def _with_agent(before: str, after: str, agent: Joined) -> str:
+    """A statement in two parts with the agent read's SQL between them, built once."""
+    key = (before, agent.sql)
+    sql = _WITH_AGENT.get(key)
     if sql is None:  # the agent read's SQL is its queryset's, compiled: never input
-        sql = _CLAIM_WITH_AGENT[agent.sql] = f"{_CLAIM_BEFORE[0]}{agent.sql}{_CLAIM_AFTER[0]}"
+        sql = _WITH_AGENT[key] = f"{before}{agent.sql}{after}"
     return sql
 
 
@@ -288,16 +306,35 @@ UPDATE {WorkflowRun._meta.db_table} AS r
        input_tokens = r.input_tokens + %(input_tokens)s,
        output_tokens = r.output_tokens + %(output_tokens)s,
        cost_usd = r.cost_usd + %(cost)s
-  FROM step
+  FROM step{{join}}
  WHERE r.id = step.run_id
 RETURNING r.status AS status, CASE
-    WHEN %(whole)s OR (SELECT count(*) FROM jsonb_object_keys(r.context -> 'steps')) >= %(steps)s THEN r.context
+    WHEN %(whole_context)s OR (SELECT count(*) FROM jsonb_object_keys(r.context -> 'steps')) >= %(steps)s THEN r.context
     ELSE jsonb_build_object('steps', (SELECT jsonb_object_agg(e.key, jsonb_build_object('status', e.value -> 'status'))
-                                        FROM jsonb_each(r.context -> 'steps') AS e)) END AS context
+                                        FROM jsonb_each(r.context -> 'steps') AS e)) END AS context{{returning}}
 """  # noqa: S608
-_FINISH_SQL = f"WITH {_FINISH_STEP.format(turn='%(turn)s')} {_FINISH_RUN}"
+_FINISH_SQL = f"WITH {_FINISH_STEP.format(turn='%(turn)s')} {_FINISH_RUN.format(join='', returning='')}"
+_FINISH_TAIL_STEP = _FINISH_STEP.format(turn="(SELECT id FROM parent)")
 _FINISH_TAIL, _FINISH_TAIL_NAMES = positional(
-    f"{_FINISH_STEP.format(turn='(SELECT id FROM parent)')}, finished AS ({_FINISH_RUN})"  # noqa: S608
+    f"{_FINISH_TAIL_STEP}, finished AS ({_FINISH_RUN.format(join='', returning='')})"
+)
+# With the step's lone successor claimed in the same statement (`Successor`): the
+# hand-off is no statement and no commit of its own. The successor is taken only while
+# this step's finish matched (`step`), and before the run's row (the run's update joins
+# it: the lock order of every writer, steps then their run); its context is read from
+# the run's row as the finish left it, with this step's entry.
+_SUCCESSOR_RUN = _FINISH_RUN.format(
+    join=" LEFT JOIN next ON true",
+    returning=", next.id AS next_id, next.attempts AS next_attempts, next.agent_id AS next_agent_id, "
+    f"next.agent_key AS next_agent_key, {_RUN_COLUMNS.format(context=_CONTEXT_READ)}",
+)
+_SUCCESSOR_CLAIM = _CLAIM_UPDATE.format(name="successor", held=" AND EXISTS (SELECT 1 FROM step)")
+_SUCCESSOR_BEFORE, _SUCCESSOR_AFTER = (
+    positional(part)
+    for part in (
+        f"{_FINISH_TAIL_STEP}, next AS ({_SUCCESSOR_CLAIM}), finished AS ({_SUCCESSOR_RUN}),"  # noqa: S608
+        " claimed AS (SELECT finished.*, agent.* FROM finished LEFT JOIN LATERAL (<agent>) AS agent ON true)"
+    ).split("<agent>")
 )
 
 
@@ -335,16 +372,44 @@ def step_finish(*, claim: Claim, outcome: Outcome, now: datetime, steps: int | N
     return run.status, run.context
 
 
-def step_finish_tail(*, claim: Claim, outcome: Outcome, now: datetime, steps: int | None = None) -> Tail | None:
+@dataclass(frozen=True)
+class Successor:
+    """The lone step a completed step makes ready, to be claimed by the statement that
+    finishes it (`step_finish_tail`): what `step_claim` would be given for it."""
+
+    name: str
+    reads: tuple[str, ...] | None
+    lease_until: datetime
+    agent: Joined  # its agent read, joined on the successor's `agent_id` (`next_agent_id`)
+
+
+def step_finish_tail(
+    *, claim: Claim, outcome: Outcome, now: datetime, steps: int | None = None, successor: Successor | None = None
+) -> Tail | None:
     """`step_finish` as the tail of the statement inserting the step's turn (its id is
     that statement's `parent` row's: `outcome.turn_id` is not read), so the turn, its
     debug log and the step's end are one statement, one commit in autocommit
-    (`agents.runtime.prepared.insert_with_parent`). Its row goes to `step_finished`.
-    None elsewhere than on PostgreSQL: there, `step_finish` after the turn's insert."""
+    (`agents.runtime.prepared.insert_with_parent`). Its row goes to `step_finished`,
+    and, with a `successor` (a completed step's), to `step_successor`: that step is
+    claimed in the same statement, from `now`, when the finish matched and the run
+    goes on. None elsewhere than on PostgreSQL: there, `step_finish` after the turn's
+    insert."""
     if not _fast():
         return None
     params = _finish_params(claim, outcome, now, steps)
-    return Tail(_FINISH_TAIL, tuple(params[name] for name in _FINISH_TAIL_NAMES), last="finished")
+    if successor is None:
+        return Tail(_FINISH_TAIL, tuple(params[name] for name in _FINISH_TAIL_NAMES), last="finished")
+    params |= {
+        "successor": successor.name,
+        "lease": successor.lease_until,
+        "run": claim.run_id,
+        "definition": False,  # the caller has the run's plan
+        "whole": successor.reads is None,
+        "reads": list(successor.reads or ()),
+    }
+    (before, before_names), (after, after_names) = _SUCCESSOR_BEFORE, _SUCCESSOR_AFTER
+    values = (*(params[name] for name in before_names), *successor.agent.params, *(params[n] for n in after_names))
+    return Tail(_with_agent(before, after, successor.agent), values, last="claimed")
 
 
 def step_finished(row: tuple | None) -> tuple[str, dict] | None:
@@ -353,6 +418,17 @@ def step_finished(row: tuple | None) -> tuple[str, dict] | None:
     if row is None or row[0] is None:
         return None
     return row[0], _json(row[1])
+
+
+def step_successor(row: tuple | None, *, run_id: UUID, successor: Successor) -> Claim | None:
+    """The claim on `successor` from the row of a tail given it (`step_finish_tail`),
+    or None when the statement did not take it (the finish matched nothing, the run
+    stopped, the step was not pending)."""
+    claimed = (row or ())[2 : 2 + _CLAIM_COLUMNS]
+    if not claimed or claimed[0] is None:
+        return None
+    agent_row = row[2 + _CLAIM_COLUMNS :]
+    return _claim_of(claimed, run_id, successor.name, with_definition=False, agent=successor.agent, agent_row=agent_row)
 
 
 def _finish_params(claim: Claim, outcome: Outcome, now: datetime, steps: int | None) -> dict:
@@ -372,7 +448,7 @@ def _finish_params(claim: Claim, outcome: Outcome, now: datetime, steps: int | N
         "attempts": claim.attempts,
         "name": claim.name,
         "entry": json.dumps(outcome.context_entry()),
-        "whole": steps is None or outcome.status == StepStatus.FAILED,
+        "whole_context": steps is None or outcome.status == StepStatus.FAILED,
         "steps": steps or 0,
     }
 

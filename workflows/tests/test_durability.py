@@ -4,13 +4,16 @@ wall-clock limit and the beat's sweep (expired leases, spent attempts, lost task
 from __future__ import annotations
 
 import re
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from io import StringIO
 
 import pytest
 from django.core.exceptions import PermissionDenied
 from django.core.management import CommandError, call_command
+from django.db import connection, transaction
 from django.utils import timezone
 
 from agents.models import AgentTurn
@@ -18,7 +21,7 @@ from aihummer.actors import Actor
 from aihummer.exceptions import ApplicationError, NotFound
 from aihummer.tests.factories import make_agent, openai_preset
 from aihummer.tests.waiting import published_tasks, wait_until
-from workflows.execution import workflow_runs_revive, workflow_step_run
+from workflows.execution import _step_start, _step_turn, plan_for, workflow_runs_revive, workflow_step_run
 from workflows.models import StepRun, WorkflowRun
 from workflows.services import (
     workflow_create,
@@ -72,6 +75,63 @@ def test_cancel_lets_the_running_step_finish_and_starts_no_other(
     assert [steps["s2"].attempts, steps["s3"].attempts] == [0, 0]
     with pytest.raises(ApplicationError, match=re.escape("is already cancelled; there is nothing to cancel.")):
         workflow_run_cancel(run=run, actor=operator)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_finish_claiming_its_successor_takes_the_lock_order_of_a_cancel(pipeline, operator, settings) -> None:
+    """A cancel writes its run's pending steps, then the run's row. The statement that
+    finishes a step and claims its successor must take the successor's row before the
+    run's, or a cancel between the two would deadlock with it."""
+    with transaction.atomic():
+        run = workflow_run_start(workflow=pipeline, actor=operator, message="Texte")
+        connection.run_on_commit.clear()  # its first step's task, dropped: this test runs the step
+    now = timezone.now()
+    claim = step_claim(run_id=run.pk, name="lecture", now=now, lease_until=now + timedelta(seconds=60))
+    plan = plan_for(claim.run_id, claim.definition)
+    prepared = _step_start(claim, plan, now)
+    settings.CELERY_BROKER_URL = "memory://"  # a worker's: the finish claims the lone successor
+    steps_written, finish_waits = threading.Event(), threading.Event()
+
+    def cancel_in_two_parts() -> None:  # workflow_run_cancel's writes, with the finish between them
+        try:
+            with transaction.atomic():
+                StepRun.objects.filter(run=run, status="pending").update(status="cancelled", finished_at=now)
+                steps_written.set()
+                finish_waits.wait(30)
+                WorkflowRun.objects.select_for_update().filter(pk=run.pk).update(status="cancelled")
+        finally:
+            connection.close()
+
+    def finish() -> tuple:
+        try:
+            return _step_turn(claim, plan, prepared)
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(2) as pool:
+        cancelled = pool.submit(cancel_in_two_parts)
+        assert steps_written.wait(30)
+        finished = pool.submit(finish)
+        wait_until(_a_turn_write_waits_for_a_lock, what="the finish waiting for the successor's row")
+        finish_waits.set()
+        cancelled.result()  # no deadlock: the cancel took the run's row at once
+        assert finished.result() == ("completed", None)  # nothing claimed after the cancel
+    steps = steps_of(run)
+    assert [steps["lecture"].status, steps["critique"].status, steps["critique"].attempts] == [
+        "completed",
+        "cancelled",
+        0,
+    ]
+
+
+def _a_turn_write_waits_for_a_lock() -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+            " AND wait_event_type = 'Lock' AND query LIKE %s",
+            ['WITH parent AS (INSERT INTO "agents_agentturn"%'],
+        )
+        return cursor.fetchone()[0] == 1
 
 
 @pytest.mark.django_db

@@ -335,6 +335,21 @@ def test_readiness_follows_the_dag_and_waits_for_every_dependency() -> None:
     assert plan.is_complete(done(a="completed", b="skipped", c="completed", d="skipped"))
 
 
+def test_a_successor_is_a_steps_only_dependent_depending_on_it_alone() -> None:
+    definition = {
+        "version": 1,
+        "steps": [
+            step("a", depends_on=[]),
+            step("b", depends_on=["a"]),  # a's only dependent: a's successor
+            step("c", depends_on=["b"]),
+            step("d", depends_on=["b"]),  # b has two dependents: no successor
+            step("e", depends_on=["c", "d"]),  # c's only dependent, but it waits for d too
+        ],
+    }
+    plan = compile_definition(definition, agents=AGENTS)
+    assert [getattr(plan.successor(name), "name", None) for name in "abcde"] == ["b", None, None, None, None]
+
+
 def test_dag_order_puts_every_step_after_its_dependencies() -> None:
     definition = {
         "version": 1,

@@ -16,10 +16,10 @@ from agents.services import agent_update
 from aihummer import db
 from aihummer.actors import Actor
 from aihummer.tests.factories import make_agent
-from workflows import store
+from workflows import execution, store
 from workflows.execution import _step_start, _step_turn, plan_for, workflow_step_run
 from workflows.models import StepRun, WorkflowRun
-from workflows.services import workflow_create, workflow_run_start, workflow_update
+from workflows.services import workflow_create, workflow_run_cancel, workflow_run_start, workflow_update
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -168,6 +168,9 @@ CLAIM = ["WITH"]
 # statement (its own commit).
 COMPOSED = ["WITH"]
 RESULT = ["SAVEPOINT", "WITH", "WITH", "RELEASE"]  # turn with its debug log (one statement), finish
+# On a worker, a completed step's lone successor is claimed (with its agent read) in the
+# same statement: that step's hand-off, its own commit.
+HANDED_ON = ["WITH"]
 
 
 @pytest.fixture
@@ -317,11 +320,90 @@ def test_prepared_on_the_server_a_step_sends_the_same_statements_and_gives_the_s
 
 
 @pytest.mark.django_db(transaction=False)
-def test_a_step_that_lost_its_claim_during_its_turn_keeps_the_turn_and_drops_the_result(
-    three_steps, operator, django_assert_num_queries, django_capture_on_commit_callbacks, caplog
+def test_on_a_worker_a_chain_costs_one_statement_and_one_commit_per_step(
+    three_steps, operator, settings, django_assert_num_queries, django_capture_on_commit_callbacks
 ) -> None:
     _, workflow = three_steps
     run = workflow_run_start(workflow=workflow, actor=operator, message="Bonjour")
+    settings.CELERY_BROKER_URL = "memory://"  # a worker's: a lone successor runs in the same task
+
+    with django_capture_on_commit_callbacks() as dispatched, django_assert_num_queries(8) as chain:
+        assert workflow_step_run(run_id=run.pk, step="one") == "completed"
+    # one's claim; one's turn, log, finish and the claim of two, in one statement; the
+    # same from two to three; three completes the run in its result's transaction.
+    assert kinds(chain) == CLAIM + HANDED_ON + HANDED_ON + RESULT[:-1] + ["UPDATE", "RELEASE"]
+    assert statements(kinds(chain)) == 6 and kinds(chain).count("SAVEPOINT") == 1  # 4 commits for 3 steps
+    assert dispatched == []  # two and three ran here, without a task
+    run.refresh_from_db()
+    steps = steps_of(run)
+    assert (run.status, run.answer) == ("completed", steps["three"].output["answer"])
+    assert [steps[name].attempts for name in ("one", "two", "three")] == [1, 1, 1]
+    # Each successor claimed as its predecessor finished.
+    assert steps["two"].started_at == steps["one"].finished_at and steps["three"].started_at == steps["two"].finished_at
+    assert [steps[name].lease_expires_at for name in ("one", "two", "three")] == [None] * 3
+    assert AgentTurn.objects.get(pk=steps["two"].turn_id).agent_id == steps["two"].agent_id
+
+
+@pytest.mark.django_db(transaction=False)
+def test_a_successor_whose_runs_plan_left_the_cache_reads_the_definition(
+    three_steps, operator, settings, monkeypatch, django_assert_num_queries
+) -> None:
+    _, workflow = three_steps
+    run = workflow_run_start(workflow=workflow, actor=operator, message="Bonjour")
+    settings.CELERY_BROKER_URL = "memory://"
+    monkeypatch.setattr(execution, "PLAN_CACHE_SIZE", 0)  # every plan leaves the cache at once
+    with django_assert_num_queries(10) as chain:
+        assert workflow_step_run(run_id=run.pk, step="one") == "completed"
+    definition = ["SELECT"]  # a successor's claim brings no definition: read apart
+    assert kinds(chain) == CLAIM + HANDED_ON + definition + HANDED_ON + definition + RESULT[:-1] + ["UPDATE", "RELEASE"]
+    run.refresh_from_db()
+    assert run.status == "completed"
+
+
+@pytest.mark.django_db(transaction=False)
+def test_a_successor_claimed_by_its_predecessors_finish_reads_its_answer(pipeline, alice_actor, settings) -> None:
+    run = workflow_run_start(workflow=pipeline, actor=alice_actor, message="Article : Lorem ipsum")
+    settings.CELERY_BROKER_URL = "memory://"
+    assert workflow_step_run(run_id=run.pk, step="lecture") == "completed"
+    run.refresh_from_db()
+    lecture, critique = steps_of(run)["lecture"], steps_of(run)["critique"]
+    assert (run.status, critique.status, critique.attempts) == ("completed", "completed", 1)
+    assert critique.input == lecture.output["answer"] and lecture.output["answer"].startswith("[echo ")
+    assert run.outputs == {"final": critique.output["answer"]}
+
+
+@pytest.mark.django_db(transaction=False)
+def test_a_finish_claims_no_successor_in_a_cancelled_run(
+    three_steps, operator, settings, django_assert_num_queries, django_capture_on_commit_callbacks
+) -> None:
+    _, workflow = three_steps
+    run = workflow_run_start(workflow=workflow, actor=operator, message="Bonjour")
+    settings.CELERY_BROKER_URL = "memory://"
+    now = timezone.now()
+    claim = store.step_claim(run_id=run.pk, name="one", now=now, lease_until=now + timedelta(seconds=60))
+    plan = plan_for(claim.run_id, claim.definition)
+    prepared = _step_start(claim, plan, now)
+    workflow_run_cancel(run=run, actor=operator)  # while one's model answers
+
+    with django_capture_on_commit_callbacks() as dispatched, django_assert_num_queries(1) as result:
+        assert _step_turn(claim, plan, prepared) == ("completed", None)
+    assert kinds(result) == HANDED_ON  # the statement that would have claimed two
+    assert dispatched == []
+    steps = steps_of(run)
+    # A running step finishes and is recorded; nothing starts after a cancel.
+    assert [steps[name].status for name in ("one", "two", "three")] == ["completed", "cancelled", "cancelled"]
+    assert steps["two"].attempts == 0
+
+
+@pytest.mark.parametrize("worker", [False, True], ids=["inline", "worker"])
+@pytest.mark.django_db(transaction=False)
+def test_a_step_that_lost_its_claim_during_its_turn_keeps_the_turn_and_drops_the_result(
+    three_steps, operator, settings, worker, django_assert_num_queries, django_capture_on_commit_callbacks, caplog
+) -> None:
+    _, workflow = three_steps
+    run = workflow_run_start(workflow=workflow, actor=operator, message="Bonjour")
+    if worker:  # the finish would also claim the lone successor: it must not
+        settings.CELERY_BROKER_URL = "memory://"
     now = timezone.now()
     claim = store.step_claim(run_id=run.pk, name="one", now=now, lease_until=now + timedelta(seconds=60))
     plan = plan_for(claim.run_id, claim.definition)
@@ -336,6 +418,7 @@ def test_a_step_that_lost_its_claim_during_its_turn_keeps_the_turn_and_drops_the
     assert "lost its claim" in caplog.text
     step = StepRun.objects.get(pk=claim.step_id)
     assert (step.status, step.turn_id, step.attempts) == ("running", None, claim.attempts + 1)
+    assert steps_of(run)["two"].status == "pending"
     run.refresh_from_db()
     assert (run.context.get("steps", {}), run.input_tokens) == ({}, 0)
     turn = AgentTurn.objects.get(pk=prepared.turn.pk)
