@@ -190,7 +190,7 @@ def actor_of():
     return lambda user: Actor.for_user(user)
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def redis_url() -> str:
     """A Redis database of this xdist worker's own, so parallel workers never share queues.
     `AIHUMMER_TEST_REDIS_DB_BASE` moves the range, so two suites can run side by side."""
@@ -209,16 +209,24 @@ def redis_url() -> str:
 @pytest.fixture(scope="session")
 def rabbitmq_url() -> str:
     """A RabbitMQ virtual host of this xdist worker's own (127.0.0.1:5672, guest), made
-    once with rabbitmqctl (`bin/ensure-services` starts the server)."""
+    with rabbitmqctl the first time (`bin/ensure-services` starts the server); it stays
+    for the next runs."""
+    from kombu import Connection
+
     first = int(os.environ.get("AIHUMMER_TEST_REDIS_DB_BASE", "1"))
     worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
     vhost = f"aihummer-test-{first + int(worker.removeprefix('gw') or 0)}"
+    url = f"amqp://guest:guest@127.0.0.1:5672/{vhost}"
+    # Opening it is the check: each rabbitmqctl call boots an Erlang VM (0.4 s of CPU).
+    with contextlib.suppress(Exception), Connection(url, connect_timeout=10) as connection:
+        connection.connect()
+        return url
     existing = subprocess.run(["rabbitmqctl", "-q", "list_vhosts"], capture_output=True, text=True, check=True)
     if vhost not in existing.stdout.split():
         subprocess.run(["rabbitmqctl", "-q", "add_vhost", vhost], capture_output=True, check=True)
     permissions = ["rabbitmqctl", "-q", "set_permissions", "-p", vhost, "guest", ".*", ".*", ".*"]
     subprocess.run(permissions, capture_output=True, check=True)
-    return f"amqp://guest:guest@127.0.0.1:5672/{vhost}"
+    return url
 
 
 @pytest.fixture(params=["redis", "rabbitmq"])

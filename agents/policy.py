@@ -46,7 +46,8 @@ AgentKey = Annotated[str, StringConstraints(pattern=AGENT_KEY_PATTERN)]
 
 
 class StrictModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+    # Built at first use, not at import: every process imports these, few validate a policy.
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
 
 class ContextPolicy(StrictModel):

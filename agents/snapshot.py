@@ -49,7 +49,8 @@ TOOL_NAME_PATTERN = r"^[a-z][a-z0-9_]{0,63}$"
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+    # Built at first use, not at import: every process imports these, few validate a snapshot.
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
 
 class Identity(_Strict):

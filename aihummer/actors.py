@@ -277,12 +277,22 @@ class Actor:
             return True
         return self.kind == self.USER and self.user.is_active and self.user.is_superuser
 
+    @property
+    def may_use_admin(self) -> bool:
+        """`may_use_admin(user)`, read from the roles the page reads anyway: one query
+        per admin page, not two (superusers: none)."""
+        if self.kind != self.USER or not self.user.is_active:
+            return False
+        return self.user.is_superuser or bool(self._membership_roles())
+
     RUN_VERBS = frozenset({Verb.READ, Verb.PROPOSE, Verb.WITHDRAW, Verb.RUN, Verb.SANDBOX})
 
     def _membership_roles(self) -> dict[int, str]:
-        # One query per actor, so an admin page checking many rows stays constant.
+        # One query per actor, so an admin page checking many rows stays constant; a
+        # dict needs no order (the model's joins the user and workspace to sort).
         if self._roles is None:
-            self._roles = dict(Membership.objects.filter(user=self.user).values_list("workspace_id", "role"))
+            rows = Membership.objects.filter(user=self.user).order_by().values_list("workspace_id", "role")
+            self._roles = dict(rows)
         return self._roles
 
     def refusal(self, verb: Verb, workspace: Workspace) -> str | None:

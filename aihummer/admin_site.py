@@ -48,9 +48,7 @@ class AiHummerAdminSite(admin.AdminSite):
     def has_permission(self, request: HttpRequest) -> bool:
         if not request.user.is_authenticated:
             return False
-        if not hasattr(request, "_aihummer_may_use_admin"):
-            request._aihummer_may_use_admin = may_use_admin(request.user)
-        return request._aihummer_may_use_admin
+        return self.actor(request).may_use_admin
 
     def actor(self, request: HttpRequest) -> Actor:
         return Actor.for_request(request)

@@ -8,6 +8,7 @@ from django.db import models
 from simple_history.models import HistoricalRecords
 
 from aihummer.actors import Actor
+from aihummer.history_manager import HistoryManager
 
 
 def stamp(instance: models.Model, *, actor: Actor, reason: str = "") -> models.Model:
@@ -31,6 +32,7 @@ class ConfigurationHistory(HistoricalRecords):
     """
 
     def __init__(self, *args: object, sandbox_via: str = "", **kwargs: object) -> None:
+        kwargs.setdefault("history_manager", HistoryManager)
         super().__init__(*args, **kwargs)
         self.sandbox_via = sandbox_via
 

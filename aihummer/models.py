@@ -16,6 +16,8 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
+from aihummer.history_manager import HistoryManager
+
 KEY_VALIDATOR = RegexValidator(r"^[a-z0-9_-]+$", "Use lowercase letters, digits, '_' and '-' only.")
 API_KEY_PREFIX = "ahk"
 API_KEY_TOUCH_INTERVAL = timedelta(minutes=1)
@@ -74,7 +76,7 @@ class Workspace(TimeStampedModel):
         verbose_name=_("judge preset"),
     )
 
-    history = HistoricalRecords()
+    history = HistoricalRecords(history_manager=HistoryManager)
 
     class Meta:
         verbose_name = _("workspace")
@@ -126,7 +128,7 @@ class Membership(TimeStampedModel):
         ),
     )
 
-    history = HistoricalRecords()
+    history = HistoricalRecords(history_manager=HistoryManager)
 
     class Meta:
         verbose_name = _("membership")
@@ -174,7 +176,7 @@ class Invitation(TimeStampedModel):
     )
     accepted_at = models.DateTimeField(null=True, blank=True, editable=False, verbose_name=_("accepted at"))
 
-    history = HistoricalRecords()
+    history = HistoricalRecords(history_manager=HistoryManager)
 
     class Meta:
         verbose_name = _("invitation")
@@ -262,7 +264,7 @@ class ApiKey(TimeStampedModel):
     last_used_at = models.DateTimeField(null=True, blank=True, editable=False, verbose_name=_("last used at"))
 
     # last_used_at changes on use, not by anyone's decision: it stays out of history.
-    history = HistoricalRecords(excluded_fields=["last_used_at", "secret_digest"])
+    history = HistoricalRecords(excluded_fields=["last_used_at", "secret_digest"], history_manager=HistoryManager)
 
     class Meta:
         verbose_name = _("API key")

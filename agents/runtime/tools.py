@@ -107,7 +107,8 @@ def available_tools(allowed_tool_names: list[str], *, deny: frozenset[str] = fro
 
 
 class _Arguments(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Built at first use, not at import: most processes never parse a tool call.
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 # --- self-edit ------------------------------------------------------------------------

@@ -156,18 +156,28 @@ def test_send_message_refuses_a_peer_from_a_key_that_may_not_vouch(streaming_wri
     assert streaming_writer.bodies == []
 
 
+@pytest.fixture(scope="module")
+def server(django_db_setup: None, django_db_blocker: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator:
+    """One uvicorn for both HTTP modes: (its URL, the file it logs to)."""
+    server_log = tmp_path_factory.mktemp("uvicorn") / "uvicorn.log"
+    with django_db_blocker.unblock():
+        env = server_env()
+    with live_uvicorn(env, log_to=server_log) as url:
+        yield url, server_log
+
+
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 def test_over_http_a_cancelled_call_stops_waiting_and_the_turn_goes_on(
-    held_model: Preset, answer_now: threading.Event, raw_key: str, mode: str, tmp_path: Path
+    server: tuple[str, Path], held_model: Preset, answer_now: threading.Event, raw_key: str, mode: str
 ) -> None:
     """Over HTTP (notifications/cancelled in legacy mode, the request stream closed in
     2026 mode): the server's tool stops waiting (its log says so before the model
     answers), the session goes on serving while the model still holds the turn, and the
     server still records the turn once the model answers."""
-    server_log = tmp_path / "uvicorn.log"
-    with live_uvicorn(server_env(), log_to=server_log) as url:
-        turns_while_cancelled, after = with_client(http_client(url, raw_key, mode=mode), cancel_once_started)
-        assert (turns_while_cancelled, ok(after)["count"]) == (0, 1)
-        wait_until(lambda: STOPPED_WAITING in server_log.read_text())
-        answer_now.set()
-        wait_until(lambda: AgentTurn.objects.filter(status="succeeded").exists())
+    url, server_log = server
+    logged_before = len(server_log.read_text())  # the server's log of this test only: what comes after
+    turns_while_cancelled, after = with_client(http_client(url, raw_key, mode=mode), cancel_once_started)
+    assert (turns_while_cancelled, ok(after)["count"]) == (0, 1)
+    wait_until(lambda: STOPPED_WAITING in server_log.read_text()[logged_before:])
+    answer_now.set()
+    wait_until(lambda: AgentTurn.objects.filter(status="succeeded").exists())

@@ -426,9 +426,9 @@ def count_queries(client, url: str) -> int:
 # One COUNT: the page's, which the header badge reuses (no "N total" link). The
 # evidence column comes with the rows (one subquery): no extra query. No model
 # permissions: every registered admin answers them from the roles (Groups are gone).
-QUEUE_QUERIES = 8
+QUEUE_QUERIES = 7
 # 9, the newest evidence run and its results, the runs that ran the version (lineage), its decisions so far
-REVIEW_QUERIES = 11
+REVIEW_QUERIES = 10
 
 
 @pytest.mark.parametrize("count", [5, 50])

@@ -191,10 +191,10 @@ def test_an_action_request_reads_in_english_by_default(client, bob, desk) -> Non
     assert "<th>Subject</th>" in page and 'value="Approve"' in page and "Refused by itself" in page
 
 
-# session, user, may-use-admin, the memberships (rights), a COUNT per kind (the page's
+# session, user, the memberships (rights, and who may use the admin), a COUNT per kind (the page's
 # total is their sum: the union is not counted again), the header's pending badge, the
 # page's rows (one UNION): the same for 4 rows and for 60.
-LIST_QUERIES = 8
+LIST_QUERIES = 7
 
 
 @pytest.mark.parametrize("extra", [0, 56])

@@ -86,8 +86,9 @@ class NamespaceHosts:
         self.hosts[name] = address
         return address
 
-    def start_database(self) -> tuple[str, str]:
-        """A throw-away PostgreSQL cluster and Redis on host `db`: (DATABASE_URL, broker URL)."""
+    def start_database(self, *, copy_of: str | None = None) -> tuple[str, str]:
+        """A throw-away PostgreSQL cluster and Redis on host `db`: (DATABASE_URL, broker URL).
+        `copy_of`: a database URL whose tables and rows the new database starts with."""
         address = self.add("db")
         # initdb refuses root: the cluster belongs to the postgres user, in a directory of its own.
         self.pg_dir = Path(tempfile.mkdtemp(prefix=f"ah{self.tag}-pg-"))
@@ -106,7 +107,20 @@ class NamespaceHosts:
         # No protected mode: the namespace's subnet is the test's own, and its hosts must reach it.
         self._start([*redis, "--save", "", "--appendonly", "no", "--protected-mode", "no"], self.pg_dir / "redis.log")
         self._wait_for_database(address)
+        if copy_of:
+            self._copy_database(copy_of, address)
         return f"postgres://postgres@{address}:{DB_PORT}/aihummer", f"redis://{address}:{REDIS_PORT}/0"
+
+    def _copy_database(self, source: str, address: str) -> None:
+        """pg_dump of `source` (from this host), restored by psql on host `db`."""
+        dump = subprocess.run([_pg_bin("pg_dump"), "--no-owner", source], capture_output=True, check=False)
+        if dump.returncode != 0:
+            raise RuntimeError(f"pg_dump {source}: {dump.stderr.decode(errors='replace').strip()}")
+        psql = ["ip", "netns", "exec", self.netns("db"), _pg_bin("psql"), "-h", address, "-U", "postgres"]
+        restore = [*psql, "-q", "-v", "ON_ERROR_STOP=1", "-d", "aihummer"]
+        restored = subprocess.run(restore, input=dump.stdout, capture_output=True, check=False)
+        if restored.returncode != 0:
+            raise RuntimeError(f"psql restore: {restored.stderr.decode(errors='replace').strip()}")
 
     def _wait_for_database(self, address: str) -> None:
         createdb = ["ip", "netns", "exec", self.netns("db"), _pg_bin("createdb"), "-h", address, "-U", "postgres"]
@@ -173,8 +187,8 @@ class LoopbackHosts:
         self.hosts[name] = "127.0.0.1"
         return "127.0.0.1"
 
-    def start_database(self) -> tuple[str, str]:
-        return self.database_url, self.broker_url
+    def start_database(self, *, copy_of: str | None = None) -> tuple[str, str]:
+        return self.database_url, self.broker_url  # the test's own: nothing to copy
 
     def tear_down(self, name: str) -> None:
         self.hosts.pop(name, None)  # the caller kills the host's processes itself

@@ -1,13 +1,14 @@
 """Issue 34: the production recipe, as deploy/ writes it, on Redis and on RabbitMQ.
 
-release, web (gunicorn + uvicorn workers), a worker and beat are started with the
-recipe's own commands (deploy/bin/*) and a production environment; then the probes,
+release (once for both brokers), web (gunicorn + uvicorn workers), a worker and beat are
+started with the recipe's own commands (deploy/bin/*) and a production environment; then the probes,
 a workflow run through the REST API, the JSON log lines, the web's and the worker's
 metrics and the traces they export are read from the outside, as an operator would."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from django.db import connection
@@ -41,13 +42,26 @@ def samples(text: str) -> dict[tuple[str, tuple], float]:
     }
 
 
+@pytest.fixture(scope="module")
+def released(tmp_path_factory, django_db_setup, django_db_blocker, redis_url) -> Path:
+    """The recipe's release (check --deploy, migrate, collectstatic) on the test database,
+    once for the module: it reaches no broker, so Redis's and RabbitMQ's tests share it.
+    Its STATIC_ROOT."""
+    static = tmp_path_factory.mktemp("static")
+    with django_db_blocker.unblock():
+        environ = production_environ(database_url=database_url(), broker_url=redis_url, STATIC_ROOT=str(static))
+    Recipe(tmp_path_factory.mktemp("release-logs"), environ).run("release")
+    assert (static / "admin").is_dir()
+    return static
+
+
 @pytest.fixture
 def fan_out(workspace):
     """An API key, an echo default preset and a three-step workflow with two parallel steps."""
     return make_fan_out(workspace)
 
 
-def test_the_recipe_runs_web_worker_and_beat(tmp_path, broker_url, fan_out) -> None:
+def test_the_recipe_runs_web_worker_and_beat(tmp_path, released, broker_url, fan_out) -> None:
     port, worker_port = free_port(), free_port()
     collector = OtlpReceiver().__enter__()
     recipe = Recipe(
@@ -57,7 +71,7 @@ def test_the_recipe_runs_web_worker_and_beat(tmp_path, broker_url, fan_out) -> N
             broker_url=broker_url,
             PORT=str(port),
             HOST="127.0.0.1",
-            STATIC_ROOT=str(tmp_path / "static"),
+            STATIC_ROOT=str(released),
             PROMETHEUS_MULTIPROC_DIR=str(tmp_path / "web-metrics"),
             AIHUMMER_WORKER_NAME=f"worker-{port}@%h",
             AIHUMMER_WORKER_METRICS_PORT=str(worker_port),
@@ -69,8 +83,6 @@ def test_the_recipe_runs_web_worker_and_beat(tmp_path, broker_url, fan_out) -> N
     base = f"http://127.0.0.1:{port}"
     api = {"Authorization": f"Bearer {fan_out}"}
     try:
-        recipe.run("release")
-        assert (tmp_path / "static" / "admin").is_dir()
         recipe.start("web", "web", OTEL_SERVICE_NAME="aihummer-web")
         recipe.start("worker", "worker", OTEL_SERVICE_NAME="aihummer-worker")
         recipe.start("beat", "beat")

@@ -50,7 +50,7 @@ MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": 
 
 
 class Stack:
-    """The provider, the app (uvicorn) and the person, for one test."""
+    """The provider, the app (uvicorn) and the person, as one test sees them."""
 
     def __init__(self, provider: OidcTestProvider, url: str, ursula: User) -> None:
         self.provider, self.url, self.ursula = provider, url, ursula
@@ -64,24 +64,36 @@ class Stack:
         return httpx2.post(self.mcp_url, json=INITIALIZE, headers=headers, timeout=10)
 
 
-def start_stack(tmp_path: Path, workspace: Workspace, *, token_ttl: int = 600, leeway: int = 30) -> Iterator[Stack]:
+def start_servers(workdir: Path, *, token_ttl: int = 600, leeway: int = 30) -> Iterator[tuple[OidcTestProvider, str]]:
+    """The provider, where ursula has an account, and the app on it: (provider, app URL)."""
     port = free_port()
-    provider = OidcTestProvider(workdir=tmp_path, app_url=f"http://127.0.0.1:{port}", mcp_token_ttl=token_ttl)
+    provider = OidcTestProvider(workdir=workdir, app_url=f"http://127.0.0.1:{port}", mcp_token_ttl=token_ttl)
     provider.set_account("ursula", **URSULA)
     provider.start()
     try:
-        # Her first admin login through the provider, as single sign-on records it.
-        ursula = oidc_user_sync(issuer=provider.issuer, claims={"sub": "ursula", **URSULA})
         environment = server_env(**provider.environment(), OIDC_CLOCK_LEEWAY_SECONDS=str(leeway))
         with live_uvicorn(environment, port=port) as url:
-            yield Stack(provider, url, ursula)
+            yield provider, url
     finally:
         provider.stop()
 
 
+def stack_on(provider: OidcTestProvider, url: str) -> Stack:
+    # Her first admin login through the provider, as single sign-on records it (acme exists).
+    return Stack(provider, url, oidc_user_sync(issuer=provider.issuer, claims={"sub": "ursula", **URSULA}))
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory: pytest.TempPathFactory, django_db_setup: None) -> Iterator[tuple[OidcTestProvider, str]]:
+    """Started once for the module (two processes, about 3 s of CPU): each test makes its
+    rows and signs in afresh, and the transactional teardown empties the database the
+    app reads; the provider keeps only its grants and the clients that registered."""
+    yield from start_servers(tmp_path_factory.mktemp("oidc"))
+
+
 @pytest.fixture
-def stack(tmp_path: Path, workspace: Workspace) -> Iterator[Stack]:
-    yield from start_stack(tmp_path, workspace)
+def stack(servers: tuple[OidcTestProvider, str], workspace: Workspace) -> Stack:
+    return stack_on(*servers)
 
 
 @pytest.fixture
@@ -251,7 +263,9 @@ SHORT_LEEWAY = 5
 
 
 def test_an_expired_token_is_refused(tmp_path: Path, workspace: Workspace) -> None:
-    for stack in start_stack(tmp_path, workspace, token_ttl=1, leeway=SHORT_LEEWAY):
+    # Servers of its own: tokens that expire after 1 s.
+    for provider, url in start_servers(tmp_path, token_ttl=1, leeway=SHORT_LEEWAY):
+        stack = stack_on(provider, url)
         token = stack.provider.access_token("ursula", resource=stack.mcp_url)
         assert stack.post_initialize(token).status_code == 200
         claims = jwt.decode(token, options={"verify_signature": False})

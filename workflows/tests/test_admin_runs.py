@@ -103,12 +103,12 @@ def test_the_run_page_and_its_fragment_cost_the_same_queries_for_3_and_30_steps(
     run = make_run(n)
     assert StepRun.objects.filter(run=run, status="completed").count() == n - 1
     client.force_login(bob)
-    # session, user, may use the admin, roles, the run, its steps (with their versions'
-    # pks), child turns; the page adds the review count in the header (the app list's
-    # permissions come from the roles: no query)
-    with django_assert_num_queries(8):
-        assert client.get(run_url(run)).status_code == 200
+    # session, user, roles (who may use the admin, and rights), the run, its steps (with
+    # their versions' pks), child turns; the page adds the review count in the header
+    # (the app list's permissions come from the roles: no query)
     with django_assert_num_queries(7):
+        assert client.get(run_url(run)).status_code == 200
+    with django_assert_num_queries(6):
         assert client.get(run_url(run, "live")).status_code == 200
 
 
@@ -235,9 +235,9 @@ def test_the_runs_list_costs_the_same_queries_for_3_and_30_runs(
     for _ in range(n):
         workflow_run_start(workflow=workflow, actor=operator, message="x")
     client.force_login(bob)
-    # session, user, may use the admin, roles, filter choices (workflow, started by,
-    # workspace), count, the page, totals, the review count
-    with django_assert_num_queries(11):
+    # session, user, roles (who may use the admin, and rights), filter choices (workflow,
+    # started by, workspace), count, the page, totals, the review count
+    with django_assert_num_queries(10):
         response = client.get(reverse("admin:workflows_workflowrun_changelist"))
     assert len(response.context["cl"].result_list) == n
 

@@ -75,8 +75,9 @@ def test_the_workflow_page_draws_the_graph_and_offers_a_run(
 ) -> None:
     client.force_login(ada)
     client.get(change_url(pipeline))  # the admin caches the model's content type once per process
-    # session, user, may use the admin, roles, the workflow, its agents (the boxes' links), review count
-    with django_assert_num_queries(7):
+    # session, user, roles (who may use the admin, and rights), the workflow, its agents
+    # (the boxes' links), review count
+    with django_assert_num_queries(6):
         page = client.get(change_url(pipeline)).content.decode()
     assert page.count('<g class="aih-node"') == 2
     for agent in (reader, critic):  # each box links to its agent
@@ -101,8 +102,9 @@ def test_versions_show_what_each_change_did(client, vic, pipeline, operator, dja
     third["steps"].append({"name": "relecture", "agent_name": "lecteur", "depends_on": [], "when": "$.inputs.r"})
     pipeline = workflow_update(workflow=pipeline, actor=operator, definition=third)
     client.force_login(vic)
-    # session, user, may use the admin, roles, the workflow, its history, the agents it names (one query)
-    with django_assert_num_queries(7):
+    # session, user, roles (who may use the admin, and rights), the workflow, its history,
+    # the agents it names (one query)
+    with django_assert_num_queries(6):
         response = client.get(change_url(pipeline, "versions"))
     versions = response.context["versions"]
     assert [v["number"] for v in versions] == [3, 2, 1]

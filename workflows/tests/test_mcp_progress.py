@@ -6,6 +6,7 @@ goes on (or is cancelled too, when the client asked for that)."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from typing import Any
 
 import anyio
@@ -109,17 +110,25 @@ def test_a_cancelled_call_cancels_the_run_when_the_client_asked(
     assert run.error == "Cancelled by mcp:progress-bot/mcp."
 
 
+@pytest.fixture(scope="module")
+def server_url(django_db_setup: None, django_db_blocker: Any, redis_url: str) -> Iterator[str]:
+    """One uvicorn for both HTTP modes, sending tasks to this xdist worker's Redis."""
+    with django_db_blocker.unblock():
+        env = server_env(CELERY_BROKER_URL=redis_url)
+    with live_uvicorn(env) as url:
+        yield url
+
+
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 def test_over_http_a_client_that_goes_away_stops_the_wait(
-    worker_on_redis: Any, redis_url: str, chain: Workflow, raw_key: str, mode: str
+    server_url: str, worker_on_redis: Any, chain: Workflow, raw_key: str, mode: str
 ) -> None:
     """Over HTTP the server learns of the cancellation from the client's
     notifications/cancelled (legacy) or from its closing the request's stream (2026);
     asked to, it cancels the run: proof that it stopped waiting."""
-    with live_uvicorn(server_env(CELERY_BROKER_URL=redis_url)) as url:
-        elapsed, after = cancel_after_first_step(
-            http_client(url, raw_key, mode=mode), {"workflowKey": "chain", "cancelRunIfAbandoned": True}
-        )
-        assert elapsed < 10 and ok(after)["count"] == 1
-        run = WorkflowRun.objects.get()
-        wait_until(lambda: WorkflowRun.objects.get(pk=run.pk).status == "cancelled")
+    elapsed, after = cancel_after_first_step(
+        http_client(server_url, raw_key, mode=mode), {"workflowKey": "chain", "cancelRunIfAbandoned": True}
+    )
+    assert elapsed < 10 and ok(after)["count"] == 1
+    run = WorkflowRun.objects.get()
+    wait_until(lambda: WorkflowRun.objects.get(pk=run.pk).status == "cancelled")
