@@ -50,6 +50,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+# This process starts the runs, as a web process would: with a connection pool, as
+# production's processes have (DATABASE_POOL_MAX_SIZE, 10). Without one each start
+# opened a connection of its own: 400 runs' starts spread over 11.0 s, against 3.8 s.
+os.environ.setdefault("DATABASE_POOL_MAX_SIZE", "10")
+
 from _django import StatementCounter, throwaway_database
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -49,12 +49,11 @@ class Journey:
         """From no table at all, forward to the state unapplying the agents app's later
         migrations would leave: every migration but those and what depends on them.
         Unapplying them instead costs three times as much (Django renders every
-        operation of the whole plan to go back), and this journey only goes forward."""
+        operation of the whole plan to go back)."""
         with connection.cursor() as cursor:
             cursor.execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
         self.executor = MigrationExecutor(connection)  # its recorder sees no table yet
         graph = self.executor.loader.graph
-        self.others = [node for node in graph.leaf_nodes() if node[0] != "agents"]
         later = {
             node
             for child in graph.node_map[start].children
@@ -63,17 +62,21 @@ class Journey:
         }
         everything = self.executor.migration_plan(graph.leaf_nodes(), clean_start=True)
         plan = [(migration, False) for migration, _ in everything if (migration.app_label, migration.name) not in later]
-        self.executor.migrate([start], plan=plan)
+        # The state of what is applied, its models rendered, carried from step to step:
+        # each step would otherwise render every model twice more (its own start, and
+        # the models handed back).
+        self.state = self.executor.migrate([start], plan=plan)
 
     def to(self, target: tuple[str, str]):
-        """Migrates the agents app to `target` (forward or back); its models there."""
+        """Migrates the agents app to `target` (forward or back); the models of the
+        database there, until the next step."""
         self.executor.loader.build_graph()
-        self.executor.migrate([target])
-        return self.executor.loader.project_state([target, *self.others]).apps
+        self.state = self.executor.migrate([target], state=self.state)
+        return self.state.apps
 
     def to_the_end(self) -> None:
         self.executor.loader.build_graph()
-        self.executor.migrate(self.executor.loader.graph.leaf_nodes())
+        self.executor.migrate(self.executor.loader.graph.leaf_nodes(), state=self.state)
 
 
 def version(old, agent, number: int, status: str, snapshot: dict) -> object:
