@@ -14,7 +14,6 @@ from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from agents.models import Agent
 from agents.runtime.prepared import insert_with_children
 from agents.services.tool_approvals import approval_requests_withdraw
 from aihummer import telemetry
@@ -30,6 +29,7 @@ from aihummer.service_checks import (
 )
 from workflows.engine import DefinitionError, Plan, compile_definition
 from workflows.models import RunStatus, StepRun, Workflow, WorkflowRun
+from workflows.store import definition_agents
 
 WORKFLOW_FIELDS = ("name", "description", "definition", "is_active")
 WAIT_POLL_SECONDS = 0.05
@@ -38,12 +38,9 @@ WAIT_POLL_SECONDS = 0.05
 # --- validation -----------------------------------------------------------------------
 def workflow_agents(*, workspace: Workspace, is_sandbox: bool, keys: list[str]) -> dict[str, tuple[int, str]]:
     """The agents a definition names, as `key → (id, problem)` ("" when usable)."""
-    # all_objects: a sandbox workflow runs sandbox agents; a real one must be told why not.
-    rows = Agent.all_objects.filter(workspace=workspace, key__in=keys).values_list(
-        "key", "pk", "is_active", "is_sandbox"
-    )
+    # Sandbox ones too: a sandbox workflow runs sandbox agents; a real one must be told why not.
     found = {}
-    for key, pk, is_active, agent_is_sandbox in rows:
+    for key, pk, is_active, agent_is_sandbox in definition_agents(workspace_id=workspace.pk, keys=keys):
         problem = ""
         if agent_is_sandbox and not is_sandbox:
             problem = f"agent '{key}' is a sandbox agent; only a sandbox workflow may use it."

@@ -23,18 +23,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from datetime import datetime
 from decimal import Decimal
-from functools import reduce
+from functools import cache, reduce
 from typing import TYPE_CHECKING
 from uuid import UUID
 
 from django.db import connection, transaction
 from django.db.models import Exists, F, Q
 
+from agents.models import Agent
 from aihummer.db import Tail, positional, prepared_cursor
 from workflows.models import RunStatus, StepRun, StepStatus, WorkflowRun
 
 if TYPE_CHECKING:
-    from agents.models import Agent
     from agents.runtime.prepared import Joined
 
 PORTABLE_ONLY = False
@@ -451,6 +451,29 @@ def _finish_params(claim: Claim, outcome: Outcome, now: datetime, steps: int | N
         "whole_context": steps is None or outcome.status == StepStatus.FAILED,
         "steps": steps or 0,
     }
+
+
+# --- a run's start ------------------------------------------------------------------------
+@cache  # built on first use: the connection's quoting is known then
+def _agents_sql() -> str:
+    column = Agent._meta.get_field
+    quote = connection.ops.quote_name
+    names = ", ".join(quote(column(name).column) for name in ("key", "id", "is_active", "is_sandbox"))
+    workspace = quote(column("workspace").column)
+    return f"SELECT {names} FROM {quote(Agent._meta.db_table)} WHERE {workspace} = %s AND {quote('key')} = ANY(%s)"  # noqa: S608
+
+
+def definition_agents(*, workspace_id: int, keys: list[str]) -> list[tuple[str, int, bool, bool]]:
+    """The workspace's agents among `keys` (key, id, is_active, is_sandbox), sandbox ones
+    included. Every start reads them (a definition is validated again then): on
+    PostgreSQL one constant statement, prepared where connections live on, instead
+    of a queryset compiled on every start (0.56 of a start's 1.8 CPU ms)."""
+    if not _fast():
+        rows = Agent.all_objects.filter(workspace_id=workspace_id, key__in=keys)
+        return list(rows.values_list("key", "pk", "is_active", "is_sandbox"))
+    with prepared_cursor() as cursor:
+        cursor.execute(_agents_sql(), [workspace_id, list(keys)])
+        return cursor.fetchall()
 
 
 # --- the run's end ------------------------------------------------------------------------

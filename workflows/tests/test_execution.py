@@ -309,10 +309,11 @@ def test_prepared_on_the_server_a_step_sends_the_same_statements_and_gives_the_s
     with connection.cursor() as cursor:
         cursor.execute("SELECT statement FROM pg_prepared_statements")
         prepared = [row[0] for row in cursor.fetchall()]
-    # The run with its steps (the start), the claim with its agent read, the turn with
-    # its log and finish (a middle step), the turn with its log, the finish apart and
-    # the run's completion (the last step): each prepared once.
-    assert len(prepared) == 6
+    # The definition's agents and the run with its steps (the start), the claim with its
+    # agent read, the turn with its log and finish (a middle step), the turn with its
+    # log, the finish apart and the run's completion (the last step): each prepared once.
+    assert len(prepared) == 7
+    assert sum('FROM "agents_agent" WHERE "workspace_id" = $1 AND "key" = ANY($2)' in sql for sql in prepared) == 1
     assert sum('WITH parent AS (INSERT INTO "workflows_workflowrun"' in sql for sql in prepared) == 1
     assert sum('WITH parent AS (INSERT INTO "agents_agentturn"' in sql for sql in prepared) == 2
     assert sum("finished AS (" in sql for sql in prepared) == 1
