@@ -50,37 +50,37 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.testrunuid = uuid.uuid4().hex
 
 
-# Test modules by measured cost, slowest first (whole-module seconds of a -n 2 run at load 5;
-# most start servers, workers, browsers or hosts). `make test` hands out whole modules
-# (--dist loadfile: a module's fixtures are made once), in this order and then the rest, so
-# that no xdist worker is left with a long one at the end while the others have nothing
-# to do. Any order is correct.
+# Test modules by measured cost, slowest first (whole-module wall seconds of a -n 2 run at
+# load 8-11, 2026-12-03; most start servers, workers, browsers or hosts). `make test` hands
+# out whole modules (--dist loadfile: a module's fixtures are made once), in this order and
+# then the rest, so that no xdist worker is left with a long one at the end while the
+# others have nothing to do. Any order is correct.
 RUN_FIRST = (
-    "aihummer/tests/test_url_walk.py",  # 104 s
-    "workflows/tests/test_multihost.py",  # 58 s
-    "aihummer/tests/test_deploy.py",  # 43 s
-    "workflows/tests/test_approvals_crash.py",  # 42 s
-    "agents/tests/test_tree.py",  # 37 s
-    "agents/tests/test_api_schema.py",  # 35 s
-    "workflows/tests/test_worker_crash.py",  # 28 s
-    "aihummer/tests/test_mcp_oauth.py",  # 27 s
-    "agents/tests/test_migrations.py",  # 21 s
-    "aihummer/tests/test_mcp.py",  # 21 s
-    "agents/tests/test_provider_clients.py",
-    "agents/tests/test_api_foundation.py",
-    "agents/tests/test_browser_review.py",
-    "agents/tests/test_deadlines.py",
-    "agents/tests/test_review_desk.py",
-    "agents/tests/test_api_conversations.py",
-    "workflows/tests/test_worker.py",
-    "agents/tests/test_admin_agents.py",
-    "workflows/tests/test_mcp_progress.py",
-    "aihummer/tests/test_embedded_default.py",
-    "workflows/tests/test_desk_layout_browser.py",
-    "aihummer/tests/test_mcp_conformance.py",
-    "workflows/tests/test_durability.py",
-    "aihummer/tests/test_settings.py",
-    "workflows/tests/test_browser_desk.py",  # 12 s
+    "aihummer/tests/test_url_walk.py",  # 99 s
+    "workflows/tests/test_multihost.py",  # 74 s
+    "agents/tests/test_tree.py",  # 38 s
+    "aihummer/tests/test_deploy.py",  # 37 s
+    "agents/tests/test_provider_clients.py",  # 34 s
+    "workflows/tests/test_worker_crash.py",  # 34 s
+    "agents/tests/test_api_schema.py",  # 29 s
+    "workflows/tests/test_approvals_crash.py",  # 29 s
+    "workflows/tests/test_worker.py",  # 28 s
+    "agents/tests/test_api_foundation.py",  # 28 s
+    "aihummer/tests/test_mcp_hostile.py",  # 28 s
+    "aihummer/tests/test_embedded_default.py",  # 26 s
+    "aihummer/tests/test_mcp_oauth.py",  # 26 s
+    "agents/tests/test_migrations.py",  # 25 s
+    "aihummer/tests/test_settings.py",  # 25 s
+    "aihummer/tests/test_mcp_structured.py",  # 23 s
+    "workflows/tests/test_approvals_browser.py",  # 23 s
+    "agents/tests/test_admin_agents.py",  # 22 s
+    "agents/tests/test_api_conversations.py",  # 19 s
+    "workflows/tests/test_mcp_progress.py",  # 19 s
+    "agents/tests/test_deadlines.py",  # 18 s
+    "agents/tests/test_api_runtime_policy.py",  # 15 s
+    "workflows/tests/test_browser_desk.py",  # 13 s
+    "agents/tests/test_mcp_progress.py",  # 12 s
+    "workflows/tests/test_desk_layout_browser.py",  # 12 s
 )
 
 

@@ -16,6 +16,10 @@ class AiHummerConfig(AppConfig):
         from aihummer import telemetry
 
         telemetry.configure(service_name=settings.OTEL_SERVICE_NAME)
+        # The models and the admin are loaded (the admin's app is first in INSTALLED_APPS).
+        import aihummer
+
+        aihummer.loaded()
 
 
 def _accept_invitations(sender: object, request: object, user: object, **kwargs: object) -> None:

@@ -14,9 +14,13 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "aihummer.settings")
 
 django_application = get_asgi_application()
 
+import aihummer  # noqa: E402
+
+aihummer.loading()  # the MCP SDK's hundreds of models too (aihummer/__init__.py says why)
 from aihummer.mcp import MCP_PATH, http_app  # noqa: E402  (needs the apps loaded above)
 
 mcp_application = http_app()
+aihummer.loaded()
 
 
 async def application(scope: Scope, receive: Receive, send: Send) -> None:
