@@ -20,6 +20,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 USAGE = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
 
 
+HOLD_LIMIT_SECONDS = 60  # a held request answers anyway after this: a failing test does not hang
+
+
 class _Listener(ThreadingHTTPServer):
     request_queue_size = 1024  # hundreds of runs connect at once
 
@@ -34,8 +37,13 @@ class FakeOpenAI:
         chunk_chars: int = 4,
         chunk_delay: float = 0.0,
         host: str = "127.0.0.1",
+        hold_matching: str = "",
     ) -> None:
         self.delay = delay
+        # A request whose last user message contains this waits for `release()`: a test
+        # sees a step running for as long as it needs, whatever the machine's load.
+        self.hold_matching = hold_matching
+        self._released = threading.Event()
         self.fail_first = fail_first  # answer this many requests with a 503 first
         self.reply = reply
         self.chunk_chars = chunk_chars
@@ -67,6 +75,8 @@ class FakeOpenAI:
                     server.bodies.append(body)
                 message = last_user_text(body)
                 time.sleep(server.delay)
+                if server.hold_matching and server.hold_matching in message:
+                    server._released.wait(HOLD_LIMIT_SECONDS)
                 with server._lock:
                     failing = server.fail_first > 0
                     server.fail_first -= failing
@@ -125,11 +135,16 @@ class FakeOpenAI:
         host, port = self.httpd.server_address[:2]
         return f"http://{host}:{port}/v1"
 
+    def release(self) -> None:
+        """Held requests answer now, and later ones are not held."""
+        self._released.set()
+
     def __enter__(self) -> FakeOpenAI:
         self.thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.release()
         self.httpd.shutdown()
         self.httpd.server_close()
 
