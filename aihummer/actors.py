@@ -76,9 +76,7 @@ AGENT_FORBIDDEN = {Verb.DECIDE, Verb.PUBLISH, Verb.MANAGE}
 
 def may_use_admin(user: object) -> bool:
     """Every active workspace member may log into the admin (no `is_staff` needed)."""
-    if not getattr(user, "is_active", False):
-        return False
-    return user.is_superuser or user.memberships.exists()
+    return Actor.for_user(user).may_use_admin
 
 
 def role_grants(role: str, verb: Verb) -> bool:
@@ -279,9 +277,9 @@ class Actor:
 
     @property
     def may_use_admin(self) -> bool:
-        """`may_use_admin(user)`, read from the roles the page reads anyway: one query
-        per admin page, not two (superusers: none)."""
-        if self.kind != self.USER or not self.user.is_active:
+        """Every active workspace member may use the admin (no `is_staff` needed), read
+        from the roles an admin page reads anyway: one query a page (superusers: none)."""
+        if self.kind != self.USER or not getattr(self.user, "is_active", False):
             return False
         return self.user.is_superuser or bool(self._membership_roles())
 
