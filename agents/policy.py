@@ -274,7 +274,8 @@ class AppPolicy(StrictModel):
         None, description=gettext_noop("Provider service tier; null leaves the provider's default.")
     )
     direct_completion: DirectCompletionPolicy = Field(
-        DirectCompletionPolicy(), description=gettext_noop("Short answers in one call, without the tool loop.")
+        DirectCompletionPolicy.model_construct(),
+        description=gettext_noop("Short answers in one call, without the tool loop."),
     )
 
 
@@ -366,26 +367,35 @@ class RuntimePolicy(StrictModel):
     """An agent's runtime policy, as stored in its snapshot: budgets and delays only,
     it grants no tool and widens no right."""
 
+    # Each block's default is `model_construct()`, its fields' defaults unvalidated (the
+    # same instance and schema): calling the class would build its validator at import,
+    # which `defer_build` leaves to the first use (10 ms of every process's start).
+
     version: Literal[1] = Field(1, description=gettext_noop("Format version of this policy."))
-    context: ContextPolicy = Field(ContextPolicy(), description=gettext_noop("The history budget of each request."))
+    context: ContextPolicy = Field(
+        ContextPolicy.model_construct(), description=gettext_noop("The history budget of each request.")
+    )
     pruning: PruningPolicy = Field(
-        PruningPolicy(), description=gettext_noop("Stale tool results trimmed from what is sent.")
+        PruningPolicy.model_construct(), description=gettext_noop("Stale tool results trimmed from what is sent.")
     )
     memory_flush: MemoryFlushPolicy = Field(
-        MemoryFlushPolicy(), description=gettext_noop("Notes written before the history is compacted.")
+        MemoryFlushPolicy.model_construct(), description=gettext_noop("Notes written before the history is compacted.")
     )
     session: SessionPolicy = Field(
-        SessionPolicy(), description=gettext_noop("The conversation's life: routing, fresh contexts, the default list.")
+        SessionPolicy.model_construct(),
+        description=gettext_noop("The conversation's life: routing, fresh contexts, the default list."),
     )
     children: ChildrenPolicy = Field(
-        ChildrenPolicy(), description=gettext_noop("Child agents: depth, number, time, listing.")
+        ChildrenPolicy.model_construct(), description=gettext_noop("Child agents: depth, number, time, listing.")
     )
     max_iterations: int = Field(
         16, ge=1, le=256, description=gettext_noop("Model calls one turn's tool loop may make.")
     )
-    app: AppPolicy = Field(AppPolicy(), description=gettext_noop("Options of the AiHummer application."))
+    app: AppPolicy = Field(
+        AppPolicy.model_construct(), description=gettext_noop("Options of the AiHummer application.")
+    )
     interaction: InteractionPolicy = Field(
-        InteractionPolicy(),
+        InteractionPolicy.model_construct(),
         description=gettext_noop("Explicit interaction rights: peers, children, conversations, tools."),
     )
 

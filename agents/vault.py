@@ -8,11 +8,14 @@ Plaintext leaves this module only through `decrypt`, for a provider call.
 from __future__ import annotations
 
 import hashlib
+from typing import TYPE_CHECKING
 
-from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.views.decorators.debug import sensitive_variables
+
+if TYPE_CHECKING:
+    from cryptography.fernet import MultiFernet
 
 
 class VaultError(Exception):
@@ -20,6 +23,9 @@ class VaultError(Exception):
 
 
 def _multifernet() -> MultiFernet:
+    # Here, not at the top: every process loads this module, few open the vault.
+    from cryptography.fernet import Fernet, MultiFernet
+
     keys = settings.AIHUMMER_VAULT_KEYS
     if not keys:
         raise ImproperlyConfigured("AIHUMMER_VAULT_KEYS is empty: the vault cannot encrypt or decrypt.")
@@ -32,6 +38,8 @@ def encrypt(plaintext: str) -> str:
 
 
 def decrypt(ciphertext: str) -> str:
+    from cryptography.fernet import InvalidToken
+
     try:
         return _multifernet().decrypt(ciphertext.encode()).decode()
     except InvalidToken as exc:
@@ -40,6 +48,8 @@ def decrypt(ciphertext: str) -> str:
 
 def rotate(ciphertext: str) -> str:
     """The same secret re-encrypted under the first (newest) key."""
+    from cryptography.fernet import InvalidToken
+
     try:
         return _multifernet().rotate(ciphertext.encode()).decode()
     except InvalidToken as exc:

@@ -24,7 +24,6 @@ from aihummer.actors import Actor, Verb, may_use_admin
 from aihummer.exceptions import ApplicationError, NotFound
 from aihummer.ids import canonical_id
 from aihummer.models import Workspace
-from aihummer.sso.views import OidcLogoutView, is_sso_session
 
 
 class MemberAuthenticationForm(AdminAuthenticationForm):
@@ -65,6 +64,10 @@ class AiHummerAdminSite(admin.AdminSite):
     def logout(self, request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
         """A person who came through the identity provider leaves it too (RP-initiated
         logout), when it offers an end-session endpoint."""
+        # Here, not at the top: the OIDC views bring requests, PyJWT and the OIDC
+        # library, which a process that never logs anyone out need not load.
+        from aihummer.sso.views import OidcLogoutView, is_sso_session
+
         if request.method == "POST" and settings.OIDC_ENABLED and is_sso_session(request):
             return OidcLogoutView.as_view()(request)
         return super().logout(request, extra_context)

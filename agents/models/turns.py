@@ -20,7 +20,7 @@ from aihummer.models import Workspace
 from sandbox.models import SandboxedModel, SandboxQuerySet, VisibleManager
 
 # The children's listing window when an agent's policy names none.
-DEFAULT_ARCHIVE_AFTER_MINUTES = ChildrenPolicy().archive_after_minutes
+DEFAULT_ARCHIVE_AFTER_MINUTES = ChildrenPolicy.model_fields["archive_after_minutes"].default
 
 
 class AgentTurnQuerySet(SandboxQuerySet):

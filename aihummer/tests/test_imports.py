@@ -21,3 +21,19 @@ def test_loading_the_site_and_its_admin_imports_no_vendor_sdk() -> None:
     )
 
     assert done.stdout.strip() == "[]"
+
+
+# What `django.setup()` alone must not load: every process pays for it (workers, beat,
+# commands, the MCP server, web processes, each test worker), and these serve only
+# single sign-on (requests, PyJWT, the OIDC library) or the vault (cryptography).
+NOT_AT_SETUP = ("requests", "urllib3", "charset_normalizer", "jwt", "mozilla_django_oidc", "cryptography")
+SETUP = f"import sys, django; django.setup(); print(sorted(m for m in {NOT_AT_SETUP!r} if m in sys.modules))"
+
+
+def test_setting_django_up_loads_no_package_that_only_a_few_processes_use() -> None:
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "aihummer.settings"}
+    done = subprocess.run(
+        [sys.executable, "-c", SETUP], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=True
+    )
+
+    assert done.stdout.strip() == "[]"

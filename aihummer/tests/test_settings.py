@@ -8,7 +8,7 @@ import pytest
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from aihummer.env import Env, parse_database_url
+from aihummer.env import Env, parse_database_url, validate_vault_keys
 
 GOOD_KEY = "k7Hq2vXw9LmP4rTz8YcN1bFgJ6sDaE3uQoWiR5tVyZx0MnBh-_plenty"
 GOOD_VAULT = "xpG3k1qU7p3wY8vEo2bI6cN0dT5rS9aL4mJhF1gKzQw="
@@ -72,6 +72,37 @@ def test_a_bad_vault_key_is_named_by_position():
     result = start_django(PRODUCTION_OK | {"AIHUMMER_VAULT_KEYS": f"{GOOD_VAULT},not-a-key"})
 
     assert "AIHUMMER_VAULT_KEYS: key #2 is not a Fernet key" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        GOOD_VAULT,
+        GOOD_VAULT[:-4],  # 29 bytes
+        GOOD_VAULT + "AAAA",  # 35 bytes
+        "not-a-key",
+        "A" * 43,  # padding missing
+        "ü" * 44,
+        "+" * 44,  # 33 bytes
+        "",
+    ],
+)
+def test_a_vault_key_is_accepted_exactly_when_fernet_accepts_it(key: str):
+    # The settings check keys without importing cryptography; Fernet stays the judge.
+    from cryptography.fernet import Fernet
+
+    try:
+        Fernet(key)
+        fernet_accepts = True
+    except ValueError:
+        fernet_accepts = False
+    try:
+        validate_vault_keys([key])
+        accepted = True
+    except ImproperlyConfigured:
+        accepted = False
+
+    assert accepted is fernet_accepts
 
 
 def test_secrets_can_come_from_files(tmp_path: Path):
