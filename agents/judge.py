@@ -42,7 +42,8 @@ You advise a reviewer; you do not decide."""
 class Judgement(BaseModel):
     """The judge's answer, validated: scores out of range or missing fields are refused."""
 
-    model_config = ConfigDict(extra="forbid")
+    # Built at its first use (a judge call), not at import: every process loads this module.
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     overall: int = Field(ge=0, le=10)
     clarity: int = Field(ge=0, le=10)

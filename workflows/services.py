@@ -14,7 +14,6 @@ from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from agents.runtime.prepared import insert_with_children
 from agents.services.tool_approvals import approval_requests_withdraw
 from aihummer import telemetry
 from aihummer.actors import Actor, Verb
@@ -208,6 +207,9 @@ def workflow_run_start(
         )
         for step in plan.steps
     ]
+    # Here, not at the top: importing any runtime module loads the whole runtime, which
+    # a process that loads this module with the admin need not pay for.
+    from agents.runtime.prepared import insert_with_children
     from workflows.execution import dispatch
 
     # On PostgreSQL the run and its steps are one statement, atomic and committed by

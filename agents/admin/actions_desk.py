@@ -23,8 +23,6 @@ from django.utils.translation import gettext_lazy as _
 from agents.admin.review import status_badge
 from agents.admin.review_list import review_list_view
 from agents.models import ApprovalRequest
-from agents.runtime.effects import HttpRequest as HttpRequestTool
-from agents.runtime.effects import MailSend
 from agents.services.tool_approvals import (
     FOUR_EYES,
     approval_request_approve,
@@ -52,6 +50,10 @@ class ActionDecisionForm(forms.Form):
 def call_preview(request: ApprovalRequest) -> dict:
     """The call as it will run, for a reviewer: an e-mail's headers and body, an HTTP
     request's line, headers and body; otherwise the arguments."""
+    # Here, not at the top: every process loads the admin, few need the agent runtime.
+    from agents.runtime.effects import HttpRequest as HttpRequestTool
+    from agents.runtime.effects import MailSend
+
     arguments = request.arguments
     if request.tool_name == MailSend.name and request.agent is not None:
         try:

@@ -23,7 +23,6 @@ from agents.models import (
     WorkspaceToolPolicy,
 )
 from agents.policy import validate_runtime_policy
-from agents.runtime.tools import REGISTRY
 from agents.services import (
     PRESET_FIELDS,
     agent_change,
@@ -173,6 +172,9 @@ class ProposeForm(forms.Form):
     expected_live = expected_live_field()
 
     def __init__(self, *args: object, current_tools: list[str] = (), can_publish: bool = False, **kwargs: object):
+        # Here, not at the top: every process loads the admin, few need the agent runtime.
+        from agents.runtime.tools import REGISTRY
+
         super().__init__(*args, **kwargs)
         names = sorted(set(REGISTRY) | set(current_tools))
         self.fields["allowed_tool_names"].choices = [(name, name) for name in names]

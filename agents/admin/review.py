@@ -32,7 +32,6 @@ from agents.admin.forms import (
 from agents.diff import snapshot_diff, word_diff
 from agents.models import PromptVersion
 from agents.rendering import render_prefix
-from agents.runtime import agent_run_test
 from agents.selectors import evidence_for_review, prompt_version_get
 from agents.services import (
     approval_rule,
@@ -364,6 +363,9 @@ class PromptVersionAdmin(WorkspaceScopedAdmin):
         return redirect("admin:agents_promptversion_review", rebased.pk)
 
     def _try_both(self, request: HttpRequest, actor: Actor, version: PromptVersion, message: str) -> dict | None:
+        # Here, not at the top: every process loads the admin, few need the agent runtime.
+        from agents.runtime import agent_run_test
+
         agent = version.agent
         try:
             # Live first, as every pane of the page: Live | Candidate.

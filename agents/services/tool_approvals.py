@@ -21,8 +21,10 @@ knows: the request is `unknown` and waits for a person (`approval_request_resend
 `approval_request_confirm` when it did happen), never sent again by itself. After the
 effect is recorded, only the turn is resumed again.
 
-Not exported from `agents.services` (this module imports the turn loop, which imports
-that package).
+Not exported from `agents.services` (this module calls the turn loop, which imports
+that package). It imports the runtime in the functions that carry out and resume: the
+admin loads this module in every process, and the runtime brings the provider
+adapters, the metrics and the policy's pydantic models.
 """
 
 from __future__ import annotations
@@ -41,10 +43,6 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from agents.models import Agent, AgentTurn, ApprovalRequest
-from agents.runtime.conversations import conversation_turn_resumed
-from agents.runtime.effects import OutcomeUnknown
-from agents.runtime.loop import agent_turn_resume
-from agents.runtime.tools import REGISTRY, ToolError
 from aihummer.actors import Actor, Verb
 from aihummer.exceptions import AlreadyDecided, ApplicationError, NotFound
 from aihummer.models import Workspace
@@ -176,6 +174,8 @@ def _resolve(request: ApprovalRequest, actor: Actor, resolution: str, note: str)
 
 
 def _confirmed_text(request: ApprovalRequest, who: str) -> str:
+    from agents.runtime.tools import REGISTRY
+
     tool_class = REGISTRY.get(request.tool_name)
     try:
         tool = tool_class()
@@ -326,6 +326,9 @@ IN_DOUBT_ADVICE = (
 def _outcome(request: ApprovalRequest, started: Callable[[], None]) -> tuple[str, bool | None, str]:
     """(the progress the attempt ends in, whether the effect happened, what the model is
     told or, in doubt, what a person is told)."""
+    from agents.runtime.effects import OutcomeUnknown
+    from agents.runtime.tools import REGISTRY, ToolError
+
     recorded = Progress.RECORDED
     who = request.reviewed_by.get_username() if request.reviewed_by_id else "a reviewer"
     if request.status == Status.REJECTED:
@@ -418,6 +421,9 @@ def resume_actor(request: ApprovalRequest) -> Actor:
 
 
 def _turn_resume(request: ApprovalRequest) -> None:
+    from agents.runtime.conversations import conversation_turn_resumed
+    from agents.runtime.loop import agent_turn_resume
+
     try:
         agent_turn_resume(
             turn=request.turn,

@@ -25,8 +25,18 @@ def test_loading_the_site_and_its_admin_imports_no_vendor_sdk() -> None:
 
 # What `django.setup()` alone must not load: every process pays for it (workers, beat,
 # commands, the MCP server, web processes, each test worker), and these serve only
-# single sign-on (requests, PyJWT, the OIDC library) or the vault (cryptography).
-NOT_AT_SETUP = ("requests", "urllib3", "charset_normalizer", "jwt", "mozilla_django_oidc", "cryptography")
+# single sign-on (requests, PyJWT, the OIDC library), the vault (cryptography), or a
+# turn being run or resumed (the agent runtime, with its provider adapters and metrics).
+NOT_AT_SETUP = (
+    "requests",
+    "urllib3",
+    "charset_normalizer",
+    "jwt",
+    "mozilla_django_oidc",
+    "cryptography",
+    "agents.runtime",
+    "prometheus_client",
+)
 SETUP = f"import sys, django; django.setup(); print(sorted(m for m in {NOT_AT_SETUP!r} if m in sys.modules))"
 
 
