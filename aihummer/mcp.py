@@ -66,9 +66,9 @@ from aihummer.sso.tokens import (
     InsufficientScope,
     InvalidBearerToken,
     mcp_tokens_enabled,
+    resource_metadata_url,
     user_from_bearer_token,
 )
-from aihummer.sso.views import resource_metadata_url
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -10,12 +10,19 @@ memberships single sign-on applied at their last login.
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
-import jwt
 from django.conf import settings
 
 from aihummer.models import OidcIdentity, User
+
+if TYPE_CHECKING:
+    import jwt
+
+# PyJWT (and the cryptography it loads, 35 ms) is imported where a token is read: the
+# API's authentication and /mcp load this module in every web process, worker checks
+# and MCP server, and most of them never see a provider's token.
 
 # Public-key signatures only, whatever the ID token uses: the key comes from the
 # provider's JWKS, and PyJWT refuses a key whose type does not fit the algorithm.
@@ -25,6 +32,7 @@ ACCESS_TOKEN_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512",
 # provider needs no restart.
 JWKS_CACHE_SECONDS = 300
 JWKS_REFRESH_SECONDS = 60
+PROTECTED_RESOURCE_PATH = "/.well-known/oauth-protected-resource"
 
 
 class InvalidBearerToken(Exception):
@@ -56,6 +64,8 @@ def mcp_tokens_enabled() -> bool:
 
 @functools.cache
 def _jwks_client(url: str) -> jwt.PyJWKClient:
+    import jwt
+
     # cooldown_duration: made-up key ids make PyJWT fetch the set again at most this
     # often, so nobody can make this server hammer the provider.
     return jwt.PyJWKClient(
@@ -69,6 +79,8 @@ def _jwks_client(url: str) -> jwt.PyJWKClient:
 
 def signing_key(token: str) -> Any:
     """The provider's public key that signed `token` (by its `kid`)."""
+    import jwt
+
     try:
         return _jwks_client(settings.OIDC_OP_JWKS_ENDPOINT).get_signing_key_from_jwt(token).key
     except jwt.PyJWKClientConnectionError as exc:
@@ -82,6 +94,8 @@ def signing_key(token: str) -> Any:
 def access_token_claims(token: str, *, audience: str, meant_for: str = "API") -> dict[str, Any]:
     """The claims of a valid access token for `audience`; `InvalidBearerToken` says
     what is wrong."""
+    import jwt
+
     key = signing_key(token)
     try:
         return jwt.decode(
@@ -141,3 +155,10 @@ def user_from_bearer_token(token: str, *, for_mcp: bool = False) -> User:
     if not identity.user.is_active:
         raise InvalidBearerToken("This account is disabled.")
     return identity.user
+
+
+def resource_metadata_url() -> str:
+    """Where a 401 on /mcp points clients (`resource_metadata`): the path-suffixed
+    well-known URL of the resource (RFC 9728 §3.1)."""
+    parts = urlsplit(settings.OIDC_MCP_AUDIENCE)
+    return f"{parts.scheme}://{parts.netloc}{PROTECTED_RESOURCE_PATH}{parts.path.rstrip('/')}"

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import logging
 import time
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlencode
 
-import jwt
 import requests
 from django.conf import settings
 from django.contrib import auth, messages
@@ -25,7 +24,6 @@ logger = logging.getLogger(__name__)
 # MIN_RENEWAL_SECONDS after a login.
 RENEWAL_MARGIN_SECONDS = 60
 MIN_RENEWAL_SECONDS = 30
-PROTECTED_RESOURCE_PATH = "/.well-known/oauth-protected-resource"
 
 
 def is_sso_session(request: HttpRequest) -> bool:
@@ -95,6 +93,8 @@ class OidcCallbackView(OidcEnabledMixin, oidc_views.OIDCAuthenticationCallbackVi
         """The library renews after OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS whatever the
         token says; renew earlier when the ID token itself expires sooner (with a
         margin, and never so soon that every page would go to the provider)."""
+        import jwt  # at each login only: PyJWT loads cryptography (35 ms)
+
         session = self.request.session
         token = session.get("oidc_id_token")
         expires = jwt.decode(token, options={"verify_signature": False}).get("exp") if token else None
@@ -156,10 +156,3 @@ def protected_resource_metadata(request: HttpRequest) -> HttpResponse:
     # A browser-based MCP client discovers it from another origin.
     response["Access-Control-Allow-Origin"] = "*"
     return response
-
-
-def resource_metadata_url() -> str:
-    """Where a 401 on /mcp points clients (`resource_metadata`): the path-suffixed
-    well-known URL of the resource (RFC 9728 §3.1)."""
-    parts = urlsplit(settings.OIDC_MCP_AUDIENCE)
-    return f"{parts.scheme}://{parts.netloc}{PROTECTED_RESOURCE_PATH}{parts.path.rstrip('/')}"

@@ -37,3 +37,18 @@ def test_setting_django_up_loads_no_package_that_only_a_few_processes_use() -> N
     )
 
     assert done.stdout.strip() == "[]"
+
+
+def test_the_system_checks_load_neither_pyjwt_nor_cryptography() -> None:
+    # A Celery worker runs them at start, as `manage.py check` does: they load the
+    # URLconf, the API's authentication and the middleware, and none needs a token yet.
+    checks = (
+        "import sys, django; django.setup(); from django.core.checks import run_checks; run_checks(); "
+        "print(sorted(m for m in ('jwt', 'cryptography') if m in sys.modules))"
+    )
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "aihummer.settings"}
+    done = subprocess.run(
+        [sys.executable, "-c", checks], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=True
+    )
+
+    assert done.stdout.strip() == "[]"
