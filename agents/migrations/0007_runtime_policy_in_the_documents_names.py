@@ -45,7 +45,7 @@ class Migration(migrations.Migration):
     dependencies = [("agents", "0006_versions_belong_to_their_agent")]
 
     operations = [
-        migrations.RunPython(forward, migrations.RunPython.noop, elidable=False),
+        migrations.RunPython(forward, migrations.RunPython.noop, elidable=True),
         *(
             migrations.AlterField(
                 model_name=model_name,

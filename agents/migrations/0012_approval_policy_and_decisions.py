@@ -197,5 +197,5 @@ class Migration(migrations.Migration):
             model_name='versiondecision',
             constraint=models.CheckConstraint(condition=models.Q(('kind__in', ['approve', 'reject'])), name='agents_versiondecision_kind_valid'),
         ),
-        migrations.RunPython(tier_pending_versions, migrations.RunPython.noop),
+        migrations.RunPython(tier_pending_versions, migrations.RunPython.noop, elidable=True),
     ]

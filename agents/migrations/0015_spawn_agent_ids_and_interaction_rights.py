@@ -45,4 +45,4 @@ def forward(apps, schema_editor):
 class Migration(migrations.Migration):
     dependencies = [("agents", "0014_approval_requests")]
 
-    operations = [migrations.RunPython(forward, migrations.RunPython.noop, elidable=False)]
+    operations = [migrations.RunPython(forward, migrations.RunPython.noop, elidable=True)]

@@ -52,7 +52,7 @@ class Migration(migrations.Migration):
     dependencies = [("agents", "0016_desk_french_names")]
 
     operations = [
-        migrations.RunPython(forward, backward, elidable=False),
+        migrations.RunPython(forward, backward, elidable=True),
         *(
             migrations.AlterField(
                 model_name=model_name,

@@ -34,5 +34,5 @@ class Migration(migrations.Migration):
             name='agent_key',
             field=models.CharField(blank=True, help_text="The agent that answered (assistant messages): the conversation's, or the one it was handed to.", max_length=50),
         ),
-        migrations.RunPython(answers_name_their_agent, migrations.RunPython.noop, elidable=False),
+        migrations.RunPython(answers_name_their_agent, migrations.RunPython.noop, elidable=True),
     ]

@@ -22,4 +22,4 @@ def name_the_roots(apps, schema_editor):
 class Migration(migrations.Migration):
     dependencies = [("agents", "0021_conversation_handoff")]
 
-    operations = [migrations.RunPython(name_the_roots, migrations.RunPython.noop)]
+    operations = [migrations.RunPython(name_the_roots, migrations.RunPython.noop, elidable=True)]

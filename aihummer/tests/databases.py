@@ -1,10 +1,11 @@
 """One migrated test database per run, copied for each xdist worker (tests only).
 
-Migrating an empty database costs about 7 s of CPU here, and pytest-django has every
-xdist worker migrate its own. Instead the first worker to take the lock migrates a
-template database once; each worker's database is then made from it by PostgreSQL
-(`CREATE DATABASE ... TEMPLATE`, Django's `TEST["TEMPLATE"]`: 0.3 s), and the worker's
-own `migrate` finds nothing to apply (about 1 s). The controller drops the template
+Migrating an empty database costs about 3 s of CPU here (through the squashed
+migrations), and pytest-django has every xdist worker migrate its own. Instead the first
+worker to take the lock migrates a template database once; each worker's database is
+then made from it by PostgreSQL (`CREATE DATABASE ... TEMPLATE`, Django's
+`TEST["TEMPLATE"]`: 0.3 s), and the worker's own `migrate` finds nothing to apply (about
+1 s). The controller drops the template
 when the run ends. Without xdist, or with --reuse-db, nothing changes.
 """
 
