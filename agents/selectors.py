@@ -10,7 +10,6 @@ from django.db.models import Case, CharField, Exists, F, Func, JSONField, Model,
 from django.db.models.functions import Cast, JSONObject
 from django.utils.translation import gettext, gettext_lazy
 
-from agents.judge import band
 from agents.models import (
     Agent,
     AgentTurn,
@@ -277,6 +276,8 @@ class EvidenceView:
     def judge_band(self) -> str:
         if self.run is None or self.run.judge_status != EvidenceRun.JudgeStatus.DONE:
             return ""
+        from agents.judge import band  # here: the judge's module loads pydantic (its answer's model)
+
         return band(self.run.judgement.get("overall"))
 
     @property

@@ -21,17 +21,19 @@ equal content always has an equal `content_hash`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic import ValidationError as PydanticValidationError
 
 from agents.policy import pydantic_error_messages, validate_runtime_policy
 from aihummer.jsonsafe import storable_problem
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 SNAPSHOT_KEYS = (
     "identity",
@@ -48,44 +50,48 @@ KEY_PATTERN = r"^[a-z0-9_-]{1,50}$"
 TOOL_NAME_PATTERN = r"^[a-z][a-z0-9_]{0,63}$"
 
 
-class _Strict(BaseModel):
-    # Built at first use, not at import: every process imports these, few validate a snapshot.
-    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
+@functools.cache
+def _snapshot_model() -> type[BaseModel]:
+    """The pydantic model of a snapshot, made at the first validation: every process
+    imports this module (its keys, its hash), few validate a snapshot, and pydantic
+    costs 50 ms to load."""
+    from pydantic import BaseModel, ConfigDict, Field
 
+    class _Strict(BaseModel):
+        model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
-class Identity(_Strict):
-    name: str = Field("", max_length=200)
-    role: str = Field("", max_length=500)
-    persona: str = ""
-    language: str = Field("", max_length=35)
-    goals: list[Annotated[str, Field(max_length=500)]] = Field(default_factory=list, max_length=20)
+    class Identity(_Strict):
+        name: str = Field("", max_length=200)
+        role: str = Field("", max_length=500)
+        persona: str = ""
+        language: str = Field("", max_length=35)
+        goals: list[Annotated[str, Field(max_length=500)]] = Field(default_factory=list, max_length=20)
 
+    class Section(_Strict):
+        key: str = Field(pattern=KEY_PATTERN)
+        title: str = Field("", max_length=200)
+        body: str = ""
+        position: int = Field(0, ge=0)
+        enabled: bool = True
 
-class Section(_Strict):
-    key: str = Field(pattern=KEY_PATTERN)
-    title: str = Field("", max_length=200)
-    body: str = ""
-    position: int = Field(0, ge=0)
-    enabled: bool = True
+    class Skill(_Strict):
+        key: str = Field(pattern=KEY_PATTERN)
+        title: str = Field("", max_length=200)
+        body: str = ""
+        shared: bool = False
 
+    class Snapshot(_Strict):
+        schema_version: Literal[1] = Field(1, alias="schema")
+        identity: Identity = Field(default_factory=Identity)
+        system_prompt: str | None = None
+        sections: list[Section] = Field(default_factory=list)
+        onboarding: str = ""
+        skills: list[Skill] = Field(default_factory=list)
+        runtime_policy: dict = Field(default_factory=dict)
+        allowed_tool_names: list[Annotated[str, Field(pattern=TOOL_NAME_PATTERN)]] = Field(default_factory=list)
+        preset: str | None = Field(None, pattern=KEY_PATTERN)
 
-class Skill(_Strict):
-    key: str = Field(pattern=KEY_PATTERN)
-    title: str = Field("", max_length=200)
-    body: str = ""
-    shared: bool = False
-
-
-class Snapshot(_Strict):
-    schema_version: Literal[1] = Field(1, alias="schema")
-    identity: Identity = Field(default_factory=Identity)
-    system_prompt: str | None = None
-    sections: list[Section] = Field(default_factory=list)
-    onboarding: str = ""
-    skills: list[Skill] = Field(default_factory=list)
-    runtime_policy: dict = Field(default_factory=dict)
-    allowed_tool_names: list[Annotated[str, Field(pattern=TOOL_NAME_PATTERN)]] = Field(default_factory=list)
-    preset: str | None = Field(None, pattern=KEY_PATTERN)
+    return Snapshot
 
 
 def canonical_json(snapshot: dict) -> str:
@@ -119,8 +125,10 @@ def normalize_snapshot(data: object) -> dict:
     problem = storable_problem(data)
     if problem:
         raise ValidationError(_by_top_level_key([problem]))
+    from pydantic import ValidationError as PydanticValidationError
+
     try:
-        parsed = Snapshot.model_validate(data)
+        parsed = _snapshot_model().model_validate(data)
     except PydanticValidationError as exc:
         raise ValidationError(_by_top_level_key(pydantic_error_messages(exc))) from None
     snapshot = parsed.model_dump(mode="json", by_alias=True)

@@ -15,12 +15,13 @@ from django.utils.translation import gettext_lazy as _
 
 from agents.models.profiles import Agent
 from agents.models.versions import PromptVersion
-from agents.policy import ChildrenPolicy
 from aihummer.models import Workspace
 from sandbox.models import SandboxedModel, SandboxQuerySet, VisibleManager
 
-# The children's listing window when an agent's policy names none.
-DEFAULT_ARCHIVE_AFTER_MINUTES = ChildrenPolicy.model_fields["archive_after_minutes"].default
+# The children's listing window when an agent's policy names none: the default of
+# `ChildrenPolicy.archive_after_minutes` (a test holds them equal; the models load no
+# pydantic).
+DEFAULT_ARCHIVE_AFTER_MINUTES = 60
 
 
 class AgentTurnQuerySet(SandboxQuerySet):

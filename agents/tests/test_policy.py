@@ -598,3 +598,11 @@ def test_the_policy_reads_as_sections_with_values_and_defaults() -> None:
     assert sections["children"].description == "Child agents: depth, number, time, listing."
     changed = [s.name for section in sections.values() for s in section.settings if not s.is_default]
     assert changed == ["max_concurrent", "direct_completion.mode"]
+
+
+def test_the_turn_listing_window_default_is_the_children_policy_default():
+    # The models hold the number themselves (they load no pydantic).
+    from agents.models import DEFAULT_ARCHIVE_AFTER_MINUTES
+    from agents.policy import ChildrenPolicy
+
+    assert ChildrenPolicy().archive_after_minutes == DEFAULT_ARCHIVE_AFTER_MINUTES

@@ -25,8 +25,9 @@ def test_loading_the_site_and_its_admin_imports_no_vendor_sdk() -> None:
 
 # What `django.setup()` alone must not load: every process pays for it (workers, beat,
 # commands, the MCP server, web processes, each test worker), and these serve only
-# single sign-on (requests, PyJWT, the OIDC library), the vault (cryptography), or a
-# turn being run or resumed (the agent runtime, with its provider adapters and metrics).
+# single sign-on (requests, PyJWT, the OIDC library), the vault (cryptography), a turn
+# being run or resumed (the agent runtime, with its provider adapters and metrics), or a
+# policy, snapshot or judgement being validated (pydantic).
 NOT_AT_SETUP = (
     "requests",
     "urllib3",
@@ -36,6 +37,7 @@ NOT_AT_SETUP = (
     "cryptography",
     "agents.runtime",
     "prometheus_client",
+    "pydantic",
 )
 SETUP = f"import sys, django; django.setup(); print(sorted(m for m in {NOT_AT_SETUP!r} if m in sys.modules))"
 
