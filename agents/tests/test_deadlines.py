@@ -5,6 +5,7 @@ told the time that is left)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 
@@ -17,6 +18,7 @@ from agents.runtime import agent_turn_run
 from agents.runtime.preset_check import preset_check
 from agents.runtime.providers import get_provider
 from agents.runtime.providers.base import Message, ModelRequest, ProviderError
+from agents.runtime.providers.deadline import Deadline, DeadlineExceeded, retry_until
 from agents.services import agent_create
 from agents.tests.helpers import settled, sleeping
 from aihummer.actors import Actor
@@ -74,6 +76,24 @@ def test_a_server_slower_than_the_limit_times_out_within_it(httpserver, retries_
     assert (error.kind, error.message) == (ProviderError.TIMEOUT, "No answer within 1 s.")
     assert elapsed < LIMIT + MARGIN
     assert settled(httpserver, seen) == 1  # no retry once the time was up
+
+
+def test_a_retry_wait_that_overruns_the_deadline_still_names_the_last_failure():
+    # Each wait ends 20 µs before the deadline when it starts; the sleep runs past it
+    # (Linux wakes a sleeper up to 50 µs late, a loaded machine later still). The retry
+    # is not made, and the timeout says what the last attempt met, as when the wait
+    # itself would not fit. Twenty calls: a sleep that happens to end in time instead
+    # makes the retry (which fails the same way) and the next wait ends the call.
+    def attempt(seconds: float) -> None:
+        raise ConnectionError("HTTP 503")
+
+    for _ in range(20):
+        deadline = Deadline(0.05)
+        just_short = functools.partial(lambda deadline, retry: deadline.remaining() - 2e-5, deadline)
+        with pytest.raises(DeadlineExceeded) as caught:
+            retry_until(deadline, attempt, retries=5, retriable=str, wait=just_short)
+
+        assert caught.value.after == "HTTP 503"
 
 
 @pytest.mark.parametrize("vendor", VENDORS)

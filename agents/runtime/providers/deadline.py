@@ -118,10 +118,11 @@ def retry_until(
     `retriable(error)` is not None (it names the failure, or is "" for a timeout) and
     the next wait ends before the deadline."""
     retry = 0
+    failure = ""  # what the last attempt met: still the answer if a wait overruns the deadline
     while True:
         remaining = deadline.remaining()
         if remaining <= 0:
-            raise DeadlineExceeded()
+            raise DeadlineExceeded(failure)
         try:
             return attempt(remaining)
         except Exception as exc:
