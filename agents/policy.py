@@ -8,8 +8,9 @@ the full normalised document. Problems come back as one Django `ValidationError`
 one message per problem, each led by its JSON path (`$.children.max_depth: ...`), so
 the admin, the API and MCP show the same text and no pydantic error escapes.
 
-The pydantic models themselves are `agents.policy_models`, loaded at the first
-validation (or at the first access to one of their names here).
+The pydantic models themselves are `agents.policy_models` (import them from there),
+loaded here at the first validation: every process loads this module with the admin
+and the services, and pydantic costs 50 ms.
 """
 
 from __future__ import annotations
@@ -33,36 +34,6 @@ if TYPE_CHECKING:
     from agents.policy_models import RuntimePolicy
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-# The models' names (`agents.policy_models`), handed out from here at first access: every
-# process loads this module with the admin and the services, and pydantic costs 50 ms.
-MODEL_NAMES = frozenset(
-    {
-        "AGENT_KEY_PATTERN",
-        "TREE_MAX_CONCURRENT",
-        "OWN_FIELD",
-        "StrictModel",
-        "ContextPolicy",
-        "PruningPolicy",
-        "MemoryFlushPolicy",
-        "SessionPolicy",
-        "ChildrenPolicy",
-        "DirectCompletionPolicy",
-        "AppPolicy",
-        "InteractionPolicy",
-        "RuntimePolicy",
-        "PEER_ID_PATTERN",
-        "TELEGRAM_ID_PATTERN",
-        "TOOL_NAME_PATTERN",
-    }
-)
-
-
-def __getattr__(name: str) -> Any:
-    if name in MODEL_NAMES:
-        from agents import policy_models
-
-        return getattr(policy_models, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def validate_runtime_policy(data: object, *, field: str = "runtime_policy") -> dict:

@@ -3,7 +3,7 @@
 
 A module of its own so that a process loads pydantic when it validates or runs a
 policy, not when it loads the models and the admin: `agents.policy` imports it where
-it validates, and hands its names out at first access (`agents.policy.RuntimePolicy`).
+it validates.
 """
 
 from __future__ import annotations

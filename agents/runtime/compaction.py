@@ -42,7 +42,7 @@ from django.db import transaction
 
 from agents import catalog
 from agents.models import Conversation, ConversationMessage, ConversationNote
-from agents.policy import RuntimePolicy
+from agents.policy_models import RuntimePolicy
 from agents.runtime.context import CHARS_PER_TOKEN, MESSAGE_OVERHEAD_TOKENS, History, estimate_tokens, history_budget
 from agents.runtime.providers import complete
 from agents.runtime.providers.base import Message, ModelRequest, ProviderError, Usage

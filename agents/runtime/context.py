@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass, replace
 
 from agents import catalog
-from agents.policy import PruningPolicy, RuntimePolicy
+from agents.policy_models import PruningPolicy, RuntimePolicy
 from agents.runtime.errors import TurnFailed
 from agents.runtime.providers.base import Message
 

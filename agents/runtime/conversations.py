@@ -50,7 +50,8 @@ from django.utils import timezone
 
 from agents import catalog
 from agents.models import Agent, AgentTurn, Conversation, ConversationMessage
-from agents.policy import RuntimePolicy, parse_runtime_policy
+from agents.policy import parse_runtime_policy
+from agents.policy_models import RuntimePolicy
 from agents.runtime.compaction import compact_and_window, compaction_plan
 from agents.runtime.context import MESSAGE_OVERHEAD_TOKENS, NO_HISTORY, History, estimate_tokens, history_budget
 from agents.runtime.loop import agent_turn_complete, agent_turn_prepare

@@ -30,7 +30,8 @@ from django.utils import timezone
 
 from agents import catalog
 from agents.models import Agent, AgentTurn, Preset, PromptVersion
-from agents.policy import DirectCompletionPolicy, RuntimePolicy, parse_runtime_policy
+from agents.policy import parse_runtime_policy
+from agents.policy_models import DirectCompletionPolicy, RuntimePolicy
 from agents.redaction import DeltaRedactor, Redactor, redact_response, workspace_ciphertexts
 from agents.rendering import RenderedPrompt, render_system_prompt
 from agents.runtime import (

@@ -25,7 +25,7 @@ from aihummer.exceptions import ApplicationError
 
 if TYPE_CHECKING:
     from agents.models import Agent, AgentTurn, PromptVersion
-    from agents.policy import RuntimePolicy
+    from agents.policy_models import RuntimePolicy
 
 REGISTRY: dict[str, type[Tool]] = {}
 

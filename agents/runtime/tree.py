@@ -41,7 +41,7 @@ from django.db import connection, transaction
 from django.db.models.functions import Now
 
 from agents.models import AgentTurn, TreePlace
-from agents.policy import TREE_MAX_CONCURRENT, ChildrenPolicy, InteractionPolicy, RuntimePolicy
+from agents.policy_models import TREE_MAX_CONCURRENT, ChildrenPolicy, InteractionPolicy, RuntimePolicy
 
 logger = logging.getLogger(__name__)
 

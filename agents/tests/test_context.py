@@ -12,7 +12,8 @@ from decimal import Decimal
 import pytest
 
 from agents import catalog
-from agents.policy import RuntimePolicy, parse_runtime_policy
+from agents.policy import parse_runtime_policy
+from agents.policy_models import RuntimePolicy
 from agents.runtime import TurnFailed, prepare_messages, prune_tool_results
 from agents.runtime.context import History, context_window, history_budget, soft_trim
 from agents.runtime.providers.base import Message, ToolCall

@@ -5,8 +5,6 @@ from django.core.exceptions import ValidationError
 from django.core.management import call_command
 
 from agents.policy import (
-    OWN_FIELD,
-    RuntimePolicy,
     default_runtime_policy,
     parse_runtime_policy,
     resolve_runtime_policy,
@@ -15,6 +13,7 @@ from agents.policy import (
     upgrade_stored_policy,
     validate_runtime_policy,
 )
+from agents.policy_models import OWN_FIELD, RuntimePolicy
 from agents.tests.helpers import BOUNDS, ROOMY_CONTEXT, first_release, policy_with, value_at
 
 
@@ -603,6 +602,6 @@ def test_the_policy_reads_as_sections_with_values_and_defaults() -> None:
 def test_the_turn_listing_window_default_is_the_children_policy_default():
     # The models hold the number themselves (they load no pydantic).
     from agents.models import DEFAULT_ARCHIVE_AFTER_MINUTES
-    from agents.policy import ChildrenPolicy
+    from agents.policy_models import ChildrenPolicy
 
     assert ChildrenPolicy().archive_after_minutes == DEFAULT_ARCHIVE_AFTER_MINUTES
