@@ -50,37 +50,82 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.testrunuid = uuid.uuid4().hex
 
 
-# Test modules by measured cost, slowest first (whole-module wall seconds of a -n 2 run at
-# load 8-11, 2026-12-03; most start servers, workers, browsers or hosts). `make test` hands
-# out whole modules (--dist loadfile: a module's fixtures are made once), in this order and
-# then the rest, so that no xdist worker is left with a long one at the end while the
+# Test modules by measured cost, slowest first (whole-module wall seconds of a -n 4 run on
+# a quiet machine, 2026-12-04; most start servers, workers, browsers or hosts, or wait on
+# leases). `make test` hands out whole modules (--dist loadfile: a module's fixtures are
+# made once), in this order and then the rest (each under 4 s), so that the run ends on
+# short modules: no xdist worker is left with a long one, mostly waiting, while the
 # others have nothing to do. Any order is correct.
 RUN_FIRST = (
-    "aihummer/tests/test_url_walk.py",  # 99 s
-    "workflows/tests/test_multihost.py",  # 74 s
-    "agents/tests/test_tree.py",  # 38 s
-    "aihummer/tests/test_deploy.py",  # 37 s
-    "agents/tests/test_provider_clients.py",  # 34 s
-    "workflows/tests/test_worker_crash.py",  # 34 s
-    "agents/tests/test_api_schema.py",  # 29 s
-    "workflows/tests/test_approvals_crash.py",  # 29 s
-    "workflows/tests/test_worker.py",  # 28 s
-    "agents/tests/test_api_foundation.py",  # 28 s
-    "aihummer/tests/test_mcp_hostile.py",  # 28 s
-    "aihummer/tests/test_embedded_default.py",  # 26 s
-    "aihummer/tests/test_mcp_oauth.py",  # 26 s
-    "agents/tests/test_migrations.py",  # 25 s
-    "aihummer/tests/test_settings.py",  # 25 s
-    "aihummer/tests/test_mcp_structured.py",  # 23 s
-    "workflows/tests/test_approvals_browser.py",  # 23 s
-    "agents/tests/test_admin_agents.py",  # 22 s
-    "agents/tests/test_api_conversations.py",  # 19 s
-    "workflows/tests/test_mcp_progress.py",  # 19 s
-    "agents/tests/test_deadlines.py",  # 18 s
-    "agents/tests/test_api_runtime_policy.py",  # 15 s
-    "workflows/tests/test_browser_desk.py",  # 13 s
-    "agents/tests/test_mcp_progress.py",  # 12 s
-    "workflows/tests/test_desk_layout_browser.py",  # 12 s
+    "aihummer/tests/test_url_walk.py",  # 137 s
+    "workflows/tests/test_multihost.py",  # 90 s
+    "agents/tests/test_tree.py",  # 79 s
+    "aihummer/tests/test_embedded_default.py",  # 47 s
+    "aihummer/tests/test_deploy.py",  # 47 s
+    "agents/tests/test_migrations.py",  # 45 s
+    "agents/tests/test_api_schema.py",  # 40 s
+    "aihummer/tests/test_settings.py",  # 39 s
+    "workflows/tests/test_approvals_crash.py",  # 34 s
+    "workflows/tests/test_worker_crash.py",  # 32 s
+    "agents/tests/test_provider_clients.py",  # 30 s
+    "agents/tests/test_races_http.py",  # 23 s
+    "agents/tests/test_deadlines.py",  # 21 s
+    "workflows/tests/test_worker.py",  # 20 s
+    "aihummer/tests/test_mcp_hostile.py",  # 19 s
+    "aihummer/tests/test_mcp_structured.py",  # 18 s
+    "workflows/tests/test_durability.py",  # 18 s
+    "aihummer/tests/test_mcp.py",  # 17 s
+    "workflows/tests/test_desk_layout_browser.py",  # 17 s
+    "agents/tests/test_mcp.py",  # 16 s
+    "agents/tests/test_api_conversations.py",  # 16 s
+    "sandbox/tests/test_lifecycle.py",  # 16 s
+    "aihummer/tests/test_mcp_oauth.py",  # 16 s
+    "workflows/tests/test_mcp_progress.py",  # 15 s
+    "agents/tests/test_browser_review.py",  # 14 s
+    "workflows/tests/test_approvals_browser.py",  # 13 s
+    "agents/tests/test_mcp_progress.py",  # 11 s
+    "agents/tests/test_api_foundation.py",  # 11 s
+    "aihummer/tests/test_sso_browser.py",  # 11 s
+    "agents/tests/test_handoff.py",  # 11 s
+    "agents/tests/test_evidence_browser.py",  # 10 s
+    "agents/tests/test_review_desk.py",  # 10 s
+    "agents/tests/test_api_agents.py",  # 10 s
+    "aihummer/tests/test_sso.py",  # 9 s
+    "agents/tests/test_browser_quorum.py",  # 9 s
+    "sandbox/tests/test_mcp_tools.py",  # 9 s
+    "agents/tests/test_admin_agents.py",  # 9 s
+    "agents/tests/test_approval.py",  # 9 s
+    "aihummer/tests/test_desk_french_pages.py",  # 8 s
+    "agents/tests/test_approvals.py",  # 8 s
+    "workflows/tests/test_browser_desk.py",  # 8 s
+    "aihummer/tests/test_mcp_conformance.py",  # 8 s
+    "agents/tests/test_api_compaction.py",  # 7 s
+    "sandbox/tests/test_beat.py",  # 7 s
+    "agents/tests/test_browser_prompt_panes.py",  # 7 s
+    "agents/tests/test_scheduled_go_live.py",  # 7 s
+    "agents/tests/test_tools.py",  # 7 s
+    "workflows/tests/test_approvals.py",  # 6 s
+    "agents/tests/test_secret_echo.py",  # 6 s
+    "aihummer/tests/test_admin_filters_scoped.py",  # 6 s
+    "aihummer/tests/test_metrics.py",  # 6 s
+    "agents/tests/test_evidence_admin.py",  # 5 s
+    "agents/tests/test_runtime.py",  # 5 s
+    "agents/tests/test_run_test_cases_command.py",  # 5 s
+    "agents/tests/test_api_prompt_versions.py",  # 5 s
+    "agents/tests/test_api_pruning.py",  # 5 s
+    "agents/tests/test_secrets_at_the_door.py",  # 5 s
+    "agents/tests/test_secret_leaks.py",  # 5 s
+    "agents/tests/test_check_preset.py",  # 5 s
+    "workflows/tests/test_admin_runs.py",  # 5 s
+    "agents/tests/test_admin_turns.py",  # 5 s
+    "agents/tests/test_api_runtime_policy.py",  # 5 s
+    "agents/tests/test_providers.py",  # 5 s
+    "agents/tests/test_conversation_approvals.py",  # 5 s
+    "aihummer/tests/test_seed_demo.py",  # 4 s
+    "agents/tests/test_api_streaming.py",  # 4 s
+    "workflows/tests/test_mcp_waiting.py",  # 4 s
+    "agents/tests/test_api_approvals.py",  # 4 s
+    "agents/tests/test_admin_execution_tree.py",  # 4 s
 )
 
 
