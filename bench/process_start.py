@@ -1,6 +1,6 @@
 """What a fresh process pays to start: `django.setup()`, then the system checks (what
-`manage.py check` and a Celery worker's start run: they load the URLconf, the API and
-every middleware), each in new interpreters.
+`manage.py check` and the release run; workers skip them: they load the URLconf, the
+API and every middleware), each in new interpreters.
 
 Prints one line per workload: the modules it has loaded, and its CPU (user + system) as
 the best and the median of N processes; the checks' line gives its ratio to setup. CPU,

@@ -64,3 +64,24 @@ def test_the_system_checks_load_neither_pyjwt_nor_cryptography() -> None:
     )
 
     assert done.stdout.strip() == "[]"
+
+
+# A check registered in the process, then Celery's own start-up of a worker for our app.
+WORKER_START = (
+    "import django; django.setup(); from django.core import checks\n"
+    "@checks.register()\n"
+    "def seen(**kwargs):\n"
+    "    print('checked'); return []\n"
+    "from celery.fixups.django import DjangoWorkerFixup; from aihummer.celery import app\n"
+    "DjangoWorkerFixup(app).validate_models(); print('started')"
+)
+
+
+def test_a_worker_starts_without_running_the_system_checks_the_release_ran() -> None:
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "aihummer.settings"}
+    env.pop("CELERY_SKIP_CHECKS", None)
+    done = subprocess.run(
+        [sys.executable, "-c", WORKER_START], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=True
+    )
+
+    assert done.stdout.split() == ["started"]
