@@ -5,8 +5,8 @@ migrations), and pytest-django has every xdist worker migrate its own. Instead t
 worker to take the lock migrates a template database once; each worker's database is
 then made from it by PostgreSQL (`CREATE DATABASE ... TEMPLATE`, Django's
 `TEST["TEMPLATE"]`: 0.3 s), and the worker's own `migrate` finds nothing to apply (about
-1 s). The controller drops the template
-when the run ends. Without xdist, or with --reuse-db, nothing changes.
+1 s). The controller drops the template when the run ends. Without xdist, or with
+--reuse-db, nothing changes.
 """
 
 from __future__ import annotations
